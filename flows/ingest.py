@@ -1,0 +1,225 @@
+"""The Prefect ingestion flow: read -> clean -> segment -> noise -> pii -> dedup -> write.
+
+Orchestration only; the stages live in ``pipelines/``. Corpora are read whole (so bad
+input stops the run before anything is written), cut into shards, and the shards run
+in parallel on the Dask task runner. Every task is cached by a key built from what it
+depends on: the corpus file's SHA-256, the corpus entry of the recipe, the settings
+that stage uses and the source of ``pipelines/``. Rerunning a recipe recomputes
+nothing; changing one corpus recomputes that corpus and the dedup; changing a PII
+setting leaves sentence splitting cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from pathlib import Path
+
+import pandas as pd
+from prefect import flow, get_run_logger, task
+from prefect.futures import as_completed
+from tqdm.auto import tqdm
+
+from pipelines.dedup import deduplicate
+from pipelines.ingest import CLEANING_FIELDS, ShardOutput, filter_sentences, process_documents
+from pipelines.io import write_json, write_parquet
+from pipelines.readers import file_fingerprint, read_documents
+from pipelines.recipe import (
+    CorpusSpec,
+    DedupSettings,
+    NoiseSettings,
+    PiiSettings,
+    load_recipe,
+    settings_key,
+)
+from pipelines.stage import StageResult, StageStats
+
+OUTPUT_FILES = ("documents.parquet", "sentences.parquet", "rejects.parquet", "stats.json")
+
+
+def code_fingerprint() -> str:
+    """Hash of the pipeline source: editing a stage invalidates cached results."""
+    digest = hashlib.sha256()
+    root = Path(__file__).resolve().parent.parent / "pipelines"
+    for path in sorted(root.glob("*.py")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _by_key(context, parameters: dict) -> str:  # noqa: ANN001 - Prefect's task run context
+    return parameters["key"]
+
+
+_cached = {"cache_key_fn": _by_key, "persist_result": True, "cache_expiration": None}
+
+
+@task(name="read", **_cached)
+def read_task(key: str, corpus: CorpusSpec, path: str) -> StageResult:
+    return read_documents(corpus, Path(path))
+
+
+@task(name="clean+segment", **_cached)
+def segment_task(key: str, docs: pd.DataFrame, noise: NoiseSettings) -> ShardOutput:
+    return process_documents(docs, noise)
+
+
+@task(name="noise+pii", **_cached)
+def filter_task(key: str, shard: ShardOutput, noise: NoiseSettings, pii: PiiSettings) -> ShardOutput:
+    return filter_sentences(shard.kept, noise, pii)
+
+
+@task(name="dedup", **_cached)
+def dedup_task(key: str, shards: list[ShardOutput], settings: DedupSettings) -> StageResult:
+    parts = [s.kept for s in shards]
+    sentences = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    return deduplicate(sentences, settings, progress=True)
+
+
+def _state_name(future) -> str:  # noqa: ANN001 - a PrefectFuture
+    return future.state.name
+
+
+def _summary(stats: dict, corpora: list[str]) -> dict:
+    by_stage = {s["stage"]: s for s in stats["stages"]}
+    out = {}
+    for name in corpora:
+        def count(stage: str, field: str, name: str = name) -> int:
+            return by_stage.get(stage, {}).get("corpora", {}).get(name, {}).get(field, 0)
+
+        out[name] = {
+            "documents_in": count("read", "in"),
+            "documents_kept": count("segment", "kept"),
+            "sentences_in": count("noise", "in"),
+            "sentences_kept": count("dedup", "kept"),
+        }
+    return out
+
+
+@flow(name="benchforge-ingest")
+def ingest_flow(recipe_path: str, out_dir: str, overrides: dict | None = None) -> dict:
+    """Ingest a recipe's corpora into ``out_dir``; return the run report."""
+    logger = get_run_logger()
+    recipe = load_recipe(recipe_path, overrides)
+    out = Path(out_dir)
+    code = code_fingerprint()
+    noise, pii, dedup = recipe.filters.noise, recipe.filters.pii, recipe.filters.dedup
+    cleaning = noise.model_dump(include=set(CLEANING_FIELDS))
+    filtering = noise.model_dump(exclude=set(CLEANING_FIELDS))
+    shard_size = recipe.runner.shard_size
+
+    # Fingerprint every file first: a missing corpus fails before any work starts.
+    paths = {c.name: recipe.corpus_path(c) for c in recipe.corpora}
+    fingerprints = {c.name: file_fingerprint(paths[c.name]) for c in recipe.corpora}
+    read_keys = [settings_key("read", code, c, fingerprints[c.name]) for c in recipe.corpora]
+    reads = [
+        read_task.submit(key, c, str(paths[c.name]))
+        for key, c in zip(read_keys, recipe.corpora, strict=True)
+    ]
+    read_results: list[StageResult] = [f.result() for f in reads]
+
+    shard_keys, segments, filters = [], [], []
+    for corpus, read_key, read in zip(recipe.corpora, read_keys, read_results, strict=True):
+        docs = read.kept
+        for start in range(0, len(docs), shard_size):
+            shard = docs.iloc[start : start + shard_size].reset_index(drop=True)
+            seg_key = settings_key("segment", read_key, code, start, shard_size, cleaning)
+            fil_key = settings_key("filter", seg_key, code, filtering, pii)
+            seg = segment_task.submit(seg_key, shard, noise)
+            segments.append(seg)
+            filters.append(filter_task.submit(fil_key, seg, noise, pii))
+            shard_keys.append(fil_key)
+    logger.info("%d corpora, %d shards of up to %d documents", len(reads), len(filters), shard_size)
+    for _ in tqdm(as_completed(filters), total=len(filters), desc="shards", unit="shard"):
+        pass
+    dedup_key = settings_key("dedup", code, shard_keys, dedup)
+    dedup_future = dedup_task.submit(dedup_key, filters, dedup)
+    deduped = dedup_future.result()
+
+    seg_out: list[ShardOutput] = [f.result() for f in segments]
+    fil_out: list[ShardOutput] = [f.result() for f in filters]
+    documents = pd.concat([s.documents for s in seg_out], ignore_index=True) if seg_out else None
+    if documents is None:
+        documents = read_results[0].kept.iloc[0:0]
+    rejects = pd.concat(
+        [r.rejects() for r in read_results]
+        + [s.rejects for s in seg_out]
+        + [s.rejects for s in fil_out]
+        + [deduped.rejects()],
+        ignore_index=True,
+    )
+    stats = StageStats.merge(
+        [r.stats() for r in read_results]
+        + [s.stats for s in seg_out]
+        + [s.stats for s in fil_out]
+        + [deduped.stats()]
+    ).to_dict()
+    corpora = [c.name for c in recipe.corpora]
+    stats["corpora"] = _summary(stats, corpora)
+    stats["recipe"] = recipe.name
+    stats["cache_key"] = dedup_key
+    for name, summary in stats["corpora"].items():
+        noise_in = next((s["corpora"].get(name, {}).get("in", 0) for s in stats["stages"]
+                         if s["stage"] == "noise"), 0)
+        if summary["sentences_in"] != noise_in:
+            raise AssertionError(f"{name}: sentences lost between segment and noise")
+
+    states = {"read": reads, "clean+segment": segments, "noise+pii": filters, "dedup": [dedup_future]}
+    tasks = {
+        name: {
+            "cached": sum(_state_name(f) == "Cached" for f in futures),
+            "computed": sum(_state_name(f) != "Cached" for f in futures),
+        }
+        for name, futures in states.items()
+    }
+    written = write_outputs(out, dedup_key, documents, deduped.kept, rejects, stats)
+    logger.info("outputs %s in %s", "written" if written else "unchanged", out)
+    return {"stats": stats, "tasks": tasks, "written": written, "out_dir": str(out)}
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_outputs(
+    out: Path,
+    key: str,
+    documents: pd.DataFrame,
+    sentences: pd.DataFrame,
+    rejects: pd.DataFrame,
+    stats: dict,
+) -> bool:
+    """Write the four outputs atomically, then ``manifest.json`` last.
+
+    When the manifest already records ``key`` and every file still has the recorded
+    SHA-256, nothing is rewritten (a rerun changes nothing) and False is returned.
+    """
+    import json
+
+    manifest_path = out / "manifest.json"
+    if manifest_path.exists():
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            manifest = {}
+        files = manifest.get("files", {})
+        if manifest.get("key") == key and all(
+            (out / name).exists() and _sha256(out / name) == files.get(name)
+            for name in OUTPUT_FILES
+        ):
+            return False
+    out.mkdir(parents=True, exist_ok=True)
+    write_parquet(documents, out / "documents.parquet")
+    write_parquet(sentences, out / "sentences.parquet")
+    write_parquet(rejects, out / "rejects.parquet")
+    write_json(stats, out / "stats.json")
+    write_json(
+        {"key": key, "files": {name: _sha256(out / name) for name in OUTPUT_FILES}},
+        manifest_path,
+    )
+    logging.getLogger("benchforge").debug("wrote %s", ", ".join(OUTPUT_FILES))
+    return True

@@ -1,0 +1,36 @@
+"""Atomic output: a file is written under a temporary name in its folder and renamed into
+place, so a crash never leaves a half-written file that looks complete."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+
+def _atomic(path: Path, write) -> None:  # noqa: ANN001 - a callable taking the temp path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_parquet(df: pd.DataFrame, path: str | Path) -> None:
+    """Write ``df`` to ``path`` as Parquet, atomically."""
+    _atomic(Path(path), lambda tmp: df.to_parquet(tmp, index=False))
+
+
+def write_json(obj: object, path: str | Path) -> None:
+    """Write ``obj`` to ``path`` as indented UTF-8 JSON, atomically."""
+    text = json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=False) + "\n"
+    _atomic(Path(path), lambda tmp: tmp.write_text(text, encoding="utf-8"))
