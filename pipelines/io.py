@@ -11,6 +11,10 @@ from pathlib import Path
 import pandas as pd
 
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
 def _atomic(path: Path, write) -> None:  # noqa: ANN001 - a callable taking the temp path
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -19,6 +23,7 @@ def _atomic(path: Path, write) -> None:  # noqa: ANN001 - a callable taking the 
         write(Path(tmp))
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

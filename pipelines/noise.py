@@ -137,6 +137,7 @@ _NAME = r"[가-힣]{2,4}"
 _EMAIL = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
 _REPORTER = r"(?:기자|특파원|통신원|객원기자|인턴기자|선임기자)"
 _PRESS_END = r"(?:뉴스|일보|신문|닷컴|방송|경제|미디어|통신|타임스|헤럴드|투데이|데일리|저널)"
+_TAG_WORDS = r"(?:단독|종합|속보|포토|영상|사진|공식입장|인터뷰|현장|이슈|초점|리뷰|전문|화보)"
 _NEWS_RULES: list[tuple[re.Pattern[str], str]] = [
     # copyright lines: "ⓒ 연합뉴스, 무단 전재-재배포 금지", "<저작권자 ⓒ 뉴스1>", "Copyright ..."
     (re.compile(r"[<\[(]?\s*(?:저작권자|Copyright|ⓒ|©|\(c\))[^\n]*$", re.I | re.M), ""),
@@ -148,8 +149,8 @@ _NEWS_RULES: list[tuple[re.Pattern[str], str]] = [
     # dateline + byline: "(서울=연합뉴스) 홍길동 기자 =", "[서울=뉴시스]홍길동 기자 ="
     (re.compile(rf"^\s*[(\[][^()\[\]\n]{{1,20}}=[^()\[\]\n]{{1,20}}[)\]]\s*(?:{_NAME}\s*{_REPORTER}\s*=?\s*)?", re.M), ""),
     # press tag in brackets at the start: "[연합뉴스]", "[OSEN=홍길동 기자]", "[단독]", "[종합]"
-    (re.compile(rf"^\s*\[(?:[^\[\]\n]{{0,20}}(?:{_REPORTER}|=|{_PRESS_END})|단독|종합|속보|포토|영상|사진)\]\s*", re.M), ""),
-    (re.compile(r"\s*[(\[](?:종합|\d+보|종합\d*보|속보|단독)[)\]]\s*$", re.M), ""),
+    (re.compile(rf"^\s*\[(?:[^\[\]\n]{{0,20}}(?:{_REPORTER}|[=:]|{_PRESS_END}|{_TAG_WORDS})[^\[\]\n]{{0,20}})\]\s*", re.M), ""),
+    (re.compile(rf"\s*[(\[](?:{_TAG_WORDS}|\d+보|종합\d*보)[)\]]\s*$", re.M), ""),
     # photo and source tags: "(사진=연합뉴스)", "[사진 제공=OO]", "<출처: OO>", "/사진=뉴시스"
     (re.compile(r"[(\[<]\s*(?:사진|자료|출처|그래픽|영상|사진\s*제공|자료\s*제공|제공|이미지)\s*[=:：][^()\[\]<>\n]{0,40}[)\]>]"), " "),
     (re.compile(r"[(\[]\s*(?:자료\s*사진|사진|이미지|그래픽)\s*[)\]]"), " "),

@@ -88,12 +88,13 @@ DETECTORS: list[tuple[str, re.Pattern[str], object]] = [
         re.compile(_D + r"(?:\d{4}[ -]\d{4}[ -]\d{4}[ -]\d{1,7}|\d{4}[ -]\d{6}[ -]\d{5}|\d{13,19})" + _ND),
         _card_valid,
     ),
-    # Korean phone numbers: mobile 010-1234-5678, landline 02-123-4567, 1588-1234, +82 10 ...
+    # Korean phone numbers: mobile 010-1234-5678, landline 02-123-4567, +82 10 ..., and
+    # the 1544-1899 nationwide numbers (1588-1234); "1959-2018" is a year range, not a phone
     (
         "phone",
         re.compile(
             _D + r"(?:(?:\+82[ -]?|0)(?:1[016789]|2|[3-6][1-5]|70)[ .)-]?\d{3,4}[ .-]?\d{4}"
-            r"|1[5-9]\d{2}-\d{4})" + _ND
+            r"|1(?:5[4-9]|6\d|8\d)\d-\d{4})" + _ND
         ),
         None,
     ),
@@ -102,7 +103,7 @@ DETECTORS: list[tuple[str, re.Pattern[str], object]] = [
     (
         "account",
         re.compile(
-            _D + r"\d{2,6}-\d{2,6}-\d{2,7}(?:-\d{1,3})?" + _ND
+            r"(?<![\d-])\d{2,6}-\d{2,6}-\d{2,7}(?:-\d{1,3})?(?![\d]|-\d)"
             + "|" + _ACCOUNT_WORDS + r"[^\d\n]{0,10}\d{10,14}" + _ND
         ),
         _account_valid,

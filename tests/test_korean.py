@@ -1,0 +1,60 @@
+"""MeCab with mecab-ko-dic is wired so that kss uses it, and sentence splitting works."""
+
+import pandas as pd
+
+from pipelines.korean import count_cjk, hangul_share, kss_backend, morphemes, split_sentences
+from pipelines.segment import segment_documents
+
+
+def test_kss_runs_on_mecab():
+    assert kss_backend() == "mecab"
+
+
+def test_split_sentences_without_punctuation():
+    text = (
+        "회사 동료 분들과 다녀왔는데 분위기도 좋고 음식도 맛있었어요 다만, 강남 토끼정이 강남 "
+        "쉑쉑버거 골목길로 쭉 올라가야 하는데 다들 쉑쉑버거의 유혹에 넘어갈 뻔 했답니다 "
+        "강남역 맛집 토끼정의 외부 모습."
+    )
+    assert split_sentences([text]) == [
+        [
+            "회사 동료 분들과 다녀왔는데 분위기도 좋고 음식도 맛있었어요",
+            "다만, 강남 토끼정이 강남 쉑쉑버거 골목길로 쭉 올라가야 하는데 다들 쉑쉑버거의 "
+            "유혹에 넘어갈 뻔 했답니다",
+            "강남역 맛집 토끼정의 외부 모습.",
+        ]
+    ]
+    assert split_sentences(["", "첫 문단입니다.\n둘째 문단입니다."]) == [
+        [],
+        ["첫 문단입니다.", "둘째 문단입니다."],
+    ]
+
+
+def test_morphemes_and_script_counts():
+    assert morphemes("아버지가 방에 들어가신다") == ["아버지", "가", "방", "에", "들어가", "신다"]
+    assert hangul_share("abc 가나다") == 0.5
+    assert count_cjk("漢字 かな カナ 한글") == 6
+
+
+def test_segment_keeps_provenance_and_document_unit():
+    docs = pd.DataFrame(
+        {
+            "doc_id": ["n:1", "n:2", "p:1"],
+            "corpus": ["n", "n", "p"],
+            "text": ["재밌어요. 또 볼래요.", "", "불 좀 꺼줘\n지금"],
+            "license": ["CC0-1.0", "CC0-1.0", "CC-BY-SA-4.0"],
+            "domain": ["review", "review", "smart-home"],
+            "style": ["colloquial"] * 3,
+            "date": ["2015-08-25", "2015-08-26", None],
+            "unit": ["sentence", "sentence", "document"],
+            "edits": [None, None, None],
+        }
+    )
+    sentences, result = segment_documents(docs)
+    assert sentences["sent_id"].tolist() == ["n:1:0", "n:1:1", "p:1:0"]
+    assert sentences["text"].tolist() == ["재밌어요.", "또 볼래요.", "불 좀 꺼줘 지금"]
+    assert sentences["date"].tolist()[:2] == ["2015-08-25", "2015-08-25"]
+    assert pd.isna(sentences["date"][2])
+    assert sentences["license"].tolist() == ["CC0-1.0", "CC0-1.0", "CC-BY-SA-4.0"]
+    assert result.dropped["doc_id"].tolist() == ["n:2"]
+    assert result.dropped["reason"].tolist() == ["no_sentences"]

@@ -1,0 +1,31 @@
+"""The stage contract: rows in == rows kept + rows dropped, every drop has a reason."""
+
+import pandas as pd
+import pytest
+
+from pipelines.stage import StageResult, StageStats, split_by_reason
+
+
+def test_split_by_reason_and_stats():
+    df = pd.DataFrame({"sent_id": list("abcd"), "corpus": ["x", "x", "y", "y"],
+                       "text": ["가", "나", "다", "라"]})
+    r = split_by_reason("noise", "sentence", df, pd.Series([None, "too_short", None, "pii"]))
+    assert r.kept["sent_id"].tolist() == ["a", "c"]
+    stats = StageStats.merge([r.stats(), r.stats()]).to_dict()["stages"][0]
+    assert (stats["in"], stats["kept"], stats["dropped"]) == (8, 4, {"pii": 2, "too_short": 2})
+    assert stats["corpora"]["x"] == {"in": 4, "kept": 2, "dropped": {"too_short": 2}}
+    rejects = r.rejects()
+    assert rejects["row_id"].tolist() == ["b", "d"]
+    assert rejects["stage"].unique().tolist() == ["noise"]
+
+
+def test_a_stage_that_loses_rows_is_refused():
+    df = pd.DataFrame({"corpus": ["x"], "text": ["가"]})
+    with pytest.raises(AssertionError, match="rows in"):
+        StageResult("s", "sentence", df, df.iloc[0:0], rows_in=2)
+
+
+def test_a_drop_without_reason_is_refused():
+    df = pd.DataFrame({"corpus": ["x"], "text": ["가"], "reason": [None]})
+    with pytest.raises(AssertionError, match="no reason"):
+        StageResult("s", "sentence", df.iloc[0:0], df, rows_in=1)
