@@ -36,16 +36,21 @@ def _parser() -> argparse.ArgumentParser:
     ingest.add_argument("recipe", type=Path, help="the recipe YAML file")
     ingest.add_argument("--out", type=Path, required=True, help="output folder (created)")
     ingest.add_argument(
-        "--workers", type=int, default=None,
+        "--workers",
+        type=int,
+        default=None,
         help="local Dask worker processes (default: the recipe's runner.workers, else all cores)",
     )
     ingest.add_argument(
-        "--dask-address", default=None,
+        "--dask-address",
+        default=None,
         help="address of an existing Dask scheduler, e.g. tcp://10.0.0.5:8786 "
         "(default: the recipe's runner.dask_address, else a local cluster)",
     )
     ingest.add_argument(
-        "--shard-size", type=int, default=None,
+        "--shard-size",
+        type=int,
+        default=None,
         help="documents per shard (default: the recipe's runner.shard_size, 20000)",
     )
     ingest.add_argument("--json", action="store_true", help="print the run report as JSON")
@@ -53,7 +58,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _ingest(args: argparse.Namespace) -> int:
-    from flows.runtime import dask_task_runner, prefect_runtime
+    from flows.runtime import prefect_server
     from pipelines.report import print_report
 
     overrides = {
@@ -63,15 +68,11 @@ def _ingest(args: argparse.Namespace) -> int:
             "shard_size": args.shard_size,
         }
     }
-    recipe = load_recipe(args.recipe, overrides)  # fail fast on a bad recipe
-    args.out.mkdir(parents=True, exist_ok=True)
-    with prefect_runtime(args.out):
-        from flows.ingest import ingest_flow
+    load_recipe(args.recipe, overrides)  # fail fast on a bad recipe, before any server starts
+    with prefect_server():
+        from flows.ingest import run_ingest
 
-        runner = dask_task_runner(recipe.runner.workers, recipe.runner.dask_address)
-        report = ingest_flow.with_options(task_runner=runner)(
-            str(args.recipe.resolve()), str(args.out.resolve()), overrides
-        )
+        report = run_ingest(args.recipe, args.out, overrides)
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=2))
     else:

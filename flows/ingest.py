@@ -65,7 +65,9 @@ def segment_task(key: str, docs: pd.DataFrame, noise: NoiseSettings) -> ShardOut
 
 
 @task(name="noise+pii", **_cached)
-def filter_task(key: str, shard: ShardOutput, noise: NoiseSettings, pii: PiiSettings) -> ShardOutput:
+def filter_task(
+    key: str, shard: ShardOutput, noise: NoiseSettings, pii: PiiSettings
+) -> ShardOutput:
     return filter_sentences(shard.kept, noise, pii)
 
 
@@ -84,6 +86,7 @@ def _summary(stats: dict, corpora: list[str]) -> dict:
     by_stage = {s["stage"]: s for s in stats["stages"]}
     out = {}
     for name in corpora:
+
         def count(stage: str, field: str, name: str = name) -> int:
             return by_stage.get(stage, {}).get("corpora", {}).get(name, {}).get(field, 0)
 
@@ -119,7 +122,7 @@ def ingest_flow(recipe_path: str, out_dir: str, overrides: dict | None = None) -
     read_results: list[StageResult] = [f.result() for f in reads]
 
     shard_keys, segments, filters = [], [], []
-    for corpus, read_key, read in zip(recipe.corpora, read_keys, read_results, strict=True):
+    for read_key, read in zip(read_keys, read_results, strict=True):
         docs = read.kept
         for start in range(0, len(docs), shard_size):
             shard = docs.iloc[start : start + shard_size].reset_index(drop=True)
@@ -159,12 +162,23 @@ def ingest_flow(recipe_path: str, out_dir: str, overrides: dict | None = None) -
     stats["recipe"] = recipe.name
     stats["cache_key"] = dedup_key
     for name, summary in stats["corpora"].items():
-        noise_in = next((s["corpora"].get(name, {}).get("in", 0) for s in stats["stages"]
-                         if s["stage"] == "noise"), 0)
+        noise_in = next(
+            (
+                s["corpora"].get(name, {}).get("in", 0)
+                for s in stats["stages"]
+                if s["stage"] == "noise"
+            ),
+            0,
+        )
         if summary["sentences_in"] != noise_in:
             raise AssertionError(f"{name}: sentences lost between segment and noise")
 
-    states = {"read": reads, "clean+segment": segments, "noise+pii": filters, "dedup": [dedup_future]}
+    states = {
+        "read": reads,
+        "clean+segment": segments,
+        "noise+pii": filters,
+        "dedup": [dedup_future],
+    }
     tasks = {
         name: {
             "cached": sum(_state_name(f) == "Cached" for f in futures),
@@ -175,6 +189,19 @@ def ingest_flow(recipe_path: str, out_dir: str, overrides: dict | None = None) -
     written = write_outputs(out, dedup_key, documents, deduped.kept, rejects, stats)
     logger.info("outputs %s in %s", "written" if written else "unchanged", out)
     return {"stats": stats, "tasks": tasks, "written": written, "out_dir": str(out)}
+
+
+def run_ingest(recipe_path: Path, out_dir: Path, overrides: dict | None = None) -> dict:
+    """Run the flow on the recipe's task runner (inside ``flows.runtime.prefect_server``)."""
+    from flows.runtime import dask_task_runner, result_storage
+
+    recipe = load_recipe(recipe_path, overrides)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with result_storage(out_dir):
+        runner = dask_task_runner(recipe.runner.workers, recipe.runner.dask_address)
+        return ingest_flow.with_options(task_runner=runner)(
+            str(Path(recipe_path).resolve()), str(out_dir.resolve()), overrides
+        )
 
 
 def _sha256(path: Path) -> str:

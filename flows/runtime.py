@@ -1,11 +1,12 @@
 """Prefect runtime for benchforge commands: settings, the local server, the task runner.
 
-``prefect_runtime(out_dir)`` must be entered before Prefect is imported anywhere in the
+``prefect_server()`` must be entered before Prefect is imported anywhere in the
 process. It sets the environment that this process and the Dask workers it spawns
-share: task results (the cache) persist under ``OUT/.cache/prefect``, telemetry is off,
-and, unless ``PREFECT_API_URL`` names a server, one temporary Prefect server is started
-on 127.0.0.1 for the run (so that the Dask workers report to it instead of each
-starting their own) and stopped at the end.
+share (telemetry off, quiet server logs) and, unless ``PREFECT_API_URL`` names a
+server, starts one temporary Prefect server on 127.0.0.1 (so that the Dask workers
+report to it instead of each starting their own) and stops it at the end.
+``result_storage(out_dir)`` makes task results (the cache) persist under
+``OUT/.cache/prefect``.
 """
 
 from __future__ import annotations
@@ -27,44 +28,43 @@ _DEFAULTS = {
 }
 
 
-def prepare_environment(out_dir: Path) -> None:
+def prepare_environment() -> None:
     """Settings for Prefect in this process and its children (Dask workers)."""
     for key, value in _DEFAULTS.items():
         os.environ.setdefault(key, value)
-    os.environ["PREFECT_LOCAL_STORAGE_PATH"] = str((out_dir / ".cache" / "prefect").resolve())
     os.environ.setdefault("PREFECT_HOME", str(Path.home() / ".benchforge" / "prefect"))
     Path(os.environ["PREFECT_HOME"]).expanduser().mkdir(parents=True, exist_ok=True)
-    # Dask's own INFO lines drown the run's progress; warnings still show.
-    for name in ("distributed", "distributed.scheduler", "distributed.nanny", "distributed.core",
-                 "distributed.worker", "distributed.http.proxy", "httpx", "httpcore"):
+    # Dask's and httpx's INFO lines drown the run's progress; warnings still show.
+    for name in (
+        "distributed",
+        "distributed.scheduler",
+        "distributed.nanny",
+        "distributed.core",
+        "distributed.worker",
+        "distributed.http.proxy",
+        "httpx",
+        "httpcore",
+    ):
         logging.getLogger(name).setLevel(logging.WARNING)
     os.environ.setdefault("DASK_DISTRIBUTED__LOGGING__DISTRIBUTED", "warning")
-    os.environ.setdefault("DASK_DISTRIBUTED__DIAGNOSTICS_LINK", "")
 
 
 @contextlib.contextmanager
-def prefect_runtime(out_dir: Path) -> Iterator[str]:
+def prefect_server() -> Iterator[str]:
     """Yield the Prefect API URL in use; a temporary local server is stopped on exit."""
-    prepare_environment(out_dir)
-    from prefect.settings import (
-        PREFECT_API_URL,
-        PREFECT_LOCAL_STORAGE_PATH,
-        temporary_settings,
-    )
-
-    storage = os.environ["PREFECT_LOCAL_STORAGE_PATH"]
+    prepare_environment()
     if os.environ.get("PREFECT_API_URL"):
-        with temporary_settings({PREFECT_LOCAL_STORAGE_PATH: storage}):
-            yield os.environ["PREFECT_API_URL"]
+        yield os.environ["PREFECT_API_URL"]
         return
     from prefect.server.api.server import SubprocessASGIServer
+    from prefect.settings import PREFECT_API_URL, temporary_settings
 
     server = SubprocessASGIServer()
     log.info("starting a temporary Prefect server on 127.0.0.1")
     server.start()
     os.environ["PREFECT_API_URL"] = server.api_url
     try:
-        with temporary_settings({PREFECT_API_URL: server.api_url, PREFECT_LOCAL_STORAGE_PATH: storage}):
+        with temporary_settings({PREFECT_API_URL: server.api_url}):
             yield server.api_url
             from prefect.logging.handlers import APILogHandler
 
@@ -72,6 +72,24 @@ def prefect_runtime(out_dir: Path) -> Iterator[str]:
     finally:
         os.environ.pop("PREFECT_API_URL", None)
         server.stop()
+
+
+@contextlib.contextmanager
+def result_storage(out_dir: Path) -> Iterator[Path]:
+    """Persist task results (the cache) under ``OUT/.cache/prefect`` while inside."""
+    from prefect.settings import PREFECT_LOCAL_STORAGE_PATH, temporary_settings
+
+    storage = (out_dir / ".cache" / "prefect").resolve()
+    previous = os.environ.get("PREFECT_LOCAL_STORAGE_PATH")
+    os.environ["PREFECT_LOCAL_STORAGE_PATH"] = str(storage)  # seen by the Dask workers
+    try:
+        with temporary_settings({PREFECT_LOCAL_STORAGE_PATH: str(storage)}):
+            yield storage
+    finally:
+        if previous is None:
+            os.environ.pop("PREFECT_LOCAL_STORAGE_PATH", None)
+        else:
+            os.environ["PREFECT_LOCAL_STORAGE_PATH"] = previous
 
 
 def dask_task_runner(workers: int | None, address: str | None):  # noqa: ANN201

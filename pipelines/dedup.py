@@ -48,9 +48,7 @@ def deduplicate(
     sims = np.full(n, np.nan)
     ids = sentences["sent_id"].tolist()
     norms = [normalize(t) for t in sentences["text"]]
-    scopes = (
-        sentences["corpus"].tolist() if settings.scope == "corpus" else [""] * n
-    )
+    scopes = sentences["corpus"].tolist() if settings.scope == "corpus" else [""] * n
     if settings.exact:
         first: dict[tuple[str, str], int] = {}
         for i, key in enumerate(zip(scopes, norms, strict=True)):
@@ -68,9 +66,7 @@ def deduplicate(
             if reasons[i] is not None:
                 continue
             sh = shingles(norms[i], settings.shingle_size)
-            mh = MinHash(
-                num_perm=settings.num_perm, seed=1, permutations=perm, scheme=scheme
-            )
+            mh = MinHash(num_perm=settings.num_perm, seed=1, permutations=perm, scheme=scheme)
             mh.update_batch([s.encode("utf-8") for s in sh])
             lsh = lshs.get(scopes[i])
             if lsh is None:

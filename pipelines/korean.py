@@ -79,11 +79,13 @@ def split_sentences(texts: list[str], backend: str = "mecab") -> list[list[str]]
     out: list[list[str]] = [[] for _ in texts]
     if not paragraphs:
         return out
-    split = kss.split_sentences(paragraphs, backend=backend, num_workers=1)
-    if len(paragraphs) == 1:  # kss unwraps a one-element list
+    unique = list(dict.fromkeys(paragraphs))  # repeated paragraphs are split once
+    split = kss.split_sentences(unique, backend=backend, num_workers=1)
+    if len(unique) == 1:  # kss unwraps a one-element list
         split = [split]
-    for i, sentences in zip(owner, split, strict=True):
-        out[i].extend(s.strip() for s in sentences if s.strip())
+    by_text = dict(zip(unique, split, strict=True))
+    for i, para in zip(owner, paragraphs, strict=True):
+        out[i].extend(s.strip() for s in by_text[para] if s.strip())
     return out
 
 

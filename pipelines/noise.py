@@ -147,12 +147,29 @@ _NEWS_RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^\s*[▲△▶▷■□☞◆◇►]\s*[^\n]*$", re.M), ""),
     (re.compile(r"^\s*사진\s*설명\s*[:=]?[^\n]*$", re.M), ""),
     # dateline + byline: "(서울=연합뉴스) 홍길동 기자 =", "[서울=뉴시스]홍길동 기자 ="
-    (re.compile(rf"^\s*[(\[][^()\[\]\n]{{1,20}}=[^()\[\]\n]{{1,20}}[)\]]\s*(?:{_NAME}\s*{_REPORTER}\s*=?\s*)?", re.M), ""),
+    (
+        re.compile(
+            rf"^\s*[(\[][^()\[\]\n]{{1,20}}=[^()\[\]\n]{{1,20}}[)\]]\s*(?:{_NAME}\s*{_REPORTER}\s*=?\s*)?",
+            re.M,
+        ),
+        "",
+    ),
     # press tag in brackets at the start: "[연합뉴스]", "[OSEN=홍길동 기자]", "[단독]", "[종합]"
-    (re.compile(rf"^\s*\[(?:[^\[\]\n]{{0,20}}(?:{_REPORTER}|[=:]|{_PRESS_END}|{_TAG_WORDS})[^\[\]\n]{{0,20}})\]\s*", re.M), ""),
+    (
+        re.compile(
+            rf"^\s*\[(?:[^\[\]\n]{{0,20}}(?:{_REPORTER}|[=:]|{_PRESS_END}|{_TAG_WORDS})[^\[\]\n]{{0,20}})\]\s*",
+            re.M,
+        ),
+        "",
+    ),
     (re.compile(rf"\s*[(\[](?:{_TAG_WORDS}|\d+보|종합\d*보)[)\]]\s*$", re.M), ""),
     # photo and source tags: "(사진=연합뉴스)", "[사진 제공=OO]", "<출처: OO>", "/사진=뉴시스"
-    (re.compile(r"[(\[<]\s*(?:사진|자료|출처|그래픽|영상|사진\s*제공|자료\s*제공|제공|이미지)\s*[=:：][^()\[\]<>\n]{0,40}[)\]>]"), " "),
+    (
+        re.compile(
+            r"[(\[<]\s*(?:사진|자료|출처|그래픽|영상|사진\s*제공|자료\s*제공|제공|이미지)\s*[=:：][^()\[\]<>\n]{0,40}[)\]>]"
+        ),
+        " ",
+    ),
     (re.compile(r"[(\[]\s*(?:자료\s*사진|사진|이미지|그래픽)\s*[)\]]"), " "),
     (re.compile(r"/\s*(?:사진|자료|출처)\s*=\s*\S+"), " "),
     # reporter bylines: "홍길동 기자 hong@yna.co.kr", "홍길동 기자 =", trailing "/홍길동 기자"

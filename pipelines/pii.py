@@ -42,8 +42,18 @@ def luhn_valid(digits: str) -> bool:
 def _rrn_valid(match: re.Match[str]) -> bool:
     digits = re.sub(r"\D", "", match.group(0))
     yy, mm, dd, code = int(digits[:2]), int(digits[2:4]), int(digits[4:6]), int(digits[6])
-    century = {1: 1900, 2: 1900, 3: 2000, 4: 2000, 5: 1900, 6: 1900, 7: 2000, 8: 2000,
-               9: 1800, 0: 1800}[code]
+    century = {
+        1: 1900,
+        2: 1900,
+        3: 2000,
+        4: 2000,
+        5: 1900,
+        6: 1900,
+        7: 2000,
+        8: 2000,
+        9: 1800,
+        0: 1800,
+    }[code]
     try:
         date(century + yy, mm, dd)
     except ValueError:
@@ -65,11 +75,17 @@ def _account_valid(match: re.Match[str]) -> bool:
     return not re.fullmatch(r"(19|20)\d{2}[-.](0?[1-9]|1[0-2])[-.]\d{1,2}", text)
 
 
-_ACCOUNT_WORDS = r"(?:계좌|계좌번호|입금|송금|통장|은행|뱅크|농협|국민|신한|우리|하나|기업|카카오뱅크|토스)"
+_ACCOUNT_WORDS = (
+    r"(?:계좌|계좌번호|입금|송금|통장|은행|뱅크|농협|국민|신한|우리|하나|기업|카카오뱅크|토스)"
+)
 
 # (kind, pattern, validator) in the order they run; each masks its matches
 DETECTORS: list[tuple[str, re.Pattern[str], object]] = [
-    ("email", re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"), None),
+    (
+        "email",
+        re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"),
+        None,
+    ),
     (
         "url",
         re.compile(
@@ -81,11 +97,19 @@ DETECTORS: list[tuple[str, re.Pattern[str], object]] = [
         None,
     ),
     # resident registration number: YYMMDD-SNNNNNN
-    ("rrn", re.compile(_D + r"\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\s?[-–]?\s?[0-9]\d{6}" + _ND), _rrn_valid),
+    (
+        "rrn",
+        re.compile(
+            _D + r"\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\s?[-–]?\s?[0-9]\d{6}" + _ND
+        ),
+        _rrn_valid,
+    ),
     # card: 4-4-4-4 (or 4-6-5 for AmEx) with separators, or 13-19 contiguous digits; Luhn
     (
         "card",
-        re.compile(_D + r"(?:\d{4}[ -]\d{4}[ -]\d{4}[ -]\d{1,7}|\d{4}[ -]\d{6}[ -]\d{5}|\d{13,19})" + _ND),
+        re.compile(
+            _D + r"(?:\d{4}[ -]\d{4}[ -]\d{4}[ -]\d{1,7}|\d{4}[ -]\d{6}[ -]\d{5}|\d{13,19})" + _ND
+        ),
         _card_valid,
     ),
     # Korean phone numbers: mobile 010-1234-5678, landline 02-123-4567, +82 10 ..., and
@@ -104,7 +128,10 @@ DETECTORS: list[tuple[str, re.Pattern[str], object]] = [
         "account",
         re.compile(
             r"(?<![\d-])\d{2,6}-\d{2,6}-\d{2,7}(?:-\d{1,3})?(?![\d]|-\d)"
-            + "|" + _ACCOUNT_WORDS + r"[^\d\n]{0,10}\d{10,14}" + _ND
+            + "|"
+            + _ACCOUNT_WORDS
+            + r"[^\d\n]{0,10}\d{10,14}"
+            + _ND
         ),
         _account_valid,
     ),
@@ -139,7 +166,9 @@ def pii_kinds(text: str, kinds: tuple[str, ...] | list[str] = PII_KINDS) -> list
     return seen
 
 
-_MAYBE = re.compile(r"[@\d]|www|https?|\.(?:com|net|org|kr|io|ly|me|be|tv|co|gl|to|jp|cn|info|biz)", re.I)
+_MAYBE = re.compile(
+    r"[@\d]|www|https?|\.(?:com|net|org|kr|io|ly|me|be|tv|co|gl|to|jp|cn|info|biz)", re.I
+)
 
 
 def filter_pii(sentences: pd.DataFrame, settings: PiiSettings) -> StageResult:

@@ -84,9 +84,13 @@ def iter_records(corpus: CorpusSpec, path: Path) -> Iterator[tuple[int, dict]]:
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise InputError(f"{path}:{lineno}: malformed JSON: {exc.msg} (column {exc.colno})")
+                raise InputError(
+                    f"{path}:{lineno}: malformed JSON: {exc.msg} (column {exc.colno})"
+                ) from None
             if not isinstance(record, dict):
-                raise InputError(f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}")
+                raise InputError(
+                    f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}"
+                )
             yield lineno, record
         return
     delimiter = "\t" if corpus.format == "tsv" else ","

@@ -9,13 +9,25 @@ from rich.table import Table
 def stage_table(stats: dict) -> Table:
     """Per stage: unit, rows in, kept, dropped, and the count for each reason."""
     table = Table(title="Stages (in = kept + dropped at every stage)", title_justify="left")
-    for col, just in (("stage", "left"), ("unit", "left"), ("in", "right"), ("kept", "right"),
-                      ("dropped", "right"), ("dropped by reason", "left")):
+    for col, just in (
+        ("stage", "left"),
+        ("unit", "left"),
+        ("in", "right"),
+        ("kept", "right"),
+        ("dropped", "right"),
+        ("dropped by reason", "left"),
+    ):
         table.add_column(col, justify=just)
     for s in stats["stages"]:
         reasons = ", ".join(f"{r} {n:,}" for r, n in s["dropped"].items()) or "-"
-        table.add_row(s["stage"], s["unit"] + "s", f"{s['in']:,}", f"{s['kept']:,}",
-                      f"{s['dropped_total']:,}", reasons)
+        table.add_row(
+            s["stage"],
+            s["unit"] + "s",
+            f"{s['in']:,}",
+            f"{s['kept']:,}",
+            f"{s['dropped_total']:,}",
+            reasons,
+        )
     return table
 
 
@@ -25,8 +37,13 @@ def corpus_table(stats: dict) -> Table:
     for col in ("corpus", "documents in", "documents kept", "sentences in", "sentences kept"):
         table.add_column(col, justify="left" if col == "corpus" else "right")
     for name, c in stats["corpora"].items():
-        table.add_row(name, f"{c['documents_in']:,}", f"{c['documents_kept']:,}",
-                      f"{c['sentences_in']:,}", f"{c['sentences_kept']:,}")
+        table.add_row(
+            name,
+            f"{c['documents_in']:,}",
+            f"{c['documents_kept']:,}",
+            f"{c['sentences_in']:,}",
+            f"{c['sentences_kept']:,}",
+        )
     return table
 
 
@@ -38,6 +55,7 @@ def print_report(stats: dict, tasks: dict | None = None, console: Console | None
     console.print(corpus_table(stats))
     console.print(stage_table(stats))
     if tasks:
-        line = "; ".join(f"{name}: {t['computed']} computed, {t['cached']} cached"
-                         for name, t in tasks.items())
+        line = "; ".join(
+            f"{name}: {t['computed']} computed, {t['cached']} cached" for name, t in tasks.items()
+        )
         console.print(f"Tasks: {line}")

@@ -29,7 +29,9 @@ SENTENCE_COLUMNS = [
 ]
 
 
-def segment_documents(docs: pd.DataFrame, backend: str = "mecab") -> tuple[pd.DataFrame, StageResult]:
+def segment_documents(
+    docs: pd.DataFrame, backend: str = "mecab"
+) -> tuple[pd.DataFrame, StageResult]:
     """Split documents into sentences.
 
     Returns the ``sentences`` table and the stage result over documents (kept documents
@@ -40,8 +42,9 @@ def segment_documents(docs: pd.DataFrame, backend: str = "mecab") -> tuple[pd.Da
     split_idx = [i for i, u in enumerate(units) if u == "sentence"]
     pieces: list[list[str]] = [[" ".join(t.split())] if t.strip() else [] for t in texts]
     if split_idx:
-        for i, sents in zip(split_idx, split_sentences([texts[i] for i in split_idx], backend),
-                            strict=True):
+        for i, sents in zip(
+            split_idx, split_sentences([texts[i] for i in split_idx], backend), strict=True
+        ):
             pieces[i] = sents
     counts = [len(p) for p in pieces]
     rows = docs.loc[docs.index.repeat(counts)].reset_index(drop=True)
@@ -55,7 +58,7 @@ def segment_documents(docs: pd.DataFrame, backend: str = "mecab") -> tuple[pd.Da
     sentences["sent_index"] = sentences["sent_index"].astype("int64")
     sentences["sent_id"] = sentences["doc_id"] + ":" + sentences["sent_index"].astype(str)
     for col in ("corpus", "license", "domain", "style", "date", "unit", "edits"):
-        sentences[col] = rows[col] if col in rows else None
+        sentences[col] = rows.get(col)
     sentences = sentences[SENTENCE_COLUMNS]
     reasons = pd.Series(counts, index=docs.index).eq(0).map({True: "no_sentences", False: None})
     return sentences, split_by_reason("segment", "document", docs, reasons)

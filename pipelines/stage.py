@@ -115,8 +115,10 @@ class StageStats:
     def of(cls, result: StageResult) -> StageStats:
         stats = cls(order=[result.stage])
         corpora_in = pd.concat(
-            [result.kept.get("corpus", pd.Series(dtype=object)),
-             result.dropped.get("corpus", pd.Series(dtype=object))]
+            [
+                result.kept.get("corpus", pd.Series(dtype=object)),
+                result.dropped.get("corpus", pd.Series(dtype=object)),
+            ]
         )
         kept = result.kept["corpus"].value_counts() if len(result.kept) else {}
         for corpus, n_in in corpora_in.value_counts().items():

@@ -21,8 +21,10 @@ def test_normalize():
 
 
 def test_exact_duplicates_keep_first_within_and_across_corpora():
-    df = frame(["정말 재밌어요!", "정말 재밌어요", "다른 문장입니다", "정말, 재밌어요."],
-               ["a", "b", "a", "b"])
+    df = frame(
+        ["정말 재밌어요!", "정말 재밌어요", "다른 문장입니다", "정말, 재밌어요."],
+        ["a", "b", "a", "b"],
+    )
     r = deduplicate(df, DedupSettings(near=False))
     assert r.kept["sent_id"].tolist() == ["s0", "s2"]
     assert r.dropped["duplicate_of"].tolist() == ["s0", "s0"]
@@ -51,7 +53,23 @@ def test_near_duplicates_with_threshold():
 def test_near_dedup_matches_brute_force_on_real_like_data():
     """LSH finds the same drops as comparing every pair (on a small sample)."""
     rng = random.Random(0)
-    words = "영화 정말 재밌다 배우 연기 최고 스토리 지루 감동 음악 다시 보고 싶다 별로 추천".split()
+    words = [
+        "영화",
+        "정말",
+        "재밌다",
+        "배우",
+        "연기",
+        "최고",
+        "스토리",
+        "지루",
+        "감동",
+        "음악",
+        "다시",
+        "보고",
+        "싶다",
+        "별로",
+        "추천",
+    ]
     texts = []
     for _ in range(300):
         if texts and rng.random() < 0.3:

@@ -33,8 +33,20 @@ def make_recipe(folder: Path, name: str = "recipe.yaml", limit: int = 300, **fil
 def ingest(recipe: Path, out: Path, prefect_home: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PREFECT_HOME": str(prefect_home)}
     env.pop("PREFECT_API_URL", None)
-    cmd = [sys.executable, "-m", "flows.cli", "ingest", str(recipe), "--out", str(out),
-           "--workers", "1", "--shard-size", "500", "--json"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "flows.cli",
+        "ingest",
+        str(recipe),
+        "--out",
+        str(out),
+        "--workers",
+        "1",
+        "--shard-size",
+        "500",
+        "--json",
+    ]
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
 
 
@@ -127,9 +139,17 @@ def test_bad_input_stops_with_file_and_line_and_keeps_outputs(run, tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"review": "좋아요"}\n{"review": "나빠요", \n', encoding="utf-8")
     recipe = yaml.safe_load(run["recipe"].read_text(encoding="utf-8"))
-    recipe["corpora"].append({"name": "bad", "path": str(bad), "format": "jsonl",
-                              "text_field": "review", "license": "CC0-1.0",
-                              "domain": "review", "style": "colloquial"})
+    recipe["corpora"].append(
+        {
+            "name": "bad",
+            "path": str(bad),
+            "format": "jsonl",
+            "text_field": "review",
+            "license": "CC0-1.0",
+            "domain": "review",
+            "style": "colloquial",
+        }
+    )
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
     proc = ingest(path, run["out"], run["base"] / "prefect")
@@ -141,7 +161,11 @@ def test_bad_input_stops_with_file_and_line_and_keeps_outputs(run, tmp_path):
 def test_bad_recipe_and_missing_file_fail_fast(tmp_path):
     recipe = tmp_path / "r.yaml"
     recipe.write_text("name: x\ncorpora:\n  - name: a\n    path: nope.txt\n    format: xml\n")
-    proc = subprocess.run([sys.executable, "-m", "flows.cli", "ingest", str(recipe), "--out",
-                           str(tmp_path / "o")], cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "flows.cli", "ingest", str(recipe), "--out", str(tmp_path / "o")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2
     assert f"{recipe}: corpora.0.format" in proc.stderr

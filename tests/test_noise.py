@@ -52,7 +52,9 @@ def test_html_tags_removed(text, expected):
     assert HtmlTags().clean(text) == expected
 
 
-@pytest.mark.parametrize("text", ["점수는 3 < 5 이고 7 > 2 이다", "A&B 회사", "<<반지의 제왕>> 최고"])
+@pytest.mark.parametrize(
+    "text", ["점수는 3 < 5 이고 7 > 2 이다", "A&B 회사", "<<반지의 제왕>> 최고"]
+)
 def test_html_rule_keeps_comparisons_and_titles(text):
     assert HtmlTags().clean(text) == text
 
@@ -75,7 +77,11 @@ def test_hashtag_rule_keeps_non_tags(text):
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("배우 () 인터뷰", "배우  인터뷰"), ("사진 [ ] 설명 ( [] )", "사진  설명 "), ("「」제목", "제목")],
+    [
+        ("배우 () 인터뷰", "배우  인터뷰"),
+        ("사진 [ ] 설명 ( [] )", "사진  설명 "),
+        ("「」제목", "제목"),
+    ],
 )
 def test_empty_parentheses_removed(text, expected):
     assert EmptyParentheses().clean(text) == expected
@@ -87,14 +93,19 @@ def test_empty_parentheses_keep_content():
 
 
 def test_consecutive_blanks():
-    assert ConsecutiveBlanks().clean("  정말   좋은 \t 영화 \n\n\n 추천  ") == "정말 좋은 영화\n추천"
+    assert (
+        ConsecutiveBlanks().clean("  정말   좋은 \t 영화 \n\n\n 추천  ") == "정말 좋은 영화\n추천"
+    )
     assert ConsecutiveBlanks().clean("한 칸 띄움") == "한 칸 띄움"
 
 
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("(서울=연합뉴스) 홍길동 기자 = 정부는 19일 대책을 발표했다.", "정부는 19일 대책을 발표했다."),
+        (
+            "(서울=연합뉴스) 홍길동 기자 = 정부는 19일 대책을 발표했다.",
+            "정부는 19일 대책을 발표했다.",
+        ),
         ("[서울=뉴시스]김철수 기자 = 국회는 본회의를 열었다.", "국회는 본회의를 열었다."),
         ("정부는 대책을 발표했다. 홍길동 기자 hong@yna.co.kr", "정부는 대책을 발표했다."),
         ("ⓒ 연합뉴스, 무단 전재-재배포 금지", ""),
@@ -102,7 +113,10 @@ def test_consecutive_blanks():
         ("▲ 19일 서울 광화문에서 시민들이 행진하고 있다.", ""),
         ("경찰이 현장을 조사하고 있다.(사진=연합뉴스)", "경찰이 현장을 조사하고 있다."),
         ("[단독] 잔나비, 라디오 출연 취소", "잔나비, 라디오 출연 취소"),
-        ("밤새 조문 행렬…동료들이 그리워하는 배우 [종합]", "밤새 조문 행렬…동료들이 그리워하는 배우"),
+        (
+            "밤새 조문 행렬…동료들이 그리워하는 배우 [종합]",
+            "밤새 조문 행렬…동료들이 그리워하는 배우",
+        ),
         ("[Oh!쎈 초점] 정우성 공개 저격", "정우성 공개 저격"),
     ],
 )
@@ -178,12 +192,19 @@ def test_clean_stage_drops_documents_empty_after_cleaning_with_original_text():
 
 
 def test_noise_stage_reasons_and_details():
-    sents = pd.DataFrame({"sent_id": ["a", "b", "c"], "corpus": "c",
-                          "text": ["정말 감동적인 영화", "ok", "日本語日本語日本語日本語 한국"]})
+    sents = pd.DataFrame(
+        {
+            "sent_id": ["a", "b", "c"],
+            "corpus": "c",
+            "text": ["정말 감동적인 영화", "ok", "日本語日本語日本語日本語 한국"],
+        }
+    )
     result = filter_noise(sents, NoiseSettings())
     assert result.kept["sent_id"].tolist() == ["a"]
     assert dict(zip(result.dropped["sent_id"], result.dropped["reason"], strict=True)) == {
         "b": "not_korean",
         "c": "too_many_cjk",
     }
-    assert result.dropped.set_index("sent_id").loc["c", "detail"] == "12 Chinese/Japanese characters"
+    assert (
+        result.dropped.set_index("sent_id").loc["c", "detail"] == "12 Chinese/Japanese characters"
+    )

@@ -11,8 +11,13 @@ from pipelines.recipe import CorpusSpec
 
 
 def spec(**kw) -> CorpusSpec:
-    base = {"name": "c", "path": "x", "license": "CC0-1.0", "domain": "review",
-            "style": "colloquial"}
+    base = {
+        "name": "c",
+        "path": "x",
+        "license": "CC0-1.0",
+        "domain": "review",
+        "style": "colloquial",
+    }
     return CorpusSpec(**{**base, **kw})
 
 
@@ -30,9 +35,19 @@ def test_jsonl_gz_with_ids_dates_and_meta(tmp_path):
         {"review": "재밌어요", "date": "15.08.25", "rating": "10", "review_id": "7"},
         {"review": "  ", "date": "15.08.26", "rating": "1", "review_id": "8"},
     ]
-    path = write(tmp_path / "r.jsonl.gz", "\n".join(json.dumps(x, ensure_ascii=False) for x in lines), gz=True)
-    c = spec(format="jsonl", text_field="review", id_field="review_id", date_field="date",
-             date_format="%y.%m.%d", keep_fields=["rating"])
+    path = write(
+        tmp_path / "r.jsonl.gz",
+        "\n".join(json.dumps(x, ensure_ascii=False) for x in lines),
+        gz=True,
+    )
+    c = spec(
+        format="jsonl",
+        text_field="review",
+        id_field="review_id",
+        date_field="date",
+        date_format="%y.%m.%d",
+        keep_fields=["rating"],
+    )
     result = read_documents(c, path)
     assert result.kept["doc_id"].tolist() == ["c:7"]
     assert result.kept["date"].tolist() == ["2015-08-25"]
@@ -44,8 +59,13 @@ def test_jsonl_gz_with_ids_dates_and_meta(tmp_path):
 def test_tsv_without_header_and_csv_with_quotes(tmp_path):
     tsv = write(tmp_path / "p.txt", "0\t0\t메일을 다 비울까?\n0\t1\t안읽은 것만 지울까?\n")
     c = spec(format="tsv", has_header=False, columns=["a", "b", "text"], text_field="text")
-    assert read_documents(c, tsv).kept["text"].tolist() == ["메일을 다 비울까?", "안읽은 것만 지울까?"]
-    csv_path = write(tmp_path / "t.csv", 'title\n"[공식입장] ""정준영 출연 중단"""\n"여러 줄\n제목"\n')
+    assert read_documents(c, tsv).kept["text"].tolist() == [
+        "메일을 다 비울까?",
+        "안읽은 것만 지울까?",
+    ]
+    csv_path = write(
+        tmp_path / "t.csv", 'title\n"[공식입장] ""정준영 출연 중단"""\n"여러 줄\n제목"\n'
+    )
     c = spec(format="csv", text_field="title")
     docs = read_documents(c, csv_path).kept
     assert docs["text"].tolist() == ['[공식입장] "정준영 출연 중단"', "여러 줄\n제목"]
@@ -67,10 +87,16 @@ def test_txt_one_document_per_line(tmp_path):
         ('{"review": "좋아요"}\n{"text": "나빠요"}\n', {}, r"r\.jsonl:2: missing field 'review'"),
         ('["좋아요"]\n', {}, r"r\.jsonl:1: expected a JSON object"),
         ('{"review": {"a": 1}}\n', {}, r"r\.jsonl:1: field 'review' is dict, not text"),
-        ('{"review": "a", "id": "1"}\n{"review": "b", "id": "1"}\n', {"id_field": "id"},
-         r"r\.jsonl:2: id '1' repeats the id on line 1"),
-        ('{"review": "a", "d": "2015/08/25"}\n', {"date_field": "d", "date_format": "%y.%m.%d"},
-         r"r\.jsonl:1: date '2015/08/25' does not match"),
+        (
+            '{"review": "a", "id": "1"}\n{"review": "b", "id": "1"}\n',
+            {"id_field": "id"},
+            r"r\.jsonl:2: id '1' repeats the id on line 1",
+        ),
+        (
+            '{"review": "a", "d": "2015/08/25"}\n',
+            {"date_field": "d", "date_format": "%y.%m.%d"},
+            r"r\.jsonl:1: date '2015/08/25' does not match",
+        ),
     ],
 )
 def test_bad_jsonl_names_file_and_line(tmp_path, content, kw, message):

@@ -7,8 +7,9 @@ from pipelines.stage import StageResult, StageStats, split_by_reason
 
 
 def test_split_by_reason_and_stats():
-    df = pd.DataFrame({"sent_id": list("abcd"), "corpus": ["x", "x", "y", "y"],
-                       "text": ["가", "나", "다", "라"]})
+    df = pd.DataFrame(
+        {"sent_id": list("abcd"), "corpus": ["x", "x", "y", "y"], "text": ["가", "나", "다", "라"]}
+    )
     r = split_by_reason("noise", "sentence", df, pd.Series([None, "too_short", None, "pii"]))
     assert r.kept["sent_id"].tolist() == ["a", "c"]
     stats = StageStats.merge([r.stats(), r.stats()]).to_dict()["stages"][0]
