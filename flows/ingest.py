@@ -22,7 +22,7 @@ from tqdm.auto import tqdm
 
 from pipelines.dedup import deduplicate
 from pipelines.ingest import CLEANING_FIELDS, ShardOutput, filter_sentences, process_documents
-from pipelines.io import write_json, write_parquet
+from pipelines.io import sha256_file, write_json, write_parquet
 from pipelines.readers import file_fingerprint, read_documents
 from pipelines.recipe import (
     CorpusSpec,
@@ -204,14 +204,6 @@ def run_ingest(recipe_path: Path, out_dir: Path, overrides: dict | None = None) 
         )
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def write_outputs(
     out: Path,
     key: str,
@@ -235,7 +227,7 @@ def write_outputs(
             manifest = {}
         files = manifest.get("files", {})
         if manifest.get("key") == key and all(
-            (out / name).exists() and _sha256(out / name) == files.get(name)
+            (out / name).exists() and sha256_file(out / name) == files.get(name)
             for name in OUTPUT_FILES
         ):
             return False
@@ -245,7 +237,7 @@ def write_outputs(
     write_parquet(rejects, out / "rejects.parquet")
     write_json(stats, out / "stats.json")
     write_json(
-        {"key": key, "files": {name: _sha256(out / name) for name in OUTPUT_FILES}},
+        {"key": key, "files": {name: sha256_file(out / name) for name in OUTPUT_FILES}},
         manifest_path,
     )
     logging.getLogger("benchforge").debug("wrote %s", ", ".join(OUTPUT_FILES))

@@ -3,6 +3,7 @@ place, so a crash never leaves a half-written file that looks complete."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -38,3 +39,12 @@ def write_json(obj: object, path: str | Path) -> None:
     """Write ``obj`` to ``path`` as indented UTF-8 JSON, atomically."""
     text = json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=False) + "\n"
     _atomic(Path(path), lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def sha256_file(path: str | Path) -> str:
+    """SHA-256 of a file's bytes, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import hashlib
 import json
 import sys
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from pipelines.io import sha256_file
 from pipelines.recipe import CorpusSpec
 from pipelines.stage import StageResult, split_by_reason
 
@@ -201,8 +201,4 @@ def file_fingerprint(path: Path) -> str:
     """SHA-256 of the file's bytes: the cache key of everything read from it."""
     if not path.is_file():
         raise InputError(f"{path}: file not found")
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return sha256_file(path)
