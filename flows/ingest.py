@@ -82,6 +82,12 @@ def _state_name(future) -> str:  # noqa: ANN001 - a PrefectFuture
     return future.state.name
 
 
+def pii_kind_counts(rejects: pd.DataFrame) -> dict[str, int]:
+    """How many dropped sentences contained each kind of PII (a sentence may hold several)."""
+    kinds = rejects.loc[rejects["stage"] == "pii", "detail"].dropna().str.split(",").explode()
+    return {str(k): int(n) for k, n in kinds.value_counts().sort_index().items()}
+
+
 def _summary(stats: dict, corpora: list[str]) -> dict:
     by_stage = {s["stage"]: s for s in stats["stages"]}
     out = {}
@@ -159,6 +165,7 @@ def ingest_flow(recipe_path: str, out_dir: str, overrides: dict | None = None) -
     ).to_dict()
     corpora = [c.name for c in recipe.corpora]
     stats["corpora"] = _summary(stats, corpora)
+    stats["pii_kinds"] = pii_kind_counts(rejects)
     stats["recipe"] = recipe.name
     stats["cache_key"] = dedup_key
     for name, summary in stats["corpora"].items():

@@ -2,8 +2,9 @@
 
 Exact duplicates are found on a normalised form (NFKC, case-folded, letters and digits
 only, so "재밌어요!!" and "재밌어요" are one sentence). Near duplicates are candidates
-from MinHash LSH (datasketch) over character n-gram shingles of that form, confirmed by
-the exact Jaccard similarity of the shingle sets against ``threshold``. Rows are taken in
+from MinHash LSH over character n-gram shingles of that form (signatures and bands as
+datasketch makes them, computed in batches by ``pipelines.minhash``), confirmed by the
+exact Jaccard similarity of the shingle sets against ``threshold``. Rows are taken in
 order (recipe corpus order, then document and sentence order); the first of a group is
 kept and every later one is dropped with ``duplicate_of`` (the kept row's ``sent_id``)
 and ``similarity``. ``scope: corpus`` compares rows only within their own corpus.
@@ -15,9 +16,9 @@ import unicodedata
 
 import numpy as np
 import pandas as pd
-from datasketch import MinHash, MinHashLSH
 from tqdm.auto import tqdm
 
+from pipelines.minhash import BatchMinHash, band_keys, lsh_bands, shingle_hashes
 from pipelines.recipe import DedupSettings
 from pipelines.stage import StageResult, split_by_reason
 
@@ -38,6 +39,53 @@ def jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a or b else 1.0
 
 
+def _near_pass(
+    norms: list[str],
+    scopes: list[str],
+    settings: DedupSettings,
+    reasons: list[str | None],
+    dup_of: list[str | None],
+    sims: np.ndarray,
+    ids: list[str],
+    progress: bool,
+) -> None:
+    """Mark near duplicates in place: rows in order, each against the kept rows that
+    share an LSH bucket with it, confirmed by exact Jaccard >= threshold."""
+    todo = [i for i, r in enumerate(reasons) if r is None]
+    bands = lsh_bands(settings.threshold, settings.num_perm)
+    minhash = BatchMinHash(settings.num_perm)
+    buckets: dict[str, list[dict[bytes, list[int]]]] = {}
+    size = settings.shingle_size
+    bar = tqdm(
+        total=len(todo), desc="near-duplicates", unit="sent", mininterval=2, disable=not progress
+    )
+    for lo in range(0, len(todo), 100_000):
+        rows = todo[lo : lo + 100_000]
+        sig = minhash.signatures(*shingle_hashes([norms[i] for i in rows], size))
+        keys = band_keys(sig, bands)
+        for k, i in enumerate(rows):
+            tables = buckets.setdefault(scopes[i], [{} for _ in bands])
+            cands: set[int] = set()
+            for table, band in zip(tables, keys, strict=True):
+                hit = table.get(band[k])
+                if hit:
+                    cands.update(hit)
+            best, best_sim = -1, -1.0
+            if cands:
+                sh = shingles(norms[i], size)
+                for j in sorted(cands):
+                    sim = jaccard(sh, shingles(norms[j], size))
+                    if sim >= settings.threshold and sim > best_sim:
+                        best, best_sim = j, sim
+            if best >= 0:
+                reasons[i], dup_of[i], sims[i] = "near_duplicate", ids[best], round(best_sim, 4)
+            else:
+                for table, band in zip(tables, keys, strict=True):
+                    table.setdefault(band[k], []).append(i)
+        bar.update(len(rows))
+    bar.close()
+
+
 def deduplicate(
     sentences: pd.DataFrame, settings: DedupSettings, progress: bool = False
 ) -> StageResult:
@@ -49,39 +97,21 @@ def deduplicate(
     ids = sentences["sent_id"].tolist()
     norms = [normalize(t) for t in sentences["text"]]
     scopes = sentences["corpus"].tolist() if settings.scope == "corpus" else [""] * n
+    first: dict[tuple[str, str], int] = {}
     if settings.exact:
-        first: dict[tuple[str, str], int] = {}
         for i, key in enumerate(zip(scopes, norms, strict=True)):
             j = first.setdefault(key, i)
             if j != i:
                 reasons[i], dup_of[i], sims[i] = "exact_duplicate", ids[j], 1.0
     if settings.near:
-        lshs: dict[str, MinHashLSH] = {}
-        proto = MinHash(num_perm=settings.num_perm, seed=1)
-        perm, scheme = proto.permutations, proto.scheme
-        rows = range(n)
-        if progress:
-            rows = tqdm(rows, desc="near-duplicates", unit="sent", mininterval=2)
-        for i in rows:
-            if reasons[i] is not None:
-                continue
-            sh = shingles(norms[i], settings.shingle_size)
-            mh = MinHash(num_perm=settings.num_perm, seed=1, permutations=perm, scheme=scheme)
-            mh.update_batch([s.encode("utf-8") for s in sh])
-            lsh = lshs.get(scopes[i])
-            if lsh is None:
-                lsh = lshs[scopes[i]] = MinHashLSH(
-                    threshold=settings.threshold, num_perm=settings.num_perm
-                )
-            best, best_sim = None, -1.0
-            for j in lsh.query(mh):
-                sim = jaccard(sh, shingles(norms[j], settings.shingle_size))
-                if sim >= settings.threshold and (sim > best_sim or (sim == best_sim and j < best)):
-                    best, best_sim = j, sim
-            if best is not None:
-                reasons[i], dup_of[i], sims[i] = "near_duplicate", ids[best], round(best_sim, 4)
-            else:
-                lsh.insert(i, mh, check_duplication=False)
+        _near_pass(norms, scopes, settings, reasons, dup_of, sims, ids, progress)
+    # an exact copy of a row that turned out to be a near duplicate points, like that
+    # row, to the kept row (so duplicate_of always names a kept sentence)
+    for i in range(n):
+        if reasons[i] == "exact_duplicate":
+            j = first[(scopes[i], norms[i])]
+            if reasons[j] == "near_duplicate":
+                reasons[i], dup_of[i], sims[i] = "near_duplicate", dup_of[j], sims[j]
     reason_s = pd.Series(reasons, index=sentences.index, dtype="object")
     detail = pd.Series(
         [f"duplicate of {d}" if d else None for d in dup_of], index=sentences.index, dtype="object"

@@ -45,9 +45,6 @@ class InvisibleCharacters(Cleaner):
 
     name = "invisible_characters"
 
-    def __init__(self) -> None:
-        self._table: dict[int, str | None] = {}
-
     def _map(self, ch: str) -> str | None:
         if ch in _INVISIBLE_KEEP:
             return ch

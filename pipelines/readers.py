@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pandas as pd
+from tqdm.auto import tqdm
 
 from pipelines.io import sha256_file
 from pipelines.recipe import CorpusSpec
@@ -35,6 +36,8 @@ DOCUMENT_COLUMNS = [
     "unit",
     "meta",
 ]
+
+PROGRESS_BYTES = 8 << 20  # show a progress bar when reading files larger than this
 
 csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
 
@@ -146,7 +149,10 @@ def read_documents(corpus: CorpusSpec, path: Path) -> StageResult:
     rows: list[tuple] = []
     seen: dict[str, int] = {}
     text_field = corpus.text_field or "text"
-    for lineno, record in iter_records(corpus, path):
+    records = iter_records(corpus, path)
+    if path.stat().st_size > PROGRESS_BYTES:
+        records = tqdm(records, desc=f"read {corpus.name}", unit=" docs", mininterval=5)
+    for lineno, record in records:
         text = _as_text(_field(record, text_field, path, lineno), text_field, path, lineno)
         if corpus.id_field:
             source_id = _as_text(

@@ -54,6 +54,9 @@ def print_report(stats: dict, tasks: dict | None = None, console: Console | None
             console = Console(width=140)
     console.print(corpus_table(stats))
     console.print(stage_table(stats))
+    if stats.get("pii_kinds"):
+        kinds = ", ".join(f"{k} {n:,}" for k, n in stats["pii_kinds"].items())
+        console.print(f"PII kinds found in dropped sentences: {kinds}")
     if tasks:
         line = "; ".join(
             f"{name}: {t['computed']} computed, {t['cached']} cached" for name, t in tasks.items()

@@ -107,3 +107,13 @@ def test_near_dedup_matches_brute_force_on_real_like_data():
 def test_empty_input():
     r = deduplicate(frame([]), DedupSettings())
     assert len(r.kept) == 0 and len(r.dropped) == 0
+
+
+def test_duplicate_of_always_names_a_kept_row():
+    base = "오래전에 봤는데 아직도 기억에 남는 영화네요"
+    near = "오래전에 봤는데 아직도 기억에 남는 영화네요 ㅎㅎ"
+    r = deduplicate(frame([base, near, near + "!"]), DedupSettings(threshold=0.8))
+    assert r.kept["sent_id"].tolist() == ["s0"]
+    assert r.dropped["duplicate_of"].tolist() == ["s0", "s0"]
+    assert r.dropped["reason"].tolist() == ["near_duplicate", "near_duplicate"]
+    assert r.dropped["similarity"].iloc[0] == r.dropped["similarity"].iloc[1] < 1.0

@@ -61,7 +61,13 @@ def run(tmp_path_factory):
     out = base / "out"
     proc = ingest(recipe, out, base / "prefect")
     assert proc.returncode == 0, proc.stderr[-4000:]
-    return {"base": base, "recipe": recipe, "out": out, "report": json.loads(proc.stdout)}
+    return {
+        "base": base,
+        "recipe": recipe,
+        "out": out,
+        "report": json.loads(proc.stdout),
+        "sentences": pd.read_parquet(out / "sentences.parquet"),
+    }
 
 
 def test_outputs_and_columns(run):
@@ -107,6 +113,9 @@ def test_every_row_is_accounted_for(run):
     assert by_stage["noise"]["in"] == len(sentences) + len(
         rejects[rejects["stage"].isin(["noise", "pii", "dedup"])]
     )
+    pii = rejects[rejects["stage"] == "pii"]
+    assert sum(stats["pii_kinds"].values()) >= len(pii)
+    assert set(stats["pii_kinds"]) == set(pii["detail"].str.split(",").explode())
     dups = rejects[rejects["stage"] == "dedup"]
     assert dups["duplicate_of"].isin(sentences["sent_id"]).all()
 
@@ -169,3 +178,41 @@ def test_bad_recipe_and_missing_file_fail_fast(tmp_path):
     )
     assert proc.returncode == 2
     assert f"{recipe}: corpora.0.format" in proc.stderr
+
+
+def test_runs_on_an_existing_dask_scheduler(run, tmp_path):
+    """--dask-address sends the shards to a scheduler that the command did not start."""
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=1,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+    ) as cluster:
+        env = {**os.environ, "PREFECT_HOME": str(run["base"] / "prefect")}
+        env.pop("PREFECT_API_URL", None)
+        out = tmp_path / "out"
+        cmd = [
+            sys.executable,
+            "-m",
+            "flows.cli",
+            "ingest",
+            str(run["recipe"]),
+            "--out",
+            str(out),
+            "--dask-address",
+            cluster.scheduler_address,
+            "--shard-size",
+            "500",
+            "--json",
+        ]
+        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-4000:]
+        assert len(cluster.scheduler.task_groups) > 0  # the work went through this scheduler
+    report = json.loads(proc.stdout)
+    assert report["tasks"]["clean+segment"]["computed"] > 0
+    assert (out / ".cache" / "prefect").is_dir()
+    a = pd.read_parquet(out / "sentences.parquet")
+    pd.testing.assert_frame_equal(a, run["sentences"])
