@@ -21,7 +21,13 @@ from prefect.futures import as_completed
 from tqdm.auto import tqdm
 
 from pipelines.dedup import deduplicate
-from pipelines.ingest import CLEANING_FIELDS, ShardOutput, filter_sentences, process_documents
+from pipelines.ingest import (
+    CLEANING_FIELDS,
+    ShardOutput,
+    check_continuity,
+    filter_sentences,
+    process_documents,
+)
 from pipelines.io import sha256_file, write_json, write_parquet
 from pipelines.readers import file_fingerprint, read_documents
 from pipelines.recipe import (
@@ -32,6 +38,7 @@ from pipelines.recipe import (
     load_recipe,
     settings_key,
 )
+from pipelines.segment import SENTENCE_COLUMNS
 from pipelines.stage import StageResult, StageStats
 
 OUTPUT_FILES = ("documents.parquet", "sentences.parquet", "rejects.parquet", "stats.json")
@@ -74,7 +81,9 @@ def filter_task(
 @task(name="dedup", **_cached)
 def dedup_task(key: str, shards: list[ShardOutput], settings: DedupSettings) -> StageResult:
     parts = [s.kept for s in shards]
-    sentences = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    sentences = (
+        pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=SENTENCE_COLUMNS)
+    )
     return deduplicate(sentences, settings, progress=True)
 
 
@@ -147,9 +156,9 @@ def ingest_flow(recipe_path: str, out_dir: str, overrides: dict | None = None) -
 
     seg_out: list[ShardOutput] = [f.result() for f in segments]
     fil_out: list[ShardOutput] = [f.result() for f in filters]
-    documents = pd.concat([s.documents for s in seg_out], ignore_index=True) if seg_out else None
-    if documents is None:
-        documents = read_results[0].kept.iloc[0:0]
+    documents = pd.concat(
+        [s.documents for s in seg_out] or [read_results[0].kept.iloc[0:0]], ignore_index=True
+    )
     rejects = pd.concat(
         [r.rejects() for r in read_results]
         + [s.rejects for s in seg_out]
@@ -168,17 +177,7 @@ def ingest_flow(recipe_path: str, out_dir: str, overrides: dict | None = None) -
     stats["pii_kinds"] = pii_kind_counts(rejects)
     stats["recipe"] = recipe.name
     stats["cache_key"] = dedup_key
-    for name, summary in stats["corpora"].items():
-        noise_in = next(
-            (
-                s["corpora"].get(name, {}).get("in", 0)
-                for s in stats["stages"]
-                if s["stage"] == "noise"
-            ),
-            0,
-        )
-        if summary["sentences_in"] != noise_in:
-            raise AssertionError(f"{name}: sentences lost between segment and noise")
+    check_continuity(stats, sum(len(s.kept) for s in seg_out))
 
     states = {
         "read": reads,

@@ -69,3 +69,27 @@ def filter_sentences(
     private = filter_pii(noisy.kept, pii)
     rejects, stats = collect([noisy, private])
     return ShardOutput(private.kept, rejects, stats)
+
+
+# each stage takes in exactly what the stage before it kept
+_CHAIN = [("read", "clean"), ("clean", "segment"), ("noise", "pii"), ("pii", "dedup")]
+
+
+def check_continuity(stats: dict, sentences_produced: int) -> None:
+    """Raise if rows went missing between stages (per corpus), not only within them."""
+    empty = {"in": 0, "kept": 0, "corpora": {}}
+    found = {s["stage"]: s for s in stats["stages"]}
+    corpora = set().union(*(s["corpora"] for s in stats["stages"]))
+    for before, after in _CHAIN:
+        for corpus in corpora:
+            kept = found.get(before, empty)["corpora"].get(corpus, {}).get("kept", 0)
+            took = found.get(after, empty)["corpora"].get(corpus, {}).get("in", 0)
+            if kept != took:
+                raise AssertionError(
+                    f"{corpus}: {before} kept {kept} rows but {after} took in {took}"
+                )
+    noise_in = found.get("noise", empty)["in"]
+    if noise_in != sentences_produced:
+        raise AssertionError(
+            f"segment produced {sentences_produced} sentences, noise took in {noise_in}"
+        )

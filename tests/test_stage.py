@@ -30,3 +30,32 @@ def test_a_drop_without_reason_is_refused():
     df = pd.DataFrame({"corpus": ["x"], "text": ["가"], "reason": [None]})
     with pytest.raises(AssertionError, match="no reason"):
         StageResult("s", "sentence", df.iloc[0:0], df, rows_in=1)
+
+
+def test_rows_lost_between_stages_are_caught():
+    from pipelines.ingest import check_continuity
+
+    def stage(name, n_in, kept):
+        return {
+            "stage": name,
+            "in": n_in,
+            "kept": kept,
+            "corpora": {"c": {"in": n_in, "kept": kept, "dropped": {}}},
+        }
+
+    good = {
+        "stages": [
+            stage("read", 5, 5),
+            stage("clean", 5, 4),
+            stage("segment", 4, 4),
+            stage("noise", 9, 8),
+            stage("pii", 8, 8),
+            stage("dedup", 8, 7),
+        ]
+    }
+    check_continuity(good, sentences_produced=9)
+    with pytest.raises(AssertionError, match="segment produced 10 sentences"):
+        check_continuity(good, sentences_produced=10)
+    bad = {"stages": [*good["stages"][:4], stage("pii", 7, 7), good["stages"][5]]}
+    with pytest.raises(AssertionError, match="c: noise kept 8 rows but pii took in 7"):
+        check_continuity(bad, sentences_produced=9)
