@@ -150,7 +150,7 @@ def read_documents(corpus: CorpusSpec, path: Path) -> StageResult:
     seen: dict[str, int] = {}
     text_field = corpus.text_field or "text"
     records = iter_records(corpus, path)
-    if path.stat().st_size > PROGRESS_BYTES:
+    if path.is_file() and path.stat().st_size > PROGRESS_BYTES:
         records = tqdm(records, desc=f"read {corpus.name}", unit=" docs", mininterval=5)
     for lineno, record in records:
         text = _as_text(_field(record, text_field, path, lineno), text_field, path, lineno)
