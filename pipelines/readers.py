@@ -74,8 +74,9 @@ def _decoded_lines(path: Path, encoding: str) -> Iterator[tuple[int, str]]:
             raise InputError(f"{path}:{lineno + 1}: cannot read: {exc}") from None
 
 
-def iter_records(corpus: CorpusSpec, path: Path) -> Iterator[tuple[int, dict]]:
-    """Yield ``(line, record)`` for every document of the corpus file."""
+def iter_records(corpus: CorpusSpec, path: Path) -> Iterator[tuple[int, dict | None]]:
+    """Yield ``(line, record)`` for every document of the corpus file; a blank line of
+    a JSON Lines, CSV or TSV file yields ``(line, None)`` so that it is counted too."""
     if corpus.format == "txt":
         for lineno, line in _decoded_lines(path, corpus.encoding):
             yield lineno, {"text": line.rstrip("\r\n")}
@@ -83,6 +84,7 @@ def iter_records(corpus: CorpusSpec, path: Path) -> Iterator[tuple[int, dict]]:
     if corpus.format == "jsonl":
         for lineno, line in _decoded_lines(path, corpus.encoding):
             if not line.strip():
+                yield lineno, None
                 continue
             try:
                 record = json.loads(line)
@@ -110,6 +112,7 @@ def iter_records(corpus: CorpusSpec, path: Path) -> Iterator[tuple[int, dict]]:
         assert header is not None
         for row in reader:
             if not row or (len(row) == 1 and not row[0].strip()):
+                yield reader.line_num, None
                 continue
             if len(row) != len(header):
                 raise InputError(
@@ -139,10 +142,31 @@ def _as_text(value: object, name: str, path: Path, lineno: int) -> str:
     raise InputError(f"{path}:{lineno}: field {name!r} is {type(value).__name__}, not text")
 
 
+_BLANK = "blank-line-"
+
+
+def _blank_row(corpus: CorpusSpec, lineno: int) -> tuple:
+    source_id = f"{_BLANK}{lineno}"
+    return (
+        f"{corpus.name}:{source_id}",
+        corpus.name,
+        source_id,
+        lineno,
+        "",
+        corpus.license,
+        corpus.domain,
+        corpus.style,
+        None,
+        corpus.unit,
+        None,
+    )
+
+
 def read_documents(corpus: CorpusSpec, path: Path) -> StageResult:
     """Read a whole corpus into the ``documents`` table (stage ``read``).
 
-    Documents whose text is empty or blank are dropped with reason ``empty_document``.
+    Documents whose text is empty or blank are dropped with reason ``empty_document``;
+    blank lines of JSON Lines, CSV and TSV files with reason ``blank_line``.
     A missing field, a malformed line, an unparsable date or a repeated id is an
     :class:`InputError` naming the file and line.
     """
@@ -153,6 +177,9 @@ def read_documents(corpus: CorpusSpec, path: Path) -> StageResult:
     if path.is_file() and path.stat().st_size > PROGRESS_BYTES:
         records = tqdm(records, desc=f"read {corpus.name}", unit=" docs", mininterval=5)
     for lineno, record in records:
+        if record is None:
+            rows.append(_blank_row(corpus, lineno))
+            continue
         text = _as_text(_field(record, text_field, path, lineno), text_field, path, lineno)
         if corpus.id_field:
             source_id = _as_text(
@@ -200,6 +227,7 @@ def read_documents(corpus: CorpusSpec, path: Path) -> StageResult:
     docs = pd.DataFrame.from_records(rows, columns=DOCUMENT_COLUMNS)
     docs["line"] = docs["line"].astype("int64")
     reasons = docs["text"].str.strip().eq("").map({True: "empty_document", False: None})
+    reasons[docs["source_id"].str.startswith(_BLANK)] = "blank_line"
     return split_by_reason("read", "document", docs, reasons)
 
 

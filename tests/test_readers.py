@@ -37,7 +37,7 @@ def test_jsonl_gz_with_ids_dates_and_meta(tmp_path):
     ]
     path = write(
         tmp_path / "r.jsonl.gz",
-        "\n".join(json.dumps(x, ensure_ascii=False) for x in lines),
+        "\n\n".join(json.dumps(x, ensure_ascii=False) for x in lines),
         gz=True,
     )
     c = spec(
@@ -52,8 +52,8 @@ def test_jsonl_gz_with_ids_dates_and_meta(tmp_path):
     assert result.kept["doc_id"].tolist() == ["c:7"]
     assert result.kept["date"].tolist() == ["2015-08-25"]
     assert json.loads(result.kept["meta"][0]) == {"rating": "10"}
-    assert result.dropped["reason"].tolist() == ["empty_document"]
-    assert result.dropped["line"].tolist() == [2]
+    assert result.dropped["reason"].tolist() == ["blank_line", "empty_document"]
+    assert result.dropped["line"].tolist() == [2, 3]
 
 
 def test_tsv_without_header_and_csv_with_quotes(tmp_path):
