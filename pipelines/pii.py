@@ -4,9 +4,11 @@ KLUE 2.3 removes sentences that contain personal information: e-mail addresses, 
 user mentions (@id), phone numbers, resident registration numbers, card numbers and
 bank account numbers. One detector per kind; detectors run in a fixed order and mask
 what they matched, so a phone number is not counted again as an account number.
-Card numbers must pass the Luhn check; resident registration numbers must carry a real
-birth date and a valid sex/century digit. Names are not detected: public figures' names
-are not PII, and KLUE did not remove names.
+Card numbers must have a known network's prefix and length and pass the Luhn check;
+resident registration numbers must carry a real birth date and a valid sex/century
+digit and not be a run of one or two repeated digits ("1010101010101"). Each of these
+guards comes from a false positive seen in the NSMC crawl. Names are not detected:
+public figures' names are not PII, and KLUE did not remove names.
 
 ``filter_pii`` is the ``pii`` stage: a sentence with any enabled kind is dropped with
 reason ``pii`` and the kinds found in ``detail`` (e.g. ``email,url``).
@@ -58,12 +60,46 @@ def _rrn_valid(match: re.Match[str]) -> bool:
         date(century + yy, mm, dd)
     except ValueError:
         return False
-    return True
+    return not _digit_run(digits)
+
+
+def _digit_run(digits: str) -> bool:
+    """Keyboard noise such as "1010101010101" or "0707070707070": two digits or fewer."""
+    return len(set(digits)) <= 2
+
+
+# Issuer prefixes (IIN ranges) and lengths of the card networks used in Korea.
+_CARD_NETWORKS = [
+    (re.compile(r"4"), {13, 16, 19}),  # Visa
+    (re.compile(r"5[1-5]|2(?:22[1-9]|2[3-9]\d|[3-6]\d\d|7[01]\d|720)"), {16}),  # Mastercard
+    (re.compile(r"3[47]"), {15}),  # American Express
+    (re.compile(r"35(?:2[89]|[3-8]\d)"), set(range(16, 20))),  # JCB
+    (re.compile(r"6(?:011|5|4[4-9])"), set(range(16, 20))),  # Discover
+    (re.compile(r"62"), set(range(16, 20))),  # UnionPay
+    (re.compile(r"3(?:0[0-5]|[689])"), set(range(14, 20))),  # Diners Club
+    (re.compile(r"9"), {16}),  # Korean domestic cards (BC and others)
+]
 
 
 def _card_valid(match: re.Match[str]) -> bool:
+    """A known network's prefix and length, and the Luhn checksum."""
     digits = re.sub(r"\D", "", match.group(0))
-    return 13 <= len(digits) <= 19 and luhn_valid(digits)
+    known = any(p.match(digits) and len(digits) in lengths for p, lengths in _CARD_NETWORKS)
+    return known and luhn_valid(digits)
+
+
+def _phone_valid(match: re.Match[str]) -> bool:
+    """Not a year range such as "1839-1842" (which looks like a 18xx nationwide number)."""
+    text = match.group(0)
+    m = re.fullmatch(r"(1[5-9]\d\d)-(\d{4})", text)
+    if m:
+        first, second = int(m.group(1)), int(m.group(2))
+        if 0 < second - first < 200:
+            return False
+        following = match.string[match.end() : match.end() + 1]
+        if following == "년":
+            return False
+    return True
 
 
 def _account_valid(match: re.Match[str]) -> bool:
@@ -120,7 +156,7 @@ DETECTORS: list[tuple[str, re.Pattern[str], object]] = [
             _D + r"(?:(?:\+82[ -]?|0)(?:1[016789]|2|[3-6][1-5]|70)[ .)-]?\d{3,4}[ .-]?\d{4}"
             r"|1(?:5[4-9]|6\d|8\d)\d-\d{4})" + _ND
         ),
-        None,
+        _phone_valid,
     ),
     # bank accounts: hyphenated digit groups of 10-14 digits, or 10-14 digits after an
     # account word ("계좌 110123456789")
@@ -135,8 +171,15 @@ DETECTORS: list[tuple[str, re.Pattern[str], object]] = [
         ),
         _account_valid,
     ),
-    # user mentions: @id or @닉네임 not part of an e-mail address
-    ("mention", re.compile(r"(?<![\w.@])@[A-Za-z0-9_가-힣][A-Za-z0-9_.가-힣]{1,30}"), None),
+    # user mentions: @id or @닉네임 not part of an e-mail address; "@다크 나이트@" uses @ as
+    # quotation marks (a closing @ right after a word), which is not a mention
+    (
+        "mention",
+        re.compile(
+            r"(?<![\w.@])@(?![^@\n]{0,30}[^\s,;@]@)[A-Za-z0-9_가-힣][A-Za-z0-9_.가-힣]{1,30}"
+        ),
+        None,
+    ),
 ]
 
 

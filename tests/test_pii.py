@@ -24,6 +24,9 @@ from pipelines.recipe import PiiSettings
         ("주민번호 900101-1234567 유출", "rrn"),
         ("카드 4111-1111-1111-1111 결제", "card"),
         ("카드번호 5555555555554444 입니다", "card"),
+        ("아멕스 3782-822463-10005 로 결제", "card"),
+        ("@김혜영 봤니 알겠냐", "mention"),
+        ("SNS로 이룰 수 있는 것에 대한 스토리 @deok", "mention"),
         ("입금 계좌 110-123-456789 신한", "account"),
         ("국민은행 계좌 123456789012 로 보내", "account"),
     ],
@@ -46,6 +49,14 @@ def test_detects(text, kind):
         "이메일 주소를 적어주세요",
         "3.5점 영화.. 그냥 그래",
         "1+1 행사 중",
+        # false positives seen in the full NSMC crawl
+        "잼43242343424141341",  # Luhn-valid by chance, but no card network has 17 digits
+        "킬링타임 굿00111000111000",
+        "7점0707070707070",  # a digit run, not a resident registration number
+        "1010101010101재밌네영",
+        "1839-1842년경 중국 광주 등에서의 아편전쟁을 그린 영화",  # a year range
+        "이세상 그어디에도 없는,@신비의법@이긴 하다만",  # @ as quotation marks
+        "놀란의 불멸의 걸작 @다크 나이트@에도 평점 7 점",
     ],
 )
 def test_negatives(text):
@@ -95,3 +106,7 @@ def test_stage_drops_with_kinds_and_respects_settings():
 def test_unknown_kind_is_rejected():
     with pytest.raises(ValueError, match="unknown PII kinds"):
         PiiSettings(kinds=["email", "passport"])
+
+
+def test_two_mentions_on_one_line():
+    assert find_pii("@kim 그리고 @lee 보세요") == [("mention", "@lee"), ("mention", "@kim")]
