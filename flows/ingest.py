@@ -12,6 +12,7 @@ setting leaves sentence splitting cached.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from pathlib import Path
 
@@ -85,10 +86,6 @@ def dedup_task(key: str, shards: list[ShardOutput], settings: DedupSettings) -> 
         pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=SENTENCE_COLUMNS)
     )
     return deduplicate(sentences, settings, progress=True)
-
-
-def _state_name(future) -> str:  # noqa: ANN001 - a PrefectFuture
-    return future.state.name
 
 
 def pii_kind_counts(rejects: pd.DataFrame) -> dict[str, int]:
@@ -187,8 +184,8 @@ def ingest_flow(recipe_path: str, out_dir: str, overrides: dict | None = None) -
     }
     tasks = {
         name: {
-            "cached": sum(_state_name(f) == "Cached" for f in futures),
-            "computed": sum(_state_name(f) != "Cached" for f in futures),
+            "cached": sum(f.state.name == "Cached" for f in futures),
+            "computed": sum(f.state.name != "Cached" for f in futures),
         }
         for name, futures in states.items()
     }
@@ -218,13 +215,12 @@ def write_outputs(
     rejects: pd.DataFrame,
     stats: dict,
 ) -> bool:
-    """Write the four outputs atomically, then ``manifest.json`` last.
+    """Write the four outputs atomically, then ``manifest.json`` last (it is removed first,
+    so a run interrupted between two files leaves no manifest behind).
 
     When the manifest already records ``key`` and every file still has the recorded
     SHA-256, nothing is rewritten (a rerun changes nothing) and False is returned.
     """
-    import json
-
     manifest_path = out / "manifest.json"
     if manifest_path.exists():
         try:
@@ -238,6 +234,8 @@ def write_outputs(
         ):
             return False
     out.mkdir(parents=True, exist_ok=True)
+    # no manifest while the outputs change: a folder without one holds an unfinished write
+    manifest_path.unlink(missing_ok=True)
     write_parquet(documents, out / "documents.parquet")
     write_parquet(sentences, out / "sentences.parquet")
     write_parquet(rejects, out / "rejects.parquet")
