@@ -142,23 +142,22 @@ def _as_text(value: object, name: str, path: Path, lineno: int) -> str:
     raise InputError(f"{path}:{lineno}: field {name!r} is {type(value).__name__}, not text")
 
 
-_BLANK = "blank-line-"
-
-
-def _blank_row(corpus: CorpusSpec, lineno: int) -> tuple:
-    source_id = f"{_BLANK}{lineno}"
+def _row(
+    corpus: CorpusSpec, source_id: str, lineno: int, text: str, date: str | None, meta: dict
+) -> tuple:
+    """One ``documents`` row, in the order of ``DOCUMENT_COLUMNS``."""
     return (
         f"{corpus.name}:{source_id}",
         corpus.name,
         source_id,
         lineno,
-        "",
+        text,
         corpus.license,
         corpus.domain,
         corpus.style,
-        None,
+        date,
         corpus.unit,
-        None,
+        json.dumps(meta, ensure_ascii=False) if meta else None,
     )
 
 
@@ -171,6 +170,7 @@ def read_documents(corpus: CorpusSpec, path: Path) -> StageResult:
     :class:`InputError` naming the file and line.
     """
     rows: list[tuple] = []
+    blank_rows: list[int] = []
     seen: dict[str, int] = {}
     text_field = corpus.text_field or "text"
     records = iter_records(corpus, path)
@@ -178,7 +178,8 @@ def read_documents(corpus: CorpusSpec, path: Path) -> StageResult:
         records = tqdm(records, desc=f"read {corpus.name}", unit=" docs", mininterval=5)
     for lineno, record in records:
         if record is None:
-            rows.append(_blank_row(corpus, lineno))
+            blank_rows.append(len(rows))
+            rows.append(_row(corpus, f"blank-line-{lineno}", lineno, "", None, {}))
             continue
         text = _as_text(_field(record, text_field, path, lineno), text_field, path, lineno)
         if corpus.id_field:
@@ -207,27 +208,13 @@ def read_documents(corpus: CorpusSpec, path: Path) -> StageResult:
                         f"{path}:{lineno}: date {raw!r} does not match {corpus.date_format!r}"
                     ) from None
         meta = {k: record.get(k) for k in corpus.keep_fields}
-        rows.append(
-            (
-                f"{corpus.name}:{source_id}",
-                corpus.name,
-                source_id,
-                lineno,
-                text,
-                corpus.license,
-                corpus.domain,
-                corpus.style,
-                date,
-                corpus.unit,
-                json.dumps(meta, ensure_ascii=False) if meta else None,
-            )
-        )
+        rows.append(_row(corpus, source_id, lineno, text, date, meta))
         if corpus.limit and len(rows) >= corpus.limit:
             break
     docs = pd.DataFrame.from_records(rows, columns=DOCUMENT_COLUMNS)
     docs["line"] = docs["line"].astype("int64")
     reasons = docs["text"].str.strip().eq("").map({True: "empty_document", False: None})
-    reasons[docs["source_id"].str.startswith(_BLANK)] = "blank_line"
+    reasons.iloc[blank_rows] = "blank_line"
     return split_by_reason("read", "document", docs, reasons)
 
 
