@@ -8,8 +8,10 @@ import logging
 import sys
 from pathlib import Path
 
+from pipelines.pairing import PairingError
 from pipelines.readers import InputError
 from pipelines.recipe import RecipeError, load_recipe
+from pipelines.translate import TranslationError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -54,6 +56,33 @@ def _parser() -> argparse.ArgumentParser:
         help="documents per shard (default: the recipe's runner.shard_size, 20000)",
     )
     ingest.add_argument("--json", action="store_true", help="print the run report as JSON")
+
+    pair = sub.add_parser(
+        "pair",
+        help="build STS sentence pairs (GSM, round-trip translation, metadata)",
+        description=(
+            "Run the Prefect pairing flow for RECIPE's 'pairing' section (KLUE 3.2.1): greedy "
+            "sentence matching on MeCab-morpheme ROUGE for less similar pairs, round-trip "
+            "translation for similar pairs (each round trip checked; drops kept in "
+            "rejects.parquet), and intent/topic pairs from metadata. Reads an ingest run's "
+            "output (--input, else the recipe's pairing.input, else ingests the recipe's "
+            "corpora into OUT/ingest first). Writes pairs.parquet, rejects.parquet, "
+            "stats.json and manifest.json to --out; tasks and translations are cached under "
+            "OUT/.cache."
+        ),
+    )
+    pair.add_argument("recipe", type=Path, help="the recipe YAML file (with a pairing section)")
+    pair.add_argument("--out", type=Path, required=True, help="output folder (created)")
+    pair.add_argument(
+        "--input",
+        type=Path,
+        default=None,
+        help="folder of a finished `benchforge ingest` run to pair (default: see above)",
+    )
+    pair.add_argument(
+        "--seed", type=int, default=None, help="random seed (default: the recipe's pairing.seed)"
+    )
+    pair.add_argument("--json", action="store_true", help="print the run report as JSON")
     return parser
 
 
@@ -82,6 +111,26 @@ def _ingest(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pair(args: argparse.Namespace) -> int:
+    from flows.runtime import prefect_server
+    from pipelines.report import print_pair_report
+
+    recipe = load_recipe(args.recipe)
+    if recipe.pairing is None:
+        raise RecipeError(f"{args.recipe}: the recipe has no 'pairing' section")
+    with prefect_server():
+        from flows.pair import run_pair
+
+        report = run_pair(args.recipe, args.out, args.input, args.seed)
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=2))
+    else:
+        print_pair_report(report["stats"], report["tasks"])
+        state = "written to" if report["written"] else "unchanged in"
+        print(f"Outputs {state} {args.out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(
@@ -91,7 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "ingest":
             return _ingest(args)
-    except (InputError, RecipeError) as exc:
+        if args.command == "pair":
+            return _pair(args)
+    except (InputError, RecipeError, PairingError, TranslationError) as exc:
         print(f"benchforge: error: {exc}", file=sys.stderr)
         return 2
     return 1

@@ -12,8 +12,6 @@ setting leaves sentence splitting cached.
 from __future__ import annotations
 
 import hashlib
-import json
-import logging
 from pathlib import Path
 
 import pandas as pd
@@ -29,7 +27,7 @@ from pipelines.ingest import (
     filter_sentences,
     process_documents,
 )
-from pipelines.io import sha256_file, write_json, write_parquet
+from pipelines.io import write_outputs
 from pipelines.readers import file_fingerprint, read_documents
 from pipelines.recipe import (
     CorpusSpec,
@@ -40,9 +38,7 @@ from pipelines.recipe import (
     settings_key,
 )
 from pipelines.segment import SENTENCE_COLUMNS
-from pipelines.stage import StageResult, StageStats
-
-OUTPUT_FILES = ("documents.parquet", "sentences.parquet", "rejects.parquet", "stats.json")
+from pipelines.stage import StageResult, StageStats, value_counts
 
 
 def code_fingerprint() -> str:
@@ -59,27 +55,27 @@ def _by_key(context, parameters: dict) -> str:  # noqa: ANN001 - Prefect's task 
     return parameters["key"]
 
 
-_cached = {"cache_key_fn": _by_key, "persist_result": True, "cache_expiration": None}
+CACHE_OPTIONS = {"cache_key_fn": _by_key, "persist_result": True, "cache_expiration": None}
 
 
-@task(name="read", **_cached)
+@task(name="read", **CACHE_OPTIONS)
 def read_task(key: str, corpus: CorpusSpec, path: str) -> StageResult:
     return read_documents(corpus, Path(path))
 
 
-@task(name="clean+segment", **_cached)
+@task(name="clean+segment", **CACHE_OPTIONS)
 def segment_task(key: str, docs: pd.DataFrame, noise: NoiseSettings) -> ShardOutput:
     return process_documents(docs, noise)
 
 
-@task(name="noise+pii", **_cached)
+@task(name="noise+pii", **CACHE_OPTIONS)
 def filter_task(
     key: str, shard: ShardOutput, noise: NoiseSettings, pii: PiiSettings
 ) -> ShardOutput:
     return filter_sentences(shard.kept, noise, pii)
 
 
-@task(name="dedup", **_cached)
+@task(name="dedup", **CACHE_OPTIONS)
 def dedup_task(key: str, shards: list[ShardOutput], settings: DedupSettings) -> StageResult:
     parts = [s.kept for s in shards]
     sentences = (
@@ -91,7 +87,7 @@ def dedup_task(key: str, shards: list[ShardOutput], settings: DedupSettings) -> 
 def pii_kind_counts(rejects: pd.DataFrame) -> dict[str, int]:
     """How many dropped sentences contained each kind of PII (a sentence may hold several)."""
     kinds = rejects.loc[rejects["stage"] == "pii", "detail"].dropna().str.split(",").explode()
-    return {str(k): int(n) for k, n in kinds.value_counts().sort_index().items()}
+    return value_counts(kinds)
 
 
 def _summary(stats: dict, corpora: list[str]) -> dict:
@@ -189,7 +185,16 @@ def ingest_flow(recipe_path: str, out_dir: str, overrides: dict | None = None) -
         }
         for name, futures in states.items()
     }
-    written = write_outputs(out, dedup_key, documents, deduped.kept, rejects, stats)
+    written = write_outputs(
+        out,
+        dedup_key,
+        {
+            "documents.parquet": documents,
+            "sentences.parquet": deduped.kept,
+            "rejects.parquet": rejects,
+        },
+        {"stats.json": stats},
+    )
     logger.info("outputs %s in %s", "written" if written else "unchanged", out)
     return {"stats": stats, "tasks": tasks, "written": written, "out_dir": str(out)}
 
@@ -205,44 +210,3 @@ def run_ingest(recipe_path: Path, out_dir: Path, overrides: dict | None = None) 
         return ingest_flow.with_options(task_runner=runner)(
             str(Path(recipe_path).resolve()), str(out_dir.resolve()), overrides
         )
-
-
-def write_outputs(
-    out: Path,
-    key: str,
-    documents: pd.DataFrame,
-    sentences: pd.DataFrame,
-    rejects: pd.DataFrame,
-    stats: dict,
-) -> bool:
-    """Write the four outputs atomically, then ``manifest.json`` last (it is removed first,
-    so a run interrupted between two files leaves no manifest behind).
-
-    When the manifest already records ``key`` and every file still has the recorded
-    SHA-256, nothing is rewritten (a rerun changes nothing) and False is returned.
-    """
-    manifest_path = out / "manifest.json"
-    if manifest_path.exists():
-        try:
-            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError:
-            manifest = {}
-        files = manifest.get("files", {})
-        if manifest.get("key") == key and all(
-            (out / name).exists() and sha256_file(out / name) == files.get(name)
-            for name in OUTPUT_FILES
-        ):
-            return False
-    out.mkdir(parents=True, exist_ok=True)
-    # no manifest while the outputs change: a folder without one holds an unfinished write
-    manifest_path.unlink(missing_ok=True)
-    write_parquet(documents, out / "documents.parquet")
-    write_parquet(sentences, out / "sentences.parquet")
-    write_parquet(rejects, out / "rejects.parquet")
-    write_json(stats, out / "stats.json")
-    write_json(
-        {"key": key, "files": {name: sha256_file(out / name) for name in OUTPUT_FILES}},
-        manifest_path,
-    )
-    logging.getLogger("benchforge").debug("wrote %s", ", ".join(OUTPUT_FILES))
-    return True

@@ -48,3 +48,49 @@ def sha256_file(path: str | Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def write_outputs(
+    out: Path, key: str, tables: dict[str, pd.DataFrame], documents: dict[str, object]
+) -> bool:
+    """Write a run's outputs atomically, then ``manifest.json`` last.
+
+    ``tables`` are written as Parquet and ``documents`` as JSON, under their names. The
+    manifest is removed before any output changes, so a run interrupted between two files
+    leaves no manifest behind. When the manifest already records ``key`` and every file
+    still has the recorded SHA-256, nothing is rewritten (a rerun changes nothing) and
+    False is returned.
+    """
+    names = [*tables, *documents]
+    manifest_path = out / "manifest.json"
+    if manifest_path.exists():
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            manifest = {}
+        files = manifest.get("files", {})
+        if manifest.get("key") == key and all(
+            (out / name).exists() and sha256_file(out / name) == files.get(name) for name in names
+        ):
+            return False
+    out.mkdir(parents=True, exist_ok=True)
+    manifest_path.unlink(missing_ok=True)
+    for name, df in tables.items():
+        write_parquet(df, out / name)
+    for name, obj in documents.items():
+        write_json(obj, out / name)
+    write_json(
+        {"key": key, "files": {name: sha256_file(out / name) for name in names}}, manifest_path
+    )
+    return True
+
+
+def read_manifest(folder: Path) -> dict:
+    """The manifest of a finished run in ``folder``; ValueError when there is none."""
+    path = folder / "manifest.json"
+    if not path.is_file():
+        raise ValueError(
+            f"{folder}: no manifest.json: not the output of a finished run (an interrupted "
+            "run leaves none)"
+        )
+    return json.loads(path.read_text(encoding="utf-8"))

@@ -62,3 +62,43 @@ def print_report(stats: dict, tasks: dict | None = None, console: Console | None
             f"{name}: {t['computed']} computed, {t['cached']} cached" for name, t in tasks.items()
         )
         console.print(f"Tasks: {line}")
+
+
+def pair_table(stats: dict) -> Table:
+    """Per corpus and method: what went in, pairs made, drops by reason, scores."""
+    table = Table(title="Pairs (KLUE 3.2.1)", title_justify="left")
+    for col in ("corpus", "method", "in", "pairs", "dropped by reason", "scores"):
+        table.add_column(col, justify="right" if col in ("in", "pairs") else "left")
+    for corpus, methods in stats["corpora"].items():
+        for method, s in methods.items():
+            if method == "gsm":
+                shown = f"{s['pool']:,} pool", f"{s['kept']:,} of {s['drawn']:,}"
+                reasons = f"leftover {s['leftover']}" if s["leftover"] else "-"
+                scores = f"ROUGE first/last quarter {s['score_first_quarter']}/"
+                scores += f"{s['score_last_quarter']}"
+            elif method == "rtt":
+                shown = f"{s['in']:,}", f"{s['kept']:,}"
+                reasons = ", ".join(f"{r} {n:,}" for r, n in s["dropped"].items()) or "-"
+                scores = (
+                    f"translations {s['translations_made']:,} made, "
+                    f"{s['translations_cached']:,} from cache"
+                )
+            else:
+                shown = f"{s['groups']:,} groups", f"{s['intent'] + s['topic']:,}"
+                reasons = "-"
+                scores = f"intent {s['intent']:,}, topic {s['topic']:,}"
+            table.add_row(corpus, method, *shown, reasons, scores)
+    return table
+
+
+def print_pair_report(stats: dict, tasks: dict, console: Console | None = None) -> None:
+    if console is None:
+        console = Console()
+        if not console.is_terminal:
+            console = Console(width=140)
+    console.print(pair_table(stats))
+    console.print(
+        f"{stats['total_pairs']:,} pairs: "
+        + ", ".join(f"{m} {n:,}" for m, n in stats["pairs"].items())
+        + f". Tasks: {tasks['computed']} computed, {tasks['cached']} cached"
+    )

@@ -175,3 +175,8 @@ class StageStats:
                 }
             )
         return {"stages": stages}
+
+
+def value_counts(values: pd.Series) -> dict[str, int]:
+    """How often each value occurs, sorted by value, as plain JSON types."""
+    return {str(k): int(n) for k, n in values.value_counts().sort_index().items()}
