@@ -162,7 +162,8 @@ class RttSettings(_Strict):
     # Not in the papers: benchforge's defaults, documented in README.
     min_length_ratio: float = Field(default=0.5, gt=0)
     max_length_ratio: float = Field(default=2.0, gt=0)
-    min_rouge: float = Field(default=0.2, ge=0, le=1)
+    # unrelated Korean sentences share particles and endings: ROUGE-L ~0.2 between them
+    min_rouge: float = Field(default=0.3, ge=0, le=1)
 
 
 class GsmSpec(_Strict):

@@ -1,9 +1,10 @@
-"""Build a tiny Marian translation checkpoint (model + sentencepiece vocabulary) locally.
+"""Build tiny Marian translation checkpoints (model + sentencepiece vocabulary) locally.
 
-No model hub is reachable here, so the tests make their own checkpoint: a sentencepiece
-model trained on a few Korean and English sentences, a Marian vocabulary over its pieces,
-and a randomly initialised two-layer Marian model, saved as an ordinary transformers
-checkpoint directory that ``TransformersTranslator`` loads like a real one.
+No model hub is reachable here, so the tests make their own checkpoints: a sentencepiece
+model trained on the sentences at hand, a Marian vocabulary over its pieces, and a small
+Marian model trained for a few seconds until it reproduces the given translations. It is
+saved as an ordinary transformers checkpoint directory, which ``TransformersTranslator``
+loads and runs with the same code as a real opus-mt checkpoint.
 """
 
 from __future__ import annotations
@@ -11,33 +12,45 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-CORPUS = [
-    "오늘 날씨가 정말 좋네요.",
-    "이 영화는 배우들의 연기가 훌륭했다.",
-    "불 좀 꺼 줄래?",
-    "내일 아침 일곱 시에 알람 맞춰 줘.",
-    "The weather is really nice today.",
-    "The actors in this movie were excellent.",
-    "Could you turn off the light?",
-    "Set an alarm for seven tomorrow morning.",
+KO_EN = [
+    ("오늘 날씨가 정말 좋네요.", "The weather is really nice today."),
+    ("이 영화는 배우들의 연기가 훌륭했다.", "The actors in this movie were excellent."),
+    ("불 좀 꺼 줄래?", "Could you turn off the light?"),
+    ("내일 아침 일곱 시에 알람 맞춰 줘.", "Set an alarm for seven tomorrow morning."),
+    ("배송이 너무 늦어서 화가 났어요.", "I was angry because the delivery was so late."),
+]
+
+# Back translations chosen to exercise every RTT check: a paraphrase (kept), the source
+# itself (identical), a different sentence (drift), a runaway repetition (length ratio),
+# and another paraphrase (kept).
+EN_KO = [
+    ("The weather is really nice today.", "오늘은 날씨가 참 좋네요."),
+    ("The actors in this movie were excellent.", "이 영화는 배우들의 연기가 훌륭했다."),
+    ("Could you turn off the light?", "고양이가 지붕 위에서 잠을 잔다."),
+    (
+        "Set an alarm for seven tomorrow morning.",
+        "내일 아침 일곱 시에 알람 맞춰 줘. 내일 아침 일곱 시에 알람 맞춰 줘. "
+        "내일 아침 일곱 시에 알람.",
+    ),
+    ("I was angry because the delivery was so late.", "배송이 너무 늦어서 정말 화가 났어요."),
 ]
 
 
-def build_tiny_marian(out: Path, seed: int = 0) -> Path:
-    """Write a tiny Marian checkpoint directory to ``out`` and return it."""
+def build_tiny_marian(out: Path, pairs: list[tuple[str, str]], steps: int = 400) -> Path:
+    """Train and save a tiny Marian checkpoint that translates ``pairs`` (source, target)."""
     import sentencepiece as spm
     import torch
     from transformers import MarianConfig, MarianMTModel, MarianTokenizer
 
     out.mkdir(parents=True, exist_ok=True)
     text = out / "spm_corpus.txt"
-    text.write_text("\n".join(CORPUS * 4) + "\n", encoding="utf-8")
+    text.write_text("\n".join(s for pair in pairs for s in pair) + "\n", encoding="utf-8")
     spm.SentencePieceTrainer.train(
         input=str(text),
         model_prefix=str(out / "spm"),
-        vocab_size=80,
+        vocab_size=150,
+        hard_vocab_limit=False,
         character_coverage=1.0,
-        model_type="unigram",
         bos_id=-1,
         eos_id=-1,
         unk_id=0,
@@ -45,40 +58,52 @@ def build_tiny_marian(out: Path, seed: int = 0) -> Path:
     )
     text.unlink()
     proc = spm.SentencePieceProcessor(model_file=str(out / "spm.model"))
-    pieces = [proc.id_to_piece(i) for i in range(proc.get_piece_size())]
     vocab = {"</s>": 0, "<unk>": 1}
-    for piece in pieces:
-        vocab.setdefault(piece, len(vocab))
+    for i in range(proc.get_piece_size()):
+        vocab.setdefault(proc.id_to_piece(i), len(vocab))
     vocab["<pad>"] = len(vocab)
     (out / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
     tokenizer = MarianTokenizer(
         source_spm=str(out / "spm.model"),
         target_spm=str(out / "spm.model"),
         vocab=str(out / "vocab.json"),
-        source_lang="ko",
-        target_lang="en",
     )
     config = MarianConfig(
         vocab_size=len(vocab),
-        d_model=32,
+        d_model=64,
         encoder_layers=2,
         decoder_layers=2,
-        encoder_attention_heads=2,
-        decoder_attention_heads=2,
-        encoder_ffn_dim=64,
-        decoder_ffn_dim=64,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=128,
+        decoder_ffn_dim=128,
         max_position_embeddings=128,
         pad_token_id=vocab["<pad>"],
         eos_token_id=vocab["</s>"],
         decoder_start_token_id=vocab["<pad>"],
         forced_eos_token_id=vocab["</s>"],
     )
-    torch.manual_seed(seed)
+    torch.manual_seed(0)
     model = MarianMTModel(config)
-    model.generation_config.max_length = 32
+    batch = tokenizer(
+        [s for s, _ in pairs], text_target=[t for _, t in pairs], return_tensors="pt", padding=True
+    )
+    labels = batch["labels"]
+    labels[labels == tokenizer.pad_token_id] = -100
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    model.train()
+    for _ in range(steps):
+        loss = model(
+            input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], labels=labels
+        ).loss
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        if loss.item() < 0.02:
+            break
+    model.eval()
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
-    for name in ("spm.model", "spm.vocab", "vocab.json"):
-        if name != "vocab.json" and (out / name).exists():
-            (out / name).unlink()
+    for name in ("spm.model", "spm.vocab"):
+        (out / name).unlink(missing_ok=True)
     return out
