@@ -29,9 +29,8 @@ average). Two things make that cheap:
   sentences that earlier draws of the batch removed. A pair's score does not depend on
   the pool, so this gives exactly the sequential result.
 
-ROUGE-N overlaps (clipped n-gram counts) come from an inverted index over occurrence-
-numbered n-grams: the k-th occurrence of an n-gram in a sentence is its own feature, so
-a sum of matching features is ``sum(min(count_S, count_T))``.
+ROUGE-N F1 is 2*overlap/(|grams S|+|grams T|) with the clipped n-gram overlap, which is
+the LCS of the two sentences' n-grams in sorted order: the same rapidfuzz call serves.
 """
 
 from __future__ import annotations
@@ -43,6 +42,7 @@ from dataclasses import dataclass
 import numpy as np
 from rapidfuzz import process
 from rapidfuzz.distance import LCSseq
+from tqdm.auto import tqdm
 
 METRICS = ("rouge1", "rouge2", "rougeL")
 _SURROGATES = range(0xD800, 0xE000)
@@ -71,24 +71,41 @@ def _metric_n(metric: str) -> int:
     return 0 if metric == "rougeL" else int(metric[-1])
 
 
-def _frequency_codes(tokens: Sequence[Sequence[str]]) -> list[str]:
-    """Each sentence as a string with one character per morpheme, frequent ones lowest."""
-    counts = Counter(t for sent in tokens for t in sent)
+def _units(sent: Sequence[str], n: int) -> list:
+    """What ROUGE matches: the tokens (ROUGE-L) or the n-grams (ROUGE-N)."""
+    return list(sent) if n == 0 else [tuple(sent[k : k + n]) for k in range(len(sent) - n + 1)]
+
+
+def _frequency_codes(units: list[list], sort: bool) -> list[str]:
+    """Each sentence as a string with one character per unit, frequent units lowest."""
+    counts = Counter(u for sent in units for u in sent)
     if len(counts) > _MAX_CODE:
-        raise ValueError(f"{len(counts)} distinct morphemes: more than GSM can code")
-    code: dict[str, str] = {}
-    for rank, (tok, _) in enumerate(counts.most_common()):
+        raise ValueError(
+            f"{len(counts)} distinct n-grams: more than GSM can code; use a smaller pool"
+        )
+    code: dict = {}
+    for rank, (unit, _) in enumerate(counts.most_common()):
         point = rank if rank < _SURROGATES.start else rank + len(_SURROGATES)
-        code[tok] = chr(point)
-    return ["".join(code[t] for t in sent) for sent in tokens]
+        code[unit] = chr(point)
+    return [
+        "".join(sorted(code[u] for u in sent) if sort else (code[u] for u in sent))
+        for sent in units
+    ]
 
 
-class _LcsScorer:
-    """LCS lengths of batches of sentences against the pool, with rapidfuzz."""
+class _Scorer:
+    """ROUGE overlaps of batches of sentences against the pool, with rapidfuzz.
 
-    def __init__(self, tokens: Sequence[Sequence[str]], workers: int) -> None:
-        self.strings = np.array(_frequency_codes(tokens), dtype=object)
-        self.sizes = np.array([len(s) for s in tokens], dtype=np.int64)
+    ROUGE-L's overlap is the LCS of the token sequences. ROUGE-N's is the clipped count
+    of common n-grams, sum(min(count_S, count_T)), which is the LCS of the two sentences'
+    n-grams sorted: any common subsequence of sorted sequences is a common sub-multiset,
+    and the sorted common sub-multiset is a common subsequence.
+    """
+
+    def __init__(self, tokens: Sequence[Sequence[str]], n: int, workers: int) -> None:
+        units = [_units(sent, n) for sent in tokens]
+        self.strings = np.array(_frequency_codes(units, sort=n > 0), dtype=object)
+        self.sizes = np.array([len(u) for u in units], dtype=np.int64)
         self.workers = workers
 
     def overlaps(self, batch: np.ndarray, pool: np.ndarray) -> np.ndarray:
@@ -101,83 +118,23 @@ class _LcsScorer:
         )
 
 
-class _NgramScorer:
-    """Clipped n-gram overlaps of batches against the pool, from an inverted index."""
-
-    def __init__(self, tokens: Sequence[Sequence[str]], n: int) -> None:
-        ids: dict[tuple, int] = {}
-        feats: list[list[int]] = []
-        for sent in tokens:
-            seen: Counter = Counter()
-            row = []
-            for k in range(len(sent) - n + 1):
-                gram = tuple(sent[k : k + n])
-                seen[gram] += 1
-                row.append(ids.setdefault((gram, seen[gram]), len(ids)))
-            feats.append(row)
-        self.sizes = np.array([len(f) for f in feats], dtype=np.int64)
-        self.feat_ptr = np.zeros(len(feats) + 1, dtype=np.int64)
-        np.cumsum(self.sizes, out=self.feat_ptr[1:])
-        self.feat_ids = np.fromiter((f for row in feats for f in row), dtype=np.int64)
-        self.n_features = len(ids)
-        self._base_size = 0
-
-    def _index(self, pool: np.ndarray) -> None:
-        """Inverted index of ``pool``: for each feature, the sentences holding it.
-
-        Rebuilt only when the pool has halved since the last build, so that the work of
-        a lookup stays proportional to the pool and the rebuilds cost O(N log N) in all.
-        """
-        sizes = self.sizes[pool]
-        items = np.repeat(pool, sizes)
-        feats = self.feat_ids[_ranges(self.feat_ptr[pool], sizes)]
-        order = np.argsort(feats, kind="stable")
-        self.post_items = items[order]
-        self.post_ptr = np.zeros(self.n_features + 1, dtype=np.int64)
-        np.cumsum(np.bincount(feats, minlength=self.n_features), out=self.post_ptr[1:])
-        self._base_size = len(pool)
-
-    def overlaps(self, batch: np.ndarray, pool: np.ndarray) -> np.ndarray:
-        if self._base_size == 0 or 2 * len(pool) < self._base_size:
-            self._index(pool)
-        position = np.full(len(self.sizes), -1, dtype=np.int64)
-        position[pool] = np.arange(len(pool))
-        sizes = self.sizes[batch]
-        feats = self.feat_ids[_ranges(self.feat_ptr[batch], sizes)]
-        qrow = np.repeat(np.arange(len(batch)), sizes)
-        starts = self.post_ptr[feats]
-        lengths = self.post_ptr[feats + 1] - starts
-        cols = position[self.post_items[_ranges(starts, lengths)]]
-        hits = cols + np.repeat(qrow * len(pool), lengths)
-        counts = np.bincount(hits[cols >= 0], minlength=len(batch) * len(pool))
-        return counts.reshape(len(batch), len(pool))
-
-
-def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Concatenation of ``arange(s, s + l)`` for each start and length."""
-    total = int(lengths.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    ends = np.cumsum(lengths)
-    offsets = np.repeat(starts - (ends - lengths), lengths)
-    return np.arange(total, dtype=np.int64) + offsets
-
-
 def greedy_sentence_matching(
     tokens: Sequence[Sequence[str]],
     metric: str = "rougeL",
     seed: int = 0,
     batch_size: int = 256,
     workers: int = -1,
+    progress: bool = False,
 ) -> GsmResult:
     """Run KLUE's Algorithm 1 over ``tokens`` (see the module docstring for the contract).
 
     ``batch_size`` is how many draws are scored together and ``workers`` how many threads
-    rapidfuzz uses (-1: all cores); neither changes the result.
+    rapidfuzz uses (-1: all cores); neither changes the result. ``progress`` shows a bar
+    of pairs drawn.
     """
     n = _metric_n(metric)
     count = len(tokens)
-    scorer = _LcsScorer(tokens, workers) if n == 0 else _NgramScorer(tokens, n)
+    scorer = _Scorer(tokens, n, workers)
     sizes = scorer.sizes
     order = np.random.default_rng(seed).permutation(count)
     alive = np.ones(count, dtype=bool)
@@ -186,6 +143,7 @@ def greedy_sentence_matching(
     scores: list[float] = []
     cursor = 0
     remaining = count
+    bar = tqdm(total=count // 2, desc=f"GSM {metric}", unit="pair", disable=not progress)
     while remaining >= 2:
         batch: list[int] = []
         while len(batch) < batch_size and cursor < count:
@@ -216,6 +174,8 @@ def greedy_sentence_matching(
             first.append(s)
             second.append(t)
             scores.append(float(f1[best]))
+        bar.update(len(first) - bar.n)
+    bar.close()
     leftover = int(np.flatnonzero(alive)[0]) if remaining == 1 else None
     return GsmResult(
         first=np.array(first, dtype=np.int64),

@@ -122,7 +122,7 @@ def gsm_pairs(
 ) -> tuple[pd.DataFrame, dict]:
     """GSM over ``pool``; keeps ``spec.pairs`` pairs spread evenly over the draw order."""
     tokens = [morphemes(t) for t in pool["text"]]
-    result = greedy_sentence_matching(tokens, metric=metric, seed=seed)
+    result = greedy_sentence_matching(tokens, metric=metric, seed=seed, progress=True)
     drawn = len(result.first)
     keep = np.arange(drawn)
     if spec.pairs is not None and spec.pairs < drawn:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import httpx
+from tqdm.auto import tqdm
 
 from pipelines.recipe import TranslatorSpec
 
@@ -113,7 +114,8 @@ class TransformersTranslator:
         extra = self._language_args(src, tgt)
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out: list[str] = [""] * len(texts)
-        for start in range(0, len(order), self.batch_size):
+        starts = range(0, len(order), self.batch_size)
+        for start in tqdm(starts, desc=f"translate {src}->{tgt}", unit="batch", disable=None):
             idx = order[start : start + self.batch_size]
             enc = self.tokenizer(
                 [texts[i] for i in idx], return_tensors="pt", padding=True, truncation=True
@@ -228,7 +230,10 @@ class HttpTranslator:
         raise AssertionError("unreachable")
 
     def translate(self, texts: Sequence[str], src: str, tgt: str) -> list[str]:
-        return [self._one(t, src, tgt) for t in texts]
+        return [
+            self._one(t, src, tgt)
+            for t in tqdm(texts, desc=f"translate {src}->{tgt}", unit="text", disable=None)
+        ]
 
     def close(self) -> None:
         self._client.close()
