@@ -128,6 +128,9 @@ class TransformersTranslator:
                     do_sample=False,
                     **extra,
                 )
+            if "forced_bos_token_id" in extra:  # the target-language token is no text
+                lang = generated == extra["forced_bos_token_id"]
+                generated = generated.masked_fill(lang, self.tokenizer.pad_token_id)
             decoded = self.tokenizer.batch_decode(generated, skip_special_tokens=True)
             for i, text in zip(idx, decoded, strict=True):
                 out[i] = text.strip()

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from rouge_score import rouge_scorer
 from test_gsm import SEP, _Pretokenized
-from tiny_marian import EN_KO, KO_EN, build_tiny_marian
+from tiny_translators import EN_KO, KO_EN, build_tiny_marian
 
 from pipelines.korean import morphemes
 from pipelines.metapairs import metadata_pairs

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs
 
 import pandas as pd
 import pytest
-from tiny_marian import EN_KO, KO_EN, build_tiny_marian
+from tiny_translators import EN_KO, KO_EN, build_tiny_marian, build_tiny_multilingual
 
 from pipelines.recipe import RttSettings, TranslatorSpec
 from pipelines.rtt import check_round_trip, round_trip
@@ -203,3 +203,13 @@ def test_round_trip_through_real_checkpoints(marian, tmp_path):
         None,
     ]
     assert (fwd.misses, bwd.misses) == (5, 5)
+
+
+@pytest.mark.parametrize("flavor", ["m2m100", "nllb"])
+def test_multilingual_checkpoint_gets_its_language_codes(tmp_path, flavor):
+    """One M2M100 or NLLB checkpoint for both directions: the codes must be set."""
+    path = build_tiny_multilingual(tmp_path / flavor, KO_EN, EN_KO, flavor)
+    both = TransformersTranslator(path, batch_size=2)
+    english = both.translate([s for s, _ in KO_EN], "ko", "en")
+    assert english == [t for _, t in KO_EN]
+    assert both.translate(english, "en", "ko") == [t for _, t in EN_KO]
