@@ -19,6 +19,7 @@ from prefect import flow, get_run_logger, task
 from prefect.futures import as_completed
 from tqdm.auto import tqdm
 
+from pipelines.classifier import ClassifierError, SequenceClassifier
 from pipelines.dedup import deduplicate
 from pipelines.ingest import (
     CLEANING_FIELDS,
@@ -27,9 +28,10 @@ from pipelines.ingest import (
     filter_sentences,
     process_documents,
 )
-from pipelines.io import write_outputs
+from pipelines.io import folder_stamp, write_outputs
 from pipelines.readers import file_fingerprint, read_documents
 from pipelines.recipe import (
+    ClassifierSettings,
     CorpusSpec,
     DedupSettings,
     NoiseSettings,
@@ -39,6 +41,7 @@ from pipelines.recipe import (
 )
 from pipelines.segment import SENTENCE_COLUMNS
 from pipelines.stage import StageResult, StageStats, value_counts
+from pipelines.toxic import filter_toxic
 
 
 def code_fingerprint() -> str:
@@ -84,6 +87,23 @@ def dedup_task(key: str, shards: list[ShardOutput], settings: DedupSettings) -> 
     return deduplicate(sentences, settings, progress=True)
 
 
+@task(name="classify", **CACHE_OPTIONS)
+def classify_task(
+    key: str, sentences: pd.DataFrame, settings: ClassifierSettings, models: dict[str, str]
+) -> StageResult:
+    classifiers = {
+        name: SequenceClassifier(
+            path,
+            device=settings.device,
+            batch_size=settings.batch_size,
+            max_length=settings.max_length,
+            label_map=settings.detectors[name].labels,
+        )
+        for name, path in models.items()
+    }
+    return filter_toxic(sentences, settings, classifiers, progress=True)
+
+
 def pii_kind_counts(rejects: pd.DataFrame) -> dict[str, int]:
     """How many dropped sentences contained each kind of PII (a sentence may hold several)."""
     kinds = rejects.loc[rejects["stage"] == "pii", "detail"].dropna().str.split(",").explode()
@@ -102,7 +122,7 @@ def _summary(stats: dict, corpora: list[str]) -> dict:
             "documents_in": count("read", "in"),
             "documents_kept": count("segment", "kept"),
             "sentences_in": count("noise", "in"),
-            "sentences_kept": count("dedup", "kept"),
+            "sentences_kept": count("classify" if "classify" in by_stage else "dedup", "kept"),
         }
     return out
 
@@ -146,6 +166,27 @@ def ingest_flow(recipe_path: str, out_dir: str, overrides: dict | None = None) -
     dedup_key = settings_key("dedup", code, shard_keys, dedup)
     dedup_future = dedup_task.submit(dedup_key, filters, dedup)
     deduped = dedup_future.result()
+    final, final_key, classified, classify_future = deduped, dedup_key, None, None
+    detectors = recipe.filters.classifiers.detectors
+    if detectors:
+        models = {n: str(recipe.resolve(d.model)) for n, d in detectors.items()}
+        for name, path in models.items():  # fail before any work is sent out
+            if not (Path(path) / "config.json").is_file():
+                raise ClassifierError(
+                    f"{recipe_path}: filters.classifiers.detectors.{name}.model: {path} is "
+                    "not a checkpoint directory (no config.json)"
+                )
+        final_key = settings_key(
+            "classify",
+            dedup_key,
+            code,
+            recipe.filters.classifiers,
+            {n: folder_stamp(Path(p)) for n, p in models.items()},
+        )
+        classify_future = classify_task.submit(
+            final_key, deduped.kept, recipe.filters.classifiers, models
+        )
+        classified = final = classify_future.result()
 
     seg_out: list[ShardOutput] = [f.result() for f in segments]
     fil_out: list[ShardOutput] = [f.result() for f in filters]
@@ -156,7 +197,8 @@ def ingest_flow(recipe_path: str, out_dir: str, overrides: dict | None = None) -
         [r.rejects() for r in read_results]
         + [s.rejects for s in seg_out]
         + [s.rejects for s in fil_out]
-        + [deduped.rejects()],
+        + [deduped.rejects()]
+        + ([classified.rejects()] if classified else []),
         ignore_index=True,
     )
     stats = StageStats.merge(
@@ -164,12 +206,13 @@ def ingest_flow(recipe_path: str, out_dir: str, overrides: dict | None = None) -
         + [s.stats for s in seg_out]
         + [s.stats for s in fil_out]
         + [deduped.stats()]
+        + ([classified.stats()] if classified else [])
     ).to_dict()
     corpora = [c.name for c in recipe.corpora]
     stats["corpora"] = _summary(stats, corpora)
     stats["pii_kinds"] = pii_kind_counts(rejects)
     stats["recipe"] = recipe.name
-    stats["cache_key"] = dedup_key
+    stats["cache_key"] = final_key
     check_continuity(stats, sum(len(s.kept) for s in seg_out))
 
     states = {
@@ -178,6 +221,8 @@ def ingest_flow(recipe_path: str, out_dir: str, overrides: dict | None = None) -
         "noise+pii": filters,
         "dedup": [dedup_future],
     }
+    if classify_future is not None:
+        states["classify"] = [classify_future]
     tasks = {
         name: {
             "cached": sum(f.state.name == "Cached" for f in futures),
@@ -187,10 +232,10 @@ def ingest_flow(recipe_path: str, out_dir: str, overrides: dict | None = None) -
     }
     written = write_outputs(
         out,
-        dedup_key,
+        final_key,
         {
             "documents.parquet": documents,
-            "sentences.parquet": deduped.kept,
+            "sentences.parquet": final.kept,
             "rejects.parquet": rejects,
         },
         {"stats.json": stats},

@@ -15,7 +15,7 @@ import pandas as pd
 from prefect import flow, get_run_logger, task
 
 from flows.ingest import CACHE_OPTIONS, code_fingerprint
-from pipelines.io import read_manifest, write_outputs
+from pipelines.io import folder_stamp, read_manifest, write_outputs
 from pipelines.pairing import (
     PAIR_COLUMNS,
     PairingError,
@@ -80,9 +80,7 @@ def _model_stamp(settings: RttSettings, base_dir: str) -> list:
     for spec in (settings.forward, settings.backward):
         if spec is None or spec.backend != "transformers":
             continue
-        folder = (Path(base_dir) / str(spec.model)).expanduser()
-        files = sorted(folder.glob("*")) if folder.is_dir() else []
-        stamp.append([(p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in files])
+        stamp.append(folder_stamp((Path(base_dir) / str(spec.model)).expanduser()))
     return stamp
 
 

@@ -94,3 +94,9 @@ def read_manifest(folder: Path) -> dict:
             "run leaves none)"
         )
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def folder_stamp(folder: Path) -> list[tuple[str, int, int]]:
+    """Name, size and mtime of each file of a folder (a model checkpoint) for cache keys."""
+    files = sorted(p for p in folder.glob("*") if p.is_file()) if folder.is_dir() else []
+    return [(p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in files]

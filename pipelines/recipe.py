@@ -104,10 +104,62 @@ class DedupSettings(_Strict):
     scope: Literal["global", "corpus"] = "global"
 
 
+# KLUE 2.3: drop sentences a gender-bias detector scores 0.5 or more and a hate-speech
+# detector scores 0.9 or more.
+DETECTOR_DEFAULTS = {
+    "gender_bias": {"threshold": 0.5, "positive": ["True"]},
+    "hate": {"threshold": 0.9, "positive": ["hate"]},
+}
+
+
+class DetectorSpec(_Strict):
+    """One classifier used as a filter: a local sequence-classification checkpoint."""
+
+    model: str  # checkpoint directory, relative to the recipe
+    # labels whose probabilities add up to the score (default: KLUE's, see DETECTOR_DEFAULTS)
+    positive: list[str] | None = None
+    threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    # rename the checkpoint's id2label names, e.g. {LABEL_2: hate}
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+class CorpusClassifierOverride(_Strict):
+    skip: bool = False
+    thresholds: dict[str, float] = Field(default_factory=dict)
+
+
+class ClassifierSettings(_Strict):
+    """KLUE 2.3 toxic-content filters, run after the rule filters."""
+
+    detectors: dict[Literal["gender_bias", "hate"], DetectorSpec] = Field(default_factory=dict)
+    batch_size: int = Field(default=64, ge=1)
+    max_length: int = Field(default=128, ge=8)
+    device: str | None = None  # None: cuda when present
+    # KLUE 2.3 did not run the detectors on formal news text
+    skip_styles: list[str] = Field(default_factory=lambda: ["formal"])
+    corpora: dict[str, CorpusClassifierOverride] = Field(default_factory=dict)
+
+    def threshold(self, detector: str, corpus: str) -> float:
+        override = self.corpora.get(corpus)
+        if override and detector in override.thresholds:
+            return override.thresholds[detector]
+        spec = self.detectors[detector]
+        return (
+            spec.threshold
+            if spec.threshold is not None
+            else DETECTOR_DEFAULTS[detector]["threshold"]
+        )
+
+    def positive(self, detector: str) -> list[str]:
+        spec = self.detectors[detector]
+        return spec.positive or list(DETECTOR_DEFAULTS[detector]["positive"])
+
+
 class FilterSettings(_Strict):
     noise: NoiseSettings = Field(default_factory=NoiseSettings)
     pii: PiiSettings = Field(default_factory=PiiSettings)
     dedup: DedupSettings = Field(default_factory=DedupSettings)
+    classifiers: ClassifierSettings = Field(default_factory=ClassifierSettings)
 
 
 class RunnerSettings(_Strict):

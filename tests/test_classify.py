@@ -1,0 +1,160 @@
+"""Detectors: `benchforge classifiers train` on the shipped Korean HateSpeech data (tiny
+settings), the scorer, the toxic-content filter stage, and the ingest flow running it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from test_ingest_flow import ingest, make_recipe
+
+from pipelines.classifier import ClassifierError, SequenceClassifier
+from pipelines.recipe import ClassifierSettings
+from pipelines.toxic import filter_toxic
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = ["--epochs", "2", "--layers", "1", "--hidden", "32", "--heads", "2", "--vocab-size", "800"]
+
+
+def train(out: Path, *extra: str) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "flows.cli", "classifiers", "train", "--out", str(out), *extra]
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory):
+    out = tmp_path_factory.mktemp("clf") / "gender_bias"
+    proc = train(out, "--task", "gender_bias", "--limit", "600", *TINY, "--json")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out, json.loads(proc.stdout)
+
+
+def test_training_writes_a_checkpoint_with_its_model_card(checkpoint):
+    out, metrics = checkpoint
+    for name in ("config.json", "model.safetensors", "tokenizer.json", "README.md", "metrics.json"):
+        assert (out / name).is_file()
+    config = json.loads((out / "config.json").read_text())
+    assert config["id2label"] == {"0": "False", "1": "True"}
+    assert metrics["dev"]["examples"] == 471 and metrics["train"]["examples"] == 600
+    assert 0.0 <= metrics["dev"]["macro_f1"] <= 1.0
+    assert set(metrics["dev"]["per_class_f1"]) == {"False", "True"}
+    assert sum(metrics["dev"]["positive_score_histogram"].values()) == 471
+    card = (out / "README.md").read_text()
+    assert str(metrics["dev"]["macro_f1"]) in card and "Korean HateSpeech" in card
+
+
+def test_bad_training_data_names_file_and_row(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    header = "comments\tcontain_gender_bias\tbias\thate\n"
+    (data / "train.tsv").write_text(header + "좋은 글이네요\tFalse\tnone\tnone\n", "utf-8")
+    (data / "dev.tsv").write_text(header + "좋아요\tmaybe\tnone\tnone\n", "utf-8")
+    proc = train(tmp_path / "o", "--task", "gender_bias", "--data", str(data), *TINY)
+    assert proc.returncode == 2
+    assert "dev.tsv:2: label 'maybe'" in proc.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_scores_come_back_in_input_order(checkpoint):
+    texts = [
+        "정말 좋은 영화",
+        "여자는 집에서 밥이나 해라",
+        "ㅋㅋ",
+        "이 배우 연기 최고다 진짜로 대박",
+        "ok",
+    ]
+    one = SequenceClassifier(checkpoint[0], batch_size=1).predict_proba(texts)
+    many = SequenceClassifier(checkpoint[0], batch_size=3).predict_proba(texts)
+    np.testing.assert_allclose(one, many, atol=1e-5)
+    np.testing.assert_allclose(one.sum(axis=1), 1.0, atol=1e-5)
+
+
+def _sentences() -> pd.DataFrame:
+    texts = [
+        "여자는 집에서 밥이나 해라",
+        "정말 좋은 영화였다",
+        "남자들이란 다 똑같지",
+        "배우 연기 최고",
+    ]
+    return pd.DataFrame(
+        {
+            "sent_id": [f"s{i}" for i in range(6)],
+            "corpus": ["c1", "c1", "c2", "c2", "news", "news"],
+            "style": ["colloquial"] * 4 + ["formal"] * 2,
+            "text": texts + ["대통령 오늘 담화 발표", "국회 본회의 개최"],
+        }
+    )
+
+
+def test_filter_drops_over_threshold_and_skips_formal(checkpoint):
+    path = checkpoint[0]
+    sentences = _sentences()
+    base = {"detectors": {"gender_bias": {"model": str(path)}}}
+    scores = SequenceClassifier(path).predict_proba(sentences["text"].tolist()[:4])[:, 1]
+    cut = float(np.sort(scores)[2])  # two of the four colloquial sentences reach it
+    settings = ClassifierSettings.model_validate(
+        {**base, "detectors": {"gender_bias": {"model": str(path), "threshold": cut}}}
+    )
+    result = filter_toxic(sentences, settings, {"gender_bias": SequenceClassifier(path)})
+    assert set(result.dropped["sent_id"]) == set(sentences["sent_id"][:4][scores >= cut])
+    assert (result.dropped["reason"] == "gender_bias").all()
+    assert result.dropped["detail"].str.startswith("gender_bias 0.").all()
+    kept = result.kept.set_index("sent_id")
+    assert kept.loc[["s4", "s5"], "score_gender_bias"].isna().all()  # formal: not scored
+
+    # per-corpus override: c2 skipped, c1 with a threshold of 0 drops everything
+    settings = ClassifierSettings.model_validate(
+        {
+            **base,
+            "corpora": {"c1": {"thresholds": {"gender_bias": 0.0}}, "c2": {"skip": True}},
+        }
+    )
+    result = filter_toxic(sentences, settings, {"gender_bias": SequenceClassifier(path)})
+    assert sorted(result.dropped["sent_id"]) == ["s0", "s1"]
+    assert result.rows_in == 6 and len(result.kept) == 4
+
+
+def test_label_mapping_and_unknown_labels(checkpoint):
+    path = checkpoint[0]
+    mapped = SequenceClassifier(path, label_map={"True": "biased", "False": "fine"})
+    assert mapped.labels == ["fine", "biased"]
+    with pytest.raises(ClassifierError, match="no label \\['hate'\\]"):
+        SequenceClassifier(path).label_index(["hate"])
+    with pytest.raises(ClassifierError, match="not a checkpoint directory"):
+        SequenceClassifier(path.parent / "missing")
+
+
+def test_ingest_flow_runs_the_filter_after_the_rule_filters(checkpoint, tmp_path):
+    recipe_path = make_recipe(tmp_path, limit=60)
+    recipe = yaml.safe_load(recipe_path.read_text(encoding="utf-8"))
+    recipe["filters"]["classifiers"] = {
+        "detectors": {"gender_bias": {"model": str(checkpoint[0]), "threshold": 0.0}},
+        "corpora": {"nsmc": {"skip": True}},
+    }
+    recipe_path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
+    proc = ingest(recipe_path, tmp_path / "out", tmp_path / "prefect")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout)
+    stages = {s["stage"]: s for s in report["stats"]["stages"]}
+    assert stages["classify"]["in"] == stages["dedup"]["kept"]
+    dropped = stages["classify"]["corpora"]
+    # threshold 0 drops every scored sentence: colloquial corpora but nsmc (skipped)
+    for corpus in ("parakqc", "khs-comments"):
+        assert dropped[corpus]["kept"] == 0 and dropped[corpus]["dropped"] == {
+            "gender_bias": dropped[corpus]["in"]
+        }
+    assert dropped["nsmc"]["kept"] == dropped["nsmc"]["in"]
+    assert dropped["khs-news-titles"]["kept"] == dropped["khs-news-titles"]["in"]  # formal
+    sentences = pd.read_parquet(tmp_path / "out" / "sentences.parquet")
+    assert "score_gender_bias" in sentences and sentences["score_gender_bias"].isna().all()
+    rejects = pd.read_parquet(tmp_path / "out" / "rejects.parquet")
+    assert (rejects["reason"] == "gender_bias").sum() == sum(
+        d["dropped"].get("gender_bias", 0) for d in dropped.values()
+    )
+    assert report["tasks"]["classify"] == {"cached": 0, "computed": 1}
