@@ -38,7 +38,9 @@ from pipelines.train_classifier import (  # noqa: E402
 
 
 def tfidf_reference(task: str, data: Path) -> float:
-    """Dev macro-F1 of char 1-4-gram TF-IDF + logistic regression."""
+    """Dev macro-F1 of char 1-4-gram TF-IDF + logistic regression (C=10: scikit-learn's
+    default C=1 scores 0.570/0.634/0.726 here, C=10 reproduces the issue's reference
+    0.587/0.667/0.827 within 0.01)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import f1_score
@@ -46,7 +48,7 @@ def tfidf_reference(task: str, data: Path) -> float:
     x_train, y_train = load_split(data / "train.tsv", task)
     x_dev, y_dev = load_split(data / "dev.tsv", task)
     vec = TfidfVectorizer(analyzer="char", ngram_range=(1, 4))
-    clf = LogisticRegression(max_iter=2000)
+    clf = LogisticRegression(C=10.0, max_iter=3000)
     clf.fit(vec.fit_transform(x_train), y_train)
     return float(f1_score(y_dev, clf.predict(vec.transform(x_dev)), average="macro"))
 

@@ -158,3 +158,27 @@ def test_ingest_flow_runs_the_filter_after_the_rule_filters(checkpoint, tmp_path
         d["dropped"].get("gender_bias", 0) for d in dropped.values()
     )
     assert report["tasks"]["classify"] == {"cached": 0, "computed": 1}
+
+
+def test_mlm_pretraining_on_unlabeled_comments(tmp_path):
+    unlabeled = ROOT / "data/demo/korean-hate-speech/unlabeled/unlabeled_comments_5.head3000.txt"
+    proc = train(
+        tmp_path / "hate",
+        "--task",
+        "hate",
+        "--limit",
+        "300",
+        *TINY,
+        "--pretrain-texts",
+        str(unlabeled),
+        "--pretrain-epochs",
+        "1",
+        "--json",
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    metrics = json.loads(proc.stdout)
+    assert metrics["settings"]["pretrain_epochs"] == 1
+    assert metrics["settings"]["pretrain_texts"] == [str(unlabeled)]
+    assert set(metrics["dev"]["per_class_f1"]) == {"none", "offensive", "hate"}
+    card = (tmp_path / "hate" / "README.md").read_text(encoding="utf-8")
+    assert "MLM pretraining epochs: 1" in card and "unlabeled_comments_5" in card
