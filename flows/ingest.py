@@ -139,7 +139,16 @@ def ingest_flow(recipe_path: str, out_dir: str, overrides: dict | None = None) -
     filtering = noise.model_dump(exclude=set(CLEANING_FIELDS))
     shard_size = recipe.runner.shard_size
 
-    # Fingerprint every file first: a missing corpus fails before any work starts.
+    # Check the detector checkpoints and fingerprint every corpus file first: a missing
+    # model or corpus fails before any work starts.
+    detectors = recipe.filters.classifiers.detectors
+    models = {n: str(recipe.resolve(d.model)) for n, d in detectors.items()}
+    for name, path in models.items():
+        if not (Path(path) / "config.json").is_file():
+            raise ClassifierError(
+                f"{recipe_path}: filters.classifiers.detectors.{name}.model: {path} is "
+                "not a checkpoint directory (no config.json)"
+            )
     paths = {c.name: recipe.corpus_path(c) for c in recipe.corpora}
     fingerprints = {c.name: file_fingerprint(paths[c.name]) for c in recipe.corpora}
     read_keys = [settings_key("read", code, c, fingerprints[c.name]) for c in recipe.corpora]
@@ -167,15 +176,7 @@ def ingest_flow(recipe_path: str, out_dir: str, overrides: dict | None = None) -
     dedup_future = dedup_task.submit(dedup_key, filters, dedup)
     deduped = dedup_future.result()
     final, final_key, classified, classify_future = deduped, dedup_key, None, None
-    detectors = recipe.filters.classifiers.detectors
     if detectors:
-        models = {n: str(recipe.resolve(d.model)) for n, d in detectors.items()}
-        for name, path in models.items():  # fail before any work is sent out
-            if not (Path(path) / "config.json").is_file():
-                raise ClassifierError(
-                    f"{recipe_path}: filters.classifiers.detectors.{name}.model: {path} is "
-                    "not a checkpoint directory (no config.json)"
-                )
         final_key = settings_key(
             "classify",
             dedup_key,

@@ -182,3 +182,14 @@ def test_mlm_pretraining_on_unlabeled_comments(tmp_path):
     assert set(metrics["dev"]["per_class_f1"]) == {"none", "offensive", "hate"}
     card = (tmp_path / "hate" / "README.md").read_text(encoding="utf-8")
     assert "MLM pretraining epochs: 1" in card and "unlabeled_comments_5" in card
+
+
+def test_missing_detector_checkpoint_fails_before_any_work(tmp_path):
+    recipe_path = make_recipe(tmp_path, limit=20)
+    recipe = yaml.safe_load(recipe_path.read_text(encoding="utf-8"))
+    recipe["filters"]["classifiers"] = {"detectors": {"hate": {"model": str(tmp_path / "nope")}}}
+    recipe_path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
+    proc = ingest(recipe_path, tmp_path / "out", tmp_path / "prefect")
+    assert proc.returncode == 2
+    assert "detectors.hate.model" in proc.stderr and "not a checkpoint directory" in proc.stderr
+    assert not (tmp_path / "out" / "manifest.json").exists()
