@@ -27,6 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from pipelines.checkpoints import default_device, is_checkpoint  # noqa: E402
 from pipelines.classifier import SequenceClassifier  # noqa: E402
 from pipelines.train_classifier import (  # noqa: E402
     DEFAULT_DATA,
@@ -116,7 +117,7 @@ def main() -> int:
     import torch
 
     work = args.keep or Path(tempfile.mkdtemp(prefix="benchforge-classify-"))
-    device = "cuda" if torch.cuda.is_available() else "cpu"
+    device = default_device()
     overrides: dict = {
         "pretrain_texts": args.pretrain_texts,
         "pretrain_epochs": args.pretrain_epochs,
@@ -126,7 +127,7 @@ def main() -> int:
     trained: Path | None = None
     for task in args.tasks:
         out = work / task
-        if args.speed_only and (out / "config.json").is_file():
+        if args.speed_only and is_checkpoint(out):
             trained = out
             continue
         start = time.perf_counter()

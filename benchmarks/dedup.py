@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from nsmc_corpus import add_corpus_argument  # noqa: E402
 from test_minhash import reference_near_dedup  # noqa: E402
 
 from pipelines.dedup import deduplicate  # noqa: E402
@@ -33,12 +34,7 @@ from pipelines.recipe import DedupSettings  # noqa: E402
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--corpus",
-        type=Path,
-        default=ROOT.parent / "shared" / "corpora" / "nsmc" / "reviews.jsonl.gz",
-        help="NSMC crawl (JSON Lines, gzipped); the demo sample works too",
-    )
+    add_corpus_argument(parser, "; the demo sample works too")
     parser.add_argument("--docs", type=int, default=100_000, help="reviews to deduplicate")
     args = parser.parse_args()
     with gzip.open(args.corpus, "rt", encoding="utf-8") as fh:

@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from nsmc_corpus import add_corpus_argument  # noqa: E402
 from test_gsm import reference_gsm  # noqa: E402
 
 from pipelines.gsm import greedy_sentence_matching  # noqa: E402
@@ -46,12 +47,7 @@ def nsmc_sentences(path: Path, count: int) -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--corpus",
-        type=Path,
-        default=ROOT.parent / "shared" / "corpora" / "nsmc" / "reviews.jsonl.gz",
-        help="NSMC crawl (JSON Lines, gzipped); the demo sample works for small sizes",
-    )
+    add_corpus_argument(parser, "; the demo sample works for small sizes")
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 50_000])
     parser.add_argument("--ref-n", type=int, default=400, help="sentences in the reference run")
     parser.add_argument("--metric", default="rougeL", choices=["rouge1", "rouge2", "rougeL"])

@@ -23,6 +23,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from nsmc_corpus import add_corpus_argument  # noqa: E402
 
 
 def recipe(folder: Path, corpus: Path, limit: int | None, workers: int) -> Path:
@@ -62,12 +63,7 @@ def timed(recipe_path: Path, out: Path) -> tuple[float, dict]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--corpus",
-        type=Path,
-        default=ROOT.parent / "shared" / "corpora" / "nsmc" / "reviews.jsonl.gz",
-        help="the NSMC crawl (JSON Lines, gzipped)",
-    )
+    add_corpus_argument(parser)
     parser.add_argument(
         "--reference-docs",
         type=int,

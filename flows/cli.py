@@ -212,9 +212,9 @@ def _classifiers_train(args: argparse.Namespace) -> int:
     chosen = {k: v for k, v in chosen.items() if v is not None}
     if "hidden" in chosen and "intermediate" not in chosen:
         chosen["intermediate"] = 4 * chosen["hidden"]
-    import torch
+    from pipelines.checkpoints import default_device
 
-    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    device = args.device or default_device()
     settings = TrainSettings.for_device(device, **chosen)
     metrics = train_classifier(args.task, args.out, args.data or DEFAULT_DATA, settings)
     if args.json:

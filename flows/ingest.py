@@ -19,6 +19,7 @@ from prefect import flow, get_run_logger, task
 from prefect.futures import as_completed
 from tqdm.auto import tqdm
 
+from pipelines.checkpoints import is_checkpoint
 from pipelines.classifier import ClassifierError, SequenceClassifier
 from pipelines.dedup import deduplicate
 from pipelines.ingest import (
@@ -144,7 +145,7 @@ def ingest_flow(recipe_path: str, out_dir: str, overrides: dict | None = None) -
     detectors = recipe.filters.classifiers.detectors
     models = {n: str(recipe.resolve(d.model)) for n, d in detectors.items()}
     for name, path in models.items():
-        if not (Path(path) / "config.json").is_file():
+        if not is_checkpoint(path):
             raise ClassifierError(
                 f"{recipe_path}: filters.classifiers.detectors.{name}.model: {path} is "
                 "not a checkpoint directory (no config.json)"

@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
+from pipelines.checkpoints import is_checkpoint, length_batches, load_checkpoint, position_limit
+
 
 class ClassifierError(RuntimeError):
     """A checkpoint that cannot be used; the message names the folder and the problem."""
@@ -37,25 +39,20 @@ class SequenceClassifier:
         label_map: dict[str, str] | None = None,
     ) -> None:
         path = Path(checkpoint)
-        if not (path / "config.json").is_file():
+        if not is_checkpoint(path):
             raise ClassifierError(
                 f"{path}: not a checkpoint directory (no config.json); train one with "
                 "`benchforge classifiers train` or point the recipe at a local checkpoint"
             )
         import torch
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        from transformers import AutoModelForSequenceClassification
 
         self.path = path.resolve()
-        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        dtype = torch.float16 if self.device.startswith("cuda") else torch.float32
-        self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-        self.model = AutoModelForSequenceClassification.from_pretrained(
-            path, local_files_only=True, dtype=dtype
-        ).to(self.device)
-        self.model.eval()
+        self.tokenizer, self.model, self.device = load_checkpoint(
+            path, AutoModelForSequenceClassification, device
+        )
         self.batch_size = batch_size
-        limit = getattr(self.model.config, "max_position_embeddings", None) or max_length
-        self.max_length = min(max_length, limit)
+        self.max_length = position_limit(self.model, max_length)
         forward = inspect.signature(self.model.forward).parameters
         self._inputs = {"input_ids", "attention_mask", "token_type_ids"} & set(forward)
         raw = [self.model.config.id2label[i] for i in range(self.model.config.num_labels)]
@@ -76,10 +73,8 @@ class SequenceClassifier:
     def predict_proba(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
         """Class probabilities, one row per text in input order (softmax over logits)."""
         out = np.zeros((len(texts), len(self.labels)), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        starts = range(0, len(order), self.batch_size)
-        for start in tqdm(starts, desc="classify", unit="batch", disable=not progress):
-            idx = order[start : start + self.batch_size]
+        batches = list(length_batches(texts, self.batch_size))
+        for idx in tqdm(batches, desc="classify", unit="batch", disable=not progress):
             enc = self.tokenizer(
                 [texts[i] for i in idx],
                 padding=True,

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pandas as pd
+from rapidfuzz.distance import LCSseq
 
 from pipelines.dedup import normalize
 from pipelines.gsm import rouge_f1
@@ -35,8 +36,6 @@ RTT_REASONS = ("rtt_empty", "rtt_identical", "rtt_length_ratio", "rtt_drift")
 
 def rouge_l(a: Sequence[str], b: Sequence[str]) -> float:
     """ROUGE-L F1 of two token sequences (2*LCS/(|a|+|b|))."""
-    from rapidfuzz.distance import LCSseq
-
     return rouge_f1(LCSseq.similarity(list(a), list(b)), len(a), len(b))
 
 

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from pipelines.checkpoints import default_device
 from pipelines.io import write_json
 
 log = logging.getLogger(__name__)
@@ -346,9 +347,7 @@ def train_classifier(
 
     if task not in TASKS:
         raise TrainingDataError(f"unknown task {task!r}; expected one of {sorted(TASKS)}")
-    device = (settings.device if settings else None) or (
-        "cuda" if torch.cuda.is_available() else "cpu"
-    )
+    device = (settings.device if settings else None) or default_device()
     settings = settings or TrainSettings.for_device(device)
     spec = TASKS[task]
     labels = spec["labels"]

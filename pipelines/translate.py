@@ -30,6 +30,7 @@ from typing import Any, Protocol
 import httpx
 from tqdm.auto import tqdm
 
+from pipelines.checkpoints import is_checkpoint, length_batches, load_checkpoint, position_limit
 from pipelines.recipe import TranslatorSpec
 
 log = logging.getLogger(__name__)
@@ -73,25 +74,18 @@ class TransformersTranslator:
         num_beams: int = 1,
     ) -> None:
         path = Path(model)
-        if not (path / "config.json").is_file():
+        if not is_checkpoint(path):
             raise TranslationError(
                 f"transformers: {path} is not a checkpoint directory (no config.json); "
                 "point the recipe at a local Marian, M2M100 or NLLB checkpoint"
             )
         import torch
-        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+        from transformers import AutoModelForSeq2SeqLM
 
         self.model = str(path.resolve())
-        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        dtype = torch.float16 if self.device.startswith("cuda") else torch.float32
-        self.tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-        self.net = AutoModelForSeq2SeqLM.from_pretrained(
-            path, local_files_only=True, dtype=dtype
-        ).to(self.device)
-        self.net.eval()
+        self.tokenizer, self.net, self.device = load_checkpoint(path, AutoModelForSeq2SeqLM, device)
         self.batch_size = batch_size
-        limit = getattr(self.net.config, "max_position_embeddings", None) or max_new_tokens
-        self.max_new_tokens = min(max_new_tokens, limit)
+        self.max_new_tokens = position_limit(self.net, max_new_tokens)
         self.num_beams = num_beams
         self._torch = torch
 
@@ -112,11 +106,9 @@ class TransformersTranslator:
 
     def translate(self, texts: Sequence[str], src: str, tgt: str) -> list[str]:
         extra = self._language_args(src, tgt)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         out: list[str] = [""] * len(texts)
-        starts = range(0, len(order), self.batch_size)
-        for start in tqdm(starts, desc=f"translate {src}->{tgt}", unit="batch", disable=None):
-            idx = order[start : start + self.batch_size]
+        batches = list(length_batches(texts, self.batch_size))
+        for idx in tqdm(batches, desc=f"translate {src}->{tgt}", unit="batch", disable=None):
             enc = self.tokenizer(
                 [texts[i] for i in idx], return_tensors="pt", padding=True, truncation=True
             ).to(self.device)

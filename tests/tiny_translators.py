@@ -36,16 +36,26 @@ EN_KO = [
 ]
 
 
+# The shape of every tiny model (Marian and M2M100 configs share these field names).
+TINY_SIZE = {
+    "d_model": 64,
+    "encoder_layers": 2,
+    "decoder_layers": 2,
+    "encoder_attention_heads": 4,
+    "decoder_attention_heads": 4,
+    "encoder_ffn_dim": 128,
+    "decoder_ffn_dim": 128,
+    "max_position_embeddings": 128,
+}
+
+
 def build_tiny_marian(out: Path, pairs: list[tuple[str, str]], steps: int = 400) -> Path:
     """Train and save a tiny Marian checkpoint that translates ``pairs`` (source, target)."""
     import torch
     from transformers import MarianConfig, MarianMTModel, MarianTokenizer
 
     out.mkdir(parents=True, exist_ok=True)
-    proc = _sentencepiece(out, "spm", [s for pair in pairs for s in pair])
-    vocab = {"</s>": 0, "<unk>": 1}
-    for i in range(proc.get_piece_size()):
-        vocab.setdefault(proc.id_to_piece(i), len(vocab))
+    vocab = _sentencepiece(out, "spm", [s for pair in pairs for s in pair], ["</s>", "<unk>"])
     vocab["<pad>"] = len(vocab)
     (out / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
     tokenizer = MarianTokenizer(
@@ -55,14 +65,7 @@ def build_tiny_marian(out: Path, pairs: list[tuple[str, str]], steps: int = 400)
     )
     config = MarianConfig(
         vocab_size=len(vocab),
-        d_model=64,
-        encoder_layers=2,
-        decoder_layers=2,
-        encoder_attention_heads=4,
-        decoder_attention_heads=4,
-        encoder_ffn_dim=128,
-        decoder_ffn_dim=128,
-        max_position_embeddings=128,
+        **TINY_SIZE,
         pad_token_id=vocab["<pad>"],
         eos_token_id=vocab["</s>"],
         decoder_start_token_id=vocab["<pad>"],
@@ -82,8 +85,14 @@ def build_tiny_marian(out: Path, pairs: list[tuple[str, str]], steps: int = 400)
     return out
 
 
-def _sentencepiece(out: Path, prefix: str, sentences: list[str]):  # noqa: ANN202
-    """Train a small sentencepiece model ``out/prefix.model`` on ``sentences``."""
+SPECIALS = ["<s>", "<pad>", "</s>", "<unk>"]
+
+
+def _sentencepiece(
+    out: Path, prefix: str, sentences: list[str], specials: list[str]
+) -> dict[str, int]:
+    """Train a small sentencepiece model ``out/prefix.model`` on ``sentences`` and return
+    a vocabulary: ``specials`` first, then its pieces."""
     import sentencepiece as spm
 
     text = out / "spm_corpus.txt"
@@ -100,7 +109,11 @@ def _sentencepiece(out: Path, prefix: str, sentences: list[str]):  # noqa: ANN20
         minloglevel=2,
     )
     text.unlink()
-    return spm.SentencePieceProcessor(model_file=str(out / f"{prefix}.model"))
+    proc = spm.SentencePieceProcessor(model_file=str(out / f"{prefix}.model"))
+    vocab = {tok: i for i, tok in enumerate(specials)}
+    for i in range(proc.get_piece_size()):
+        vocab.setdefault(proc.id_to_piece(i), len(vocab))
+    return vocab
 
 
 def _train(model, batches: list[dict], steps: int) -> None:
@@ -146,10 +159,7 @@ def build_tiny_multilingual(
     out.mkdir(parents=True, exist_ok=True)
     sentences = [s for pair in ko_en + en_ko for s in pair]
     if flavor == "m2m100":
-        proc = _sentencepiece(out, "sentencepiece.bpe", sentences)
-        vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
-        for i in range(proc.get_piece_size()):
-            vocab.setdefault(proc.id_to_piece(i), len(vocab))
+        vocab = _sentencepiece(out, "sentencepiece.bpe", sentences, SPECIALS)
         (out / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
         tokenizer = M2M100Tokenizer(
             vocab_file=str(out / "vocab.json"), spm_file=str(out / "sentencepiece.bpe.model")
@@ -158,7 +168,7 @@ def build_tiny_multilingual(
         # the language tokens follow the vocabulary (len(tokenizer) leaves them out)
         size = max(tokenizer.lang_code_to_id.values()) + 1 + tokenizer.num_madeup_words
     else:  # NLLB: a byte-pair tokenizer, here with single characters and no merges
-        vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}
+        vocab = {tok: i for i, tok in enumerate(SPECIALS)}
         for ch in sorted({c for s in sentences for c in s.replace(" ", "\u2581")} | {"\u2581"}):
             vocab.setdefault(ch, len(vocab))
         tokenizer = NllbTokenizer(vocab=vocab, merges=[])
@@ -166,14 +176,7 @@ def build_tiny_multilingual(
         size = len(tokenizer)
     config = M2M100Config(
         vocab_size=size,
-        d_model=64,
-        encoder_layers=2,
-        decoder_layers=2,
-        encoder_attention_heads=4,
-        decoder_attention_heads=4,
-        encoder_ffn_dim=128,
-        decoder_ffn_dim=128,
-        max_position_embeddings=128,
+        **TINY_SIZE,
         pad_token_id=tokenizer.pad_token_id,
         eos_token_id=tokenizer.eos_token_id,
         bos_token_id=0,
