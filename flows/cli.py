@@ -8,7 +8,10 @@ import logging
 import sys
 from pathlib import Path
 
+from pipelines.annotate import AnnotationError
 from pipelines.classifier import ClassifierError
+from pipelines.label_config import LabelConfigError
+from pipelines.ls_server import LabelStudioError
 from pipelines.pairing import PairingError
 from pipelines.readers import InputError
 from pipelines.recipe import RecipeError, load_recipe
@@ -118,32 +121,94 @@ def _parser() -> argparse.ArgumentParser:
         help="folder with train.tsv and dev.tsv (default: data/demo/korean-hate-speech/labeled)",
     )
     train.add_argument("--epochs", type=int, default=None, help="fine-tuning epochs (default 6)")
-    train.add_argument("--layers", type=int, default=None, help="encoder layers (default 4)")
-    train.add_argument("--hidden", type=int, default=None, help="hidden size (default 256)")
-    train.add_argument("--heads", type=int, default=None, help="attention heads (default 4)")
-    train.add_argument(
-        "--intermediate", type=int, default=None, help="feed-forward size (default 4x hidden)"
-    )
-    train.add_argument("--vocab-size", type=int, default=None, help="WordPiece size (default 8000)")
-    train.add_argument("--batch-size", type=int, default=None, help="batch size (default 32)")
     train.add_argument("--lr", type=float, default=None, help="peak learning rate (default 3e-4)")
+    train.add_argument(
+        "--encoder",
+        type=Path,
+        default=None,
+        help="start from this pretrained encoder (a `classifiers pretrain` output folder or "
+        "any local BERT checkpoint with its tokenizer); the size options are then ignored",
+    )
+    _encoder_options(train)
     train.add_argument(
         "--pretrain-texts",
         type=Path,
         nargs="*",
         default=None,
-        help="unlabeled text files (one text a line, or .jsonl[.gz]) for MLM pretraining",
+        help="unlabeled text files (one text a line, or .jsonl[.gz]) for MLM pretraining "
+        "before fine-tuning, in the same run",
     )
     train.add_argument(
         "--pretrain-epochs", type=int, default=None, help="MLM epochs over them (default 0)"
     )
     train.add_argument(
+        "--pretrain-lr", type=float, default=None, help="MLM peak learning rate (default 5e-4)"
+    )
+    train.add_argument(
         "--limit", type=int, default=None, help="train on the first N comments only (quick runs)"
     )
-    train.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
-    train.add_argument("--seed", type=int, default=None, help="random seed (default 0)")
     train.add_argument("--json", action="store_true", help="print the metrics as JSON")
+
+    pretrain = csub.add_parser(
+        "pretrain",
+        help="pretrain an encoder once with masked language modelling, for train --encoder",
+        description=(
+            "Train a WordPiece tokenizer and a small BERT encoder with masked language "
+            "modelling (15%% of tokens, BERT's 80/10/10) on unlabeled text files plus the "
+            "comments of the labeled train split (without their labels; the dev split is "
+            "never seen), and save it to --out as a transformers checkpoint with "
+            "pretrain.json (texts, loss per epoch, settings). `classifiers train --encoder "
+            "DIR` fine-tunes it for each task."
+        ),
+    )
+    pretrain.add_argument(
+        "--texts",
+        type=Path,
+        nargs="+",
+        required=True,
+        help="unlabeled text files: one text a line (.txt, .txt.gz) or .jsonl[.gz] with a "
+        "text, review or comments field",
+    )
+    pretrain.add_argument("--out", type=Path, required=True, help="encoder folder (created)")
+    pretrain.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="folder with the labeled train.tsv whose comments are added "
+        "(default: data/demo/korean-hate-speech/labeled)",
+    )
+    pretrain.add_argument("--epochs", type=int, default=None, help="MLM epochs (default 3)")
+    pretrain.add_argument(
+        "--lr", type=float, default=None, help="MLM peak learning rate (default 5e-4)"
+    )
+    _encoder_options(pretrain)
+    pretrain.add_argument(
+        "--limit", type=int, default=None, help="pretrain on the first N texts only (quick runs)"
+    )
+    pretrain.add_argument("--json", action="store_true", help="print the summary as JSON")
+    from flows.cli_annotate import add_parsers
+
+    add_parsers(sub)
     return parser
+
+
+def _encoder_options(parser: argparse.ArgumentParser) -> None:
+    """The encoder-size, batching, device and seed options shared by train and pretrain."""
+    parser.add_argument("--layers", type=int, default=None, help="encoder layers (default 4)")
+    parser.add_argument("--hidden", type=int, default=None, help="hidden size (default 256)")
+    parser.add_argument("--heads", type=int, default=None, help="attention heads (default 4)")
+    parser.add_argument(
+        "--intermediate", type=int, default=None, help="feed-forward size (default 4x hidden)"
+    )
+    parser.add_argument(
+        "--vocab-size", type=int, default=None, help="WordPiece size (default 8000)"
+    )
+    parser.add_argument("--batch-size", type=int, default=None, help="batch size (default 32)")
+    parser.add_argument(
+        "--dropout", type=float, default=None, help="hidden and attention dropout (default 0.1)"
+    )
+    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
+    parser.add_argument("--seed", type=int, default=None, help="random seed (default 0)")
 
 
 def _ingest(args: argparse.Namespace) -> int:
@@ -191,31 +256,32 @@ def _pair(args: argparse.Namespace) -> int:
     return 0
 
 
-def _classifiers_train(args: argparse.Namespace) -> int:
-    from pipelines.train_classifier import DEFAULT_DATA, TrainSettings, train_classifier
+def _train_settings(args: argparse.Namespace, **chosen: object):  # noqa: ANN202
+    """TrainSettings from the options given on the command line (the rest default)."""
+    from pipelines.checkpoints import default_device
+    from pipelines.train_classifier import TrainSettings
 
-    chosen = {
-        "epochs": args.epochs,
-        "layers": args.layers,
-        "hidden": args.hidden,
-        "heads": args.heads,
-        "intermediate": args.intermediate,
-        "vocab_size": args.vocab_size,
-        "batch_size": args.batch_size,
-        "lr": args.lr,
-        "pretrain_texts": [str(p) for p in args.pretrain_texts] if args.pretrain_texts else None,
-        "pretrain_epochs": args.pretrain_epochs,
-        "limit": args.limit,
-        "device": args.device,
-        "seed": args.seed,
-    }
+    for name in ("layers", "hidden", "heads", "intermediate", "vocab_size", "batch_size"):
+        chosen[name] = getattr(args, name)
+    chosen.update(dropout=args.dropout, limit=args.limit, device=args.device, seed=args.seed)
     chosen = {k: v for k, v in chosen.items() if v is not None}
     if "hidden" in chosen and "intermediate" not in chosen:
         chosen["intermediate"] = 4 * chosen["hidden"]
-    from pipelines.checkpoints import default_device
+    return TrainSettings.for_device(args.device or default_device(), **chosen)
 
-    device = args.device or default_device()
-    settings = TrainSettings.for_device(device, **chosen)
+
+def _classifiers_train(args: argparse.Namespace) -> int:
+    from pipelines.train_classifier import DEFAULT_DATA, train_classifier
+
+    settings = _train_settings(
+        args,
+        epochs=args.epochs,
+        lr=args.lr,
+        encoder=str(args.encoder) if args.encoder else None,
+        pretrain_texts=[str(p) for p in args.pretrain_texts] if args.pretrain_texts else None,
+        pretrain_epochs=args.pretrain_epochs,
+        pretrain_lr=args.pretrain_lr,
+    )
     metrics = train_classifier(args.task, args.out, args.data or DEFAULT_DATA, settings)
     if args.json:
         print(json.dumps(metrics, ensure_ascii=False, indent=2))
@@ -229,19 +295,41 @@ def _classifiers_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _classifiers_pretrain(args: argparse.Namespace) -> int:
+    from pipelines.train_classifier import DEFAULT_DATA, pretrain
+
+    settings = _train_settings(args, pretrain_epochs=args.epochs or 3, pretrain_lr=args.lr)
+    info = pretrain(args.texts, args.out, settings, args.data or DEFAULT_DATA)
+    if args.json:
+        print(json.dumps(info, ensure_ascii=False, indent=2))
+    else:
+        print(
+            f"pretrained on {info['texts']} texts, MLM loss by epoch {info['epoch_loss']}; "
+            f"{info['train_seconds']:.0f} s on {info['device']}; saved to {args.out}"
+        )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    logging.getLogger("httpx").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
     try:
         if args.command == "ingest":
             return _ingest(args)
         if args.command == "pair":
             return _pair(args)
+        if args.command == "classifiers" and args.action == "pretrain":
+            return _classifiers_pretrain(args)
         if args.command == "classifiers":
             return _classifiers_train(args)
+        if args.command in ("labelstudio", "annotate"):
+            from flows.cli_annotate import run
+
+            return run(args)
     except (
         InputError,
         RecipeError,
@@ -249,6 +337,9 @@ def main(argv: list[str] | None = None) -> int:
         TranslationError,
         TrainingDataError,
         ClassifierError,
+        LabelStudioError,
+        AnnotationError,
+        LabelConfigError,
     ) as exc:
         print(f"benchforge: error: {exc}", file=sys.stderr)
         return 2

@@ -1,0 +1,99 @@
+"""What a Label Studio labeling config asks for: the task data fields it reads and the
+controls (fields) annotators fill, parsed from the XML, so that items can be checked
+before they are pushed and annotations simulated and flattened per field."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CONTROL_TAGS = {"Choices", "TextArea", "Labels", "Rating", "Number"}
+REPORT_FIELDS = {"report", "unable"}  # controls whose values are report flags
+
+
+class LabelConfigError(ValueError):
+    """A labeling config that cannot be used; the message names the file."""
+
+
+@dataclass(frozen=True)
+class Control:
+    """One field an annotator fills: ``name`` (the result's from_name), its tag, the
+    object it points at, its choices or labels in config order, and whether it is
+    required and single-valued."""
+
+    name: str
+    tag: str
+    to_name: str
+    options: tuple[str, ...] = ()
+    required: bool = False
+    single: bool = True
+
+
+@dataclass(frozen=True)
+class LabelConfig:
+    """A parsed config: the XML text, its data fields (``$name``) and its controls."""
+
+    xml: str
+    data_fields: tuple[str, ...]
+    controls: tuple[Control, ...] = field(default_factory=tuple)
+
+    def control(self, name: str) -> Control:
+        for ctl in self.controls:
+            if ctl.name == name:
+                return ctl
+        raise KeyError(name)
+
+    @property
+    def answer_controls(self) -> tuple[Control, ...]:
+        """Controls that carry the annotation itself (not report flags)."""
+        return tuple(c for c in self.controls if c.name not in REPORT_FIELDS)
+
+    @property
+    def report_controls(self) -> tuple[Control, ...]:
+        return tuple(c for c in self.controls if c.name in REPORT_FIELDS)
+
+
+def parse_label_config(source: str | Path) -> LabelConfig:
+    """Parse a config from a file path or XML text."""
+    path = Path(source) if not str(source).lstrip().startswith("<") else None
+    where = str(path) if path else "label config"
+    try:
+        xml = path.read_text(encoding="utf-8") if path else str(source)
+    except OSError as exc:
+        raise LabelConfigError(f"{where}: cannot read ({exc.strerror})") from None
+    try:
+        root = ET.fromstring(xml)
+    except ET.ParseError as exc:
+        raise LabelConfigError(f"{where}: not valid XML ({exc})") from None
+    fields: list[str] = []
+    controls: list[Control] = []
+    for el in root.iter():
+        value = el.attrib.get("value", "")
+        if el.tag not in {"Choice", "Label", "Header"} and value.startswith("$"):
+            name = value[1:]
+            if name not in fields:
+                fields.append(name)
+        if el.tag in CONTROL_TAGS:
+            options = tuple(
+                child.attrib["value"] for child in el if child.tag in {"Choice", "Label"}
+            )
+            controls.append(
+                Control(
+                    name=el.attrib.get("name", ""),
+                    tag=el.tag,
+                    to_name=el.attrib.get("toName", ""),
+                    options=options,
+                    required=el.attrib.get("required", "false") == "true",
+                    single=el.tag != "Labels" and el.attrib.get("choice", "single") != "multiple",
+                )
+            )
+    # $vars inside Header text, e.g. "$subject → $object"
+    for el in root.iter("Header"):
+        for name in re.findall(r"\$(\w+)", el.attrib.get("value", "")):
+            if name not in fields:
+                fields.append(name)
+    if not controls:
+        raise LabelConfigError(f"{where}: no control tag ({', '.join(sorted(CONTROL_TAGS))})")
+    return LabelConfig(xml=xml, data_fields=tuple(fields), controls=tuple(controls))
