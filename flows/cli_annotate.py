@@ -137,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
         from pipelines.simulate import simulate
 
         result = simulate(args.project, args.annotators, args.seed, workers=args.workers)
+        result.pop("payloads")
         _print(args, result, f"{result['posted']} simulated annotations posted")
         return 0
     from pipelines.io import write_parquet

@@ -254,6 +254,10 @@ def simulate(
         "posted": len(jobs),
         "overlap": overlap,
         "seed": seed,
+        "payloads": [
+            {"task_id": task_id, "annotator": who.email, **payload}
+            for task_id, who, payload in jobs
+        ],
     }
 
 

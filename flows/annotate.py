@@ -1,0 +1,69 @@
+"""The Label Studio operations as Prefect tasks with retries, and a round-trip flow.
+
+Each task wraps one function of ``pipelines.annotate`` / ``pipelines.simulate``; besides
+the per-request backoff inside those functions, Prefect retries a whole operation 3
+times, 10 s apart, for a server that is slow or restarting. The push is idempotent and
+the simulation posts only what is missing, so a retry never duplicates a task or an
+annotation. ``annotation_round`` runs push -> (simulate) -> wait -> pull and writes the
+long table atomically.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import flow, task
+
+from pipelines import annotate
+from pipelines.io import write_parquet
+from pipelines.simulate import simulate
+
+RETRIES = {"retries": 3, "retry_delay_seconds": 10}
+
+
+@task(name="labelstudio-push", **RETRIES)
+def push_task(items: Path, config: Path, project: str, overlap: int) -> dict:
+    parsed = annotate.load_config(config)
+    result = annotate.push(annotate.read_items(items, parsed), parsed, project, overlap)
+    return result.__dict__
+
+
+@task(name="labelstudio-simulate", **RETRIES)
+def simulate_task(project: str, annotators: int, seed: int) -> dict:
+    result = simulate(project, annotators, seed)
+    return {k: v for k, v in result.items() if k != "payloads"}
+
+
+@task(name="labelstudio-wait", **RETRIES)
+def wait_task(project: str, timeout: float, poll: float = 5.0) -> dict:
+    return annotate.wait(project, timeout, poll)
+
+
+@task(name="labelstudio-pull", **RETRIES)
+def pull_task(project: str, out: Path) -> dict:
+    table = annotate.pull(project)
+    write_parquet(table, out)
+    return {"rows": len(table), "annotations": int(table["annotation_id"].nunique())}
+
+
+@flow(name="benchforge-annotation-round")
+def annotation_round(
+    items: Path,
+    config: Path,
+    project: str,
+    overlap: int,
+    out: Path,
+    simulate_annotators: int | None = None,
+    seed: int = 0,
+    timeout: float = 3600.0,
+) -> dict:
+    """Push ``items``, simulate ``simulate_annotators`` annotators when given (demos and
+    tests), wait until every task is done (or ``timeout``), and pull to ``out``. When the
+    wait times out the pull is not made: run the flow again later to resume."""
+    report: dict = {"push": push_task(items, config, project, overlap)}
+    if simulate_annotators:
+        report["simulate"] = simulate_task(project, simulate_annotators, seed)
+    report["wait"] = wait_task(project, timeout)
+    if report["wait"]["done"]:
+        report["pull"] = pull_task(project, out)
+    return report

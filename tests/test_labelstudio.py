@@ -1,0 +1,294 @@
+"""Label Studio round trips against a real server, started once for this module.
+
+The server runs from benchforge's own Label Studio virtual environment (installed on
+first use, shared across runs through BENCHFORGE_LS_VENV), with a temporary home, data
+folder and credentials file, on a free loopback port.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from pipelines import annotate, ls_server
+from pipelines.label_config import parse_label_config
+from pipelines.simulate import simulate
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIGS = ROOT / "annotation_configs"
+SHARED_VENV = Path.home() / ".local/share/benchforge/labelstudio/venv"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    base = tmp_path_factory.mktemp("ls")
+    env = {
+        "BENCHFORGE_HOME": str(base / "home"),
+        "BENCHFORGE_CONFIG": str(base / "config"),
+        "BENCHFORGE_LS_VENV": os.environ.get("BENCHFORGE_LS_VENV", str(SHARED_VENV)),
+    }
+    saved = {k: os.environ.get(k) for k in [*env, "LABEL_STUDIO_URL", "LABEL_STUDIO_API_KEY"]}
+    os.environ.update(env)
+    os.environ.pop("LABEL_STUDIO_URL", None)
+    os.environ.pop("LABEL_STUDIO_API_KEY", None)
+    port = _free_port()
+    info = ls_server.up(port)
+    try:
+        yield {"port": port, "url": info["url"], "base": base, "env": env}
+    finally:
+        ls_server.down()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "flows.cli", *args],
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def sts_items(n: int, start: int = 0) -> pd.DataFrame:
+    rows = [
+        {
+            "item_id": f"pair-{i:04d}",
+            "sentence1": f"이 영화 정말 재밌어요 {i}",
+            "sentence2": f"이 영화는 재미있다 {i}",
+            "sim_similarity": float(i % 6),
+        }
+        for i in range(start, start + n)
+    ]
+    return pd.DataFrame(rows)
+
+
+def test_server_credentials_are_private_and_never_printed(server):
+    creds_path = ls_server.credentials_path()
+    assert stat.S_IMODE(creds_path.stat().st_mode) == 0o600
+    assert not str(creds_path).startswith(str(ROOT))
+    token = json.loads(creds_path.read_text())["token"]
+    status = cli("labelstudio", "status")
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["running"] is True
+    up_again = cli("labelstudio", "up", "--port", str(server["port"]))
+    assert up_again.returncode == 0, up_again.stderr  # already running: left as it is
+    log_text = Path(ls_server.status()["log"]).read_text(errors="replace")
+    for text in (status.stdout, status.stderr, up_again.stdout, up_again.stderr, log_text):
+        assert token not in text
+    assert "hidden" in repr(ls_server.connection()) and token not in repr(ls_server.connection())
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert token not in ps  # the token reaches the server through its environment only
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in CONFIGS.glob("*.xml")))
+def test_configs_validate_against_the_real_server(server, name):
+    config = parse_label_config(CONFIGS / f"{name}.xml")
+    ls = annotate.client()
+    project = annotate.ensure_project(ls, f"config {name}", config, overlap=2)
+    assert project.maximum_annotations == 2
+    fetched = ls.projects.get(id=project.id)
+    assert annotate._norm(fetched.label_config) == annotate._norm(config.xml)
+    assert config.answer_controls  # every config asks for something
+
+
+def test_server_rejects_a_broken_config(server):
+    from label_studio_sdk.core.api_error import ApiError
+
+    broken = parse_label_config(
+        "<View><Text name='t' value='$text'/>"
+        "<Choices name='c' toName='nowhere'><Choice value='a'/></Choices></View>"
+    )
+    with pytest.raises(ApiError) as info:
+        annotate.ensure_project(annotate.client(), "broken config", broken, overlap=1)
+    assert "nowhere" in json.dumps(info.value.body)
+
+
+def test_push_is_idempotent(server, tmp_path):
+    items = tmp_path / "items.parquet"
+    sts_items(30).to_parquet(items)
+    first = cli(
+        "annotate", "push", str(items), "--config", str(CONFIGS / "sts.xml"),
+        "--project", "push twice", "--overlap", "3", "--json",
+    )  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["created"] == 30
+    pd.concat([sts_items(30), sts_items(5, start=30)]).to_parquet(items)
+    second = cli(
+        "annotate", "push", str(items), "--config", str(CONFIGS / "sts.xml"),
+        "--project", "push twice", "--overlap", "3", "--json",
+    )  # fmt: skip
+    assert second.returncode == 0, second.stderr
+    result = json.loads(second.stdout)
+    assert (result["created"], result["existing"]) == (5, 30)
+    tasks = annotate.export_tasks(annotate.client(), result["project_id"])
+    ids = [t["data"]["item_id"] for t in tasks]
+    assert len(ids) == len(set(ids)) == 35
+
+
+def test_bad_items_name_the_file_and_row(server, tmp_path):
+    config = parse_label_config(CONFIGS / "sts.xml")
+    items = sts_items(4)
+    items.loc[2, "item_id"] = "pair-0000"
+    path = tmp_path / "dup.csv"
+    items.to_csv(path, index=False)
+    with pytest.raises(annotate.AnnotationError, match=r"dup.csv: row 3: item_id 'pair-0000'"):
+        annotate.read_items(path, config)
+    path = tmp_path / "nofield.jsonl"
+    sts_items(2).drop(columns=["sentence2"]).to_json(path, orient="records", lines=True)
+    proc = cli(
+        "annotate", "push", str(path), "--config", str(CONFIGS / "sts.xml"),
+        "--project", "bad items",
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert "nofield.jsonl" in proc.stderr and "sentence2" in proc.stderr
+
+
+@pytest.fixture(scope="module")
+def simulated(server, tmp_path_factory):
+    config = parse_label_config(CONFIGS / "sts.xml")
+    result = annotate.push(sts_items(40), config, "simulated sts", overlap=3, progress=True)
+    posted = simulate("simulated sts", annotators=5, seed=7, progress=True)
+    return {"push": result, "posted": posted}
+
+
+def test_simulate_then_pull_returns_exactly_what_was_posted(simulated):
+    posted = simulated["posted"]
+    table = annotate.pull("simulated sts")
+    users = {v: k for k, v in annotate.users_by_id(annotate.client()).items()}
+    expected = []
+    for p in posted["payloads"]:
+        uid = f"ls-user-{users[p['annotator']]}"
+        pairs = annotate.flatten_result(p["result"]) or [(None, None)]
+        for field, value in pairs:
+            expected.append((p["task_id"], uid, field, value, p["was_cancelled"]))
+    got = [
+        (r.task_id, r.annotator_id, r.field if isinstance(r.field, str) else None,
+         r.value if isinstance(r.value, str) else None, r.cancelled)
+        for r in table.itertuples()
+    ]  # fmt: skip
+    assert sorted(got, key=str) == sorted(expected, key=str)
+    assert table["simulated"].all()
+    lead = {(p["task_id"], p["annotator"]): p["lead_time"] for p in posted["payloads"]}
+    assert len(lead) == table["annotation_id"].nunique()
+    # every task has 3 completed annotations from 3 distinct accounts; skips are extra rows
+    done = table[~table["cancelled"]].groupby("item_id")["annotator_id"].nunique()
+    assert (done == 3).all() and len(done) == 40
+    per_task = table.drop_duplicates("annotation_id").groupby("item_id")["annotator_id"]
+    assert (per_task.count() == per_task.nunique()).all()  # no account annotates twice
+    assert len(posted["careless"]) >= 1 and len(set(posted["annotators"])) == 5
+
+
+def test_simulate_rerun_posts_nothing_and_wait_is_done(simulated):
+    again = simulate("simulated sts", annotators=5, seed=7, progress=True)
+    assert again["posted"] == 0
+    proc = cli("annotate", "wait", "--project", "simulated sts", "--timeout", "10", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) | {"waited_s": 0} == {
+        "done": True, "finished": 40, "tasks": 40, "waited_s": 0
+    }  # fmt: skip
+
+
+def test_wait_times_out_with_exit_3(server, tmp_path):
+    config = parse_label_config(CONFIGS / "sts.xml")
+    annotate.push(sts_items(3), config, "nobody annotates", overlap=2, progress=True)
+    proc = cli("annotate", "wait", "--project", "nobody annotates", "--timeout", "1")
+    assert proc.returncode == 3
+    assert "0/3 tasks complete" in proc.stdout
+
+
+def test_noise_model_tracks_the_truth(simulated):
+    table = annotate.pull("simulated sts")
+    scores = table[(table["field"] == "similarity")].copy()
+    scores["truth"] = scores["item_id"].str[-4:].astype(int) % 6
+    scores["value"] = scores["value"].astype(float)
+    careful = scores.groupby("annotator_id").apply(
+        lambda g: g["value"].corr(g["truth"]), include_groups=False
+    )
+    assert careful.max() > 0.8  # careful annotators follow the latent score
+    assert careful.min() < 0.5  # the careless one does not
+
+
+def test_pull_survives_a_server_restart(simulated, server, tmp_path):
+    ls = annotate.client()  # connected, then the server goes away mid-pull
+    before = annotate.pull("simulated sts", ls=ls)
+    ls_server.down()
+    result: dict = {}
+
+    def pull_while_down() -> None:
+        result["table"] = annotate.pull("simulated sts", ls=ls)
+
+    thread = threading.Thread(target=pull_while_down)
+    thread.start()  # its first requests fail and are retried with backoff
+    ls_server.up(server["port"])
+    thread.join(timeout=300)
+    assert "table" in result
+    pd.testing.assert_frame_equal(result["table"], before)
+    out = tmp_path / "ann.parquet"
+    proc = cli("annotate", "pull", "--project", "simulated sts", "--out", str(out), "--json")
+    assert proc.returncode == 0, proc.stderr
+    pd.testing.assert_frame_equal(pd.read_parquet(out), before)
+
+
+def test_external_server_from_the_environment(server):
+    token = ls_server.credentials()["token"]
+    env = {"LABEL_STUDIO_URL": server["url"], "LABEL_STUDIO_API_KEY": token}
+    proc = cli("labelstudio", "status", env=env)
+    assert json.loads(proc.stdout) == {"running": True, "url": server["url"], "managed": False}
+    proc = cli("annotate", "wait", "--project", "simulated sts", "--timeout", "5", env=env)
+    assert proc.returncode in (0, 3) and token not in proc.stdout + proc.stderr
+    bad = cli(
+        "annotate", "wait", "--project", "simulated sts", "--timeout", "5",
+        env={"LABEL_STUDIO_URL": server["url"], "LABEL_STUDIO_API_KEY": "wrong-token"},
+    )  # fmt: skip
+    assert bad.returncode != 0 and "wrong-token" not in bad.stderr
+
+
+def test_prefect_round_trip_flow(server, tmp_path):
+    items = tmp_path / "items.jsonl"
+    sts_items(12).to_json(items, orient="records", lines=True, force_ascii=False)
+    out = tmp_path / "round.parquet"
+    code = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from flows.runtime import prefect_server\n"
+        "with prefect_server():\n"
+        "    from flows.annotate import annotation_round\n"
+        f"    r = annotation_round(Path({str(items)!r}), Path({str(CONFIGS / 'sts.xml')!r}),\n"
+        f"        'prefect round', 2, Path({str(out)!r}), simulate_annotators=4, seed=1)\n"
+        "    print(json.dumps(r))\n"
+    )
+    env = {"PREFECT_HOME": str(tmp_path / "prefect")}
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["push"]["created"] == 12 and report["wait"]["done"]
+    table = pd.read_parquet(out)
+    assert table.loc[~table["cancelled"], "item_id"].value_counts().eq(2).all()
