@@ -34,6 +34,7 @@ from pipelines.train_classifier import (  # noqa: E402
     TASKS,
     TrainSettings,
     load_split,
+    pretrain,
     train_classifier,
 )
 
@@ -107,9 +108,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", nargs="+", default=list(TASKS), choices=list(TASKS))
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument("--epochs", type=int, default=None)
-    parser.add_argument("--pretrain-texts", nargs="*", default=[])
-    parser.add_argument("--pretrain-epochs", type=int, default=0)
+    parser.add_argument("--epochs", type=int, default=None, help="fine-tuning epochs")
+    parser.add_argument("--lr", type=float, default=None, help="fine-tuning learning rate")
+    parser.add_argument(
+        "--pretrain-texts",
+        nargs="*",
+        default=[],
+        help="pretrain one encoder on these unlabeled texts first (classifiers pretrain), "
+        "then fine-tune it for every task (classifiers train --encoder)",
+    )
+    parser.add_argument("--pretrain-epochs", type=int, default=10, help="MLM epochs (10)")
+    parser.add_argument("--pretrain-lr", type=float, default=None, help="MLM learning rate")
     parser.add_argument("--speed-only", action="store_true", help="skip the quality runs")
     parser.add_argument("--sentences", type=int, default=2000, help="sentences for speed")
     parser.add_argument("--keep", type=Path, default=None, help="keep the checkpoints here")
@@ -118,12 +127,23 @@ def main() -> int:
 
     work = args.keep or Path(tempfile.mkdtemp(prefix="benchforge-classify-"))
     device = default_device()
-    overrides: dict = {
-        "pretrain_texts": args.pretrain_texts,
-        "pretrain_epochs": args.pretrain_epochs,
-    }
+    overrides: dict = {}
     if args.epochs:
         overrides["epochs"] = args.epochs
+    if args.lr:
+        overrides["lr"] = args.lr
+    if args.pretrain_texts and not args.speed_only:
+        mlm = {"pretrain_epochs": args.pretrain_epochs, "batch_size": 64}
+        if args.pretrain_lr:
+            mlm["pretrain_lr"] = args.pretrain_lr
+        encoder = work / "encoder"
+        info = pretrain(args.pretrain_texts, encoder, TrainSettings.for_device(device, **mlm))
+        print(
+            f"pretrained an encoder on {info['texts']:,} texts in {info['train_seconds']:.0f} s; "
+            f"MLM loss by epoch {info['epoch_loss']}",
+            flush=True,
+        )
+        overrides["encoder"] = str(encoder)
     trained: Path | None = None
     for task in args.tasks:
         out = work / task

@@ -193,3 +193,42 @@ def test_missing_detector_checkpoint_fails_before_any_work(tmp_path):
     assert proc.returncode == 2
     assert "detectors.hate.model" in proc.stderr and "not a checkpoint directory" in proc.stderr
     assert not (tmp_path / "out" / "manifest.json").exists()
+
+
+def test_pretrained_encoder_is_reused_by_train(tmp_path):
+    unlabeled = ROOT / "data/demo/korean-hate-speech/unlabeled/unlabeled_comments_5.txt.gz"
+    cmd = [sys.executable, "-m", "flows.cli", "classifiers", "pretrain", "--texts"]
+    size = ["--layers", "1", "--hidden", "32", "--heads", "2", "--vocab-size", "800"]
+    proc = subprocess.run(
+        [*cmd, str(unlabeled), "--out", str(tmp_path / "enc"), "--epochs", "2", "--limit",
+         "1500", *size, "--json"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    info = json.loads(proc.stdout)
+    assert info["texts"] == 1500 and len(info["epoch_loss"]) == 2
+    assert info["epoch_loss"][1] < info["epoch_loss"][0]  # the MLM loss goes down
+    encoder = json.loads((tmp_path / "enc" / "config.json").read_text())
+    proc = train(
+        tmp_path / "hate", "--task", "hate", "--limit", "300", "--epochs", "1",
+        "--lr", "1e-12", "--encoder", str(tmp_path / "enc"), "--json",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    metrics = json.loads(proc.stdout)
+    config = json.loads((tmp_path / "hate" / "config.json").read_text())
+    assert config["hidden_size"] == encoder["hidden_size"] == 32
+    assert config["id2label"] == {"0": "none", "1": "offensive", "2": "hate"}
+    assert metrics["settings"]["encoder"] == str(tmp_path / "enc")
+    # the encoder's weights were loaded, not re-initialised (lr 1e-12: they stay put)
+    import torch
+    from safetensors.torch import load_file
+
+    enc = load_file(tmp_path / "enc" / "model.safetensors")
+    tuned = load_file(tmp_path / "hate" / "model.safetensors")
+    for name in (
+        "bert.embeddings.word_embeddings.weight",
+        "bert.encoder.layer.0.output.dense.weight",
+    ):
+        assert torch.allclose(enc[name], tuned[name], atol=1e-6), name
+    missing = train(tmp_path / "x", "--task", "hate", "--encoder", str(tmp_path / "nope"))
+    assert missing.returncode == 2 and "nope" in missing.stderr
