@@ -8,6 +8,7 @@ import logging
 import sys
 from pathlib import Path
 
+from pipelines.agreement import AgreementError
 from pipelines.annotate import AnnotationError
 from pipelines.classifier import ClassifierError
 from pipelines.label_config import LabelConfigError
@@ -186,9 +187,11 @@ def _parser() -> argparse.ArgumentParser:
         "--limit", type=int, default=None, help="pretrain on the first N texts only (quick runs)"
     )
     pretrain.add_argument("--json", action="store_true", help="print the summary as JSON")
+    from flows.cli_agree import add_parser as add_agree
     from flows.cli_annotate import add_parsers
 
     add_parsers(sub)
+    add_agree(sub)
     return parser
 
 
@@ -326,6 +329,10 @@ def main(argv: list[str] | None = None) -> int:
             return _classifiers_pretrain(args)
         if args.command == "classifiers":
             return _classifiers_train(args)
+        if args.command == "agree":
+            from flows.cli_agree import run as run_agree
+
+            return run_agree(args)
         if args.command in ("labelstudio", "annotate"):
             from flows.cli_annotate import run
 
@@ -340,6 +347,7 @@ def main(argv: list[str] | None = None) -> int:
         LabelStudioError,
         AnnotationError,
         LabelConfigError,
+        AgreementError,
     ) as exc:
         print(f"benchforge: error: {exc}", file=sys.stderr)
         return 2
