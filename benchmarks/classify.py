@@ -118,6 +118,12 @@ def main() -> int:
         "then fine-tune it for every task (classifiers train --encoder)",
     )
     parser.add_argument("--pretrain-epochs", type=int, default=10, help="MLM epochs (10)")
+    parser.add_argument(
+        "--encoder",
+        type=Path,
+        default=None,
+        help="fine-tune this already pretrained encoder instead (its pretrain.json is printed)",
+    )
     parser.add_argument("--pretrain-lr", type=float, default=None, help="MLM learning rate")
     parser.add_argument("--speed-only", action="store_true", help="skip the quality runs")
     parser.add_argument("--sentences", type=int, default=2000, help="sentences for speed")
@@ -144,6 +150,14 @@ def main() -> int:
             flush=True,
         )
         overrides["encoder"] = str(encoder)
+    elif args.encoder:
+        info = json.loads((args.encoder / "pretrain.json").read_text(encoding="utf-8"))
+        print(
+            f"encoder {args.encoder}: pretrained on {info['texts']:,} texts in "
+            f"{info['train_seconds']:.0f} s (not in this run); MLM loss {info['epoch_loss']}",
+            flush=True,
+        )
+        overrides["encoder"] = str(args.encoder)
     trained: Path | None = None
     for task in args.tasks:
         out = work / task

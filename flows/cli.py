@@ -16,6 +16,7 @@ from pipelines.ls_server import LabelStudioError
 from pipelines.pairing import PairingError
 from pipelines.readers import InputError
 from pipelines.recipe import RecipeError, load_recipe
+from pipelines.splits import SplitError
 from pipelines.train_classifier import TrainingDataError
 from pipelines.translate import TranslationError
 
@@ -189,9 +190,11 @@ def _parser() -> argparse.ArgumentParser:
     pretrain.add_argument("--json", action="store_true", help="print the summary as JSON")
     from flows.cli_agree import add_parser as add_agree
     from flows.cli_annotate import add_parsers
+    from flows.cli_split import add_parser as add_split
 
     add_parsers(sub)
     add_agree(sub)
+    add_split(sub)
     return parser
 
 
@@ -333,6 +336,10 @@ def main(argv: list[str] | None = None) -> int:
             from flows.cli_agree import run as run_agree
 
             return run_agree(args)
+        if args.command == "split":
+            from flows.cli_split import run as run_split
+
+            return run_split(args)
         if args.command in ("labelstudio", "annotate"):
             from flows.cli_annotate import run
 
@@ -348,6 +355,7 @@ def main(argv: list[str] | None = None) -> int:
         AnnotationError,
         LabelConfigError,
         AgreementError,
+        SplitError,
     ) as exc:
         print(f"benchforge: error: {exc}", file=sys.stderr)
         return 2

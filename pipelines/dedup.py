@@ -127,3 +127,55 @@ def deduplicate(
             "similarity": pd.Series(sims, index=sentences.index),
         },
     )
+
+
+def near_duplicate_links(
+    texts: list[str], threshold: float = 0.8, shingle_size: int = 3, num_perm: int = 128
+) -> list[tuple[int, int]]:
+    """Links (i, j), i < j, between ``texts`` whose normalised forms are equal or whose
+    character-shingle Jaccard is ``threshold`` or more (MinHash LSH candidates, confirmed
+    exactly). Pairs already connected through earlier links are not checked again, so the
+    result is a spanning set: two texts are near duplicates (directly or through a chain)
+    exactly when the links connect them. Used to keep duplicates on one side of a split."""
+    norms = [normalize(t) for t in texts]
+    parent = list(range(len(texts)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    links: list[tuple[int, int]] = []
+
+    def link(a: int, b: int) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+            links.append((min(a, b), max(a, b)))
+
+    first: dict[str, int] = {}
+    for i, norm in enumerate(norms):
+        j = first.setdefault(norm, i)
+        if j != i:
+            link(j, i)
+    if not texts:
+        return []
+    sig = BatchMinHash(num_perm).signatures(*shingle_hashes(norms, shingle_size))
+    cache: dict[int, set[str]] = {}
+
+    def sh(i: int) -> set[str]:
+        if i not in cache:
+            cache[i] = shingles(norms[i], shingle_size)
+        return cache[i]
+
+    for keys in band_keys(sig, lsh_bands(threshold, num_perm)):
+        buckets: dict[bytes, list[int]] = {}
+        for i, key in enumerate(keys):
+            buckets.setdefault(key, []).append(i)
+        for members in buckets.values():
+            for pos, a in enumerate(members):
+                for b in members[pos + 1 :]:
+                    if find(a) != find(b) and jaccard(sh(a), sh(b)) >= threshold:
+                        link(a, b)
+    return sorted(links)

@@ -51,17 +51,23 @@ def sha256_file(path: str | Path) -> str:
 
 
 def write_outputs(
-    out: Path, key: str, tables: dict[str, pd.DataFrame], documents: dict[str, object]
+    out: Path,
+    key: str,
+    tables: dict[str, pd.DataFrame],
+    documents: dict[str, object],
+    texts: dict[str, str] | None = None,
 ) -> bool:
     """Write a run's outputs atomically, then ``manifest.json`` last.
 
-    ``tables`` are written as Parquet and ``documents`` as JSON, under their names. The
+    ``tables`` are written as Parquet, ``documents`` as JSON and ``texts`` (Markdown
+    reports) as UTF-8 text, under their names. The
     manifest is removed before any output changes, so a run interrupted between two files
     leaves no manifest behind. When the manifest already records ``key`` and every file
     still has the recorded SHA-256, nothing is rewritten (a rerun changes nothing) and
     False is returned.
     """
-    names = [*tables, *documents]
+    texts = texts or {}
+    names = [*tables, *documents, *texts]
     manifest_path = out / "manifest.json"
     if manifest_path.exists():
         try:
@@ -79,6 +85,8 @@ def write_outputs(
         write_parquet(df, out / name)
     for name, obj in documents.items():
         write_json(obj, out / name)
+    for name, text in texts.items():
+        _atomic(out / name, lambda tmp, t=text: tmp.write_text(t, encoding="utf-8"))
     write_json(
         {"key": key, "files": {name: sha256_file(out / name) for name in names}}, manifest_path
     )

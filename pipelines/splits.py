@@ -1,0 +1,341 @@
+"""Artifact-aware train/dev/test splits.
+
+Every rule assigns *units*, never single items: a unit is a connected set of items that
+share a group (same premise, source document, intent: ``group_columns``) or whose texts
+are exact or near duplicates (``pipelines.dedup.near_duplicate_links`` over every text
+column). So no group straddles two splits and no duplicate text leaks from train into
+dev/test, whatever the rule. Everything is seeded and reproducible.
+
+Rules:
+
+- ``sts`` (KLUE 3.2.1): dev+test near-uniform over the 51 score bins 0.0-5.0: each bin
+  gets the same quota of evaluation items (what a bin lacks is spread over the others);
+  within a bin, pairs with score >= 3 are preferred with the least morpheme overlap
+  (MeCab, Jaccard) and pairs below 3 with the most, so that lexical overlap does not give
+  the score away; each source keeps its share of the evaluation items; dev:test = 1:2
+  within every bin; binary label at 3.0.
+- ``random``: a seeded unit-level split by ``eval_fraction`` and dev:test ratio (no
+  artifact guard beyond groups and duplicates; for corpora without a paper rule).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pipelines.dedup import near_duplicate_links
+
+SPLIT_RULES = ("sts", "random")
+SPLIT_COLUMNS = ["item_id", "split", "rule", "reason"]
+
+
+class SplitError(ValueError):
+    """Items that cannot be split; the message names the column or the item."""
+
+
+@dataclass
+class SplitSettings:
+    """A split rule and its settings (defaults: KLUE's)."""
+
+    rule: str = "sts"
+    seed: int = 0
+    eval_fraction: float = 0.15  # dev + test share of the items
+    dev_share: float = 1 / 3  # dev:test = 1:2
+    text_columns: list[str] = field(default_factory=lambda: ["sentence1", "sentence2"])
+    group_columns: list[str] = field(default_factory=list)
+    source_column: str | None = "source"
+    near_duplicate_threshold: float = 0.8
+    # sts
+    bins: int = 51
+    high_score: float = 3.0  # KLUE: prefer least overlap at >= 3, most overlap below
+    binary_threshold: float = 3.0
+
+    def __post_init__(self) -> None:
+        if self.rule not in SPLIT_RULES:
+            raise SplitError(f"unknown rule {self.rule!r}; expected one of {SPLIT_RULES}")
+        if not 0 < self.eval_fraction < 1:
+            raise SplitError(f"eval_fraction must be in (0, 1), got {self.eval_fraction}")
+
+
+def units(items: pd.DataFrame, settings: SplitSettings) -> np.ndarray:
+    """A unit number per item: connected components of shared groups and duplicate
+    texts."""
+    n = len(items)
+    parent = np.arange(n)
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return int(i)
+
+    def union(a: int, b: int) -> None:
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+
+    for col in settings.group_columns:
+        first: dict[object, int] = {}
+        for i, key in enumerate(items[col].tolist()):
+            if key is None or (isinstance(key, float) and math.isnan(key)):
+                continue
+            union(first.setdefault(key, i), i)
+    texts: list[str] = []
+    owner: list[int] = []
+    for col in settings.text_columns:
+        for i, text in enumerate(items[col].astype(str).tolist()):
+            texts.append(text)
+            owner.append(i)
+    for a, b in near_duplicate_links(texts, settings.near_duplicate_threshold):
+        union(owner[a], owner[b])
+    roots = np.array([find(i) for i in range(n)])
+    _, numbered = np.unique(roots, return_inverse=True)
+    return numbered
+
+
+def morpheme_overlap(a: str, b: str) -> float:
+    """Jaccard of the two sentences' MeCab morpheme sets (KLUE 3.2.1)."""
+    from pipelines.korean import morphemes
+
+    sa, sb = set(morphemes(a)), set(morphemes(b))
+    return len(sa & sb) / len(sa | sb) if sa or sb else 1.0
+
+
+def _check(items: pd.DataFrame, settings: SplitSettings, needed: list[str]) -> None:
+    cols = ["item_id", *needed, *settings.text_columns, *settings.group_columns]
+    missing = [c for c in dict.fromkeys(cols) if c not in items.columns]
+    if missing:
+        raise SplitError(f"no column {missing} in the items (columns: {list(items.columns)})")
+    dup = items["item_id"].duplicated()
+    if dup.any():
+        raise SplitError(f"item_id {items['item_id'][dup].iloc[0]!r} appears twice")
+
+
+def sts_split(items: pd.DataFrame, settings: SplitSettings) -> pd.DataFrame:
+    """KLUE 3.2.1 (see the module docstring); ``items`` need ``label`` (0-5)."""
+    _check(items, settings, ["label"])
+    labels = pd.to_numeric(items["label"], errors="coerce")
+    if labels.isna().any() or (labels < 0).any() or (labels > 5).any():
+        bad = items["item_id"][labels.isna() | (labels < 0) | (labels > 5)].iloc[0]
+        raise SplitError(f"item {bad!r}: label must be a number in 0-5")
+    rng = np.random.default_rng(settings.seed)
+    unit = units(items, settings)
+    n = len(items)
+    step = 5.0 / (settings.bins - 1)
+    bin_of = np.rint(labels.to_numpy() / step).astype(int)
+    overlap = np.array(
+        [
+            morpheme_overlap(a, b)
+            for a, b in zip(
+                items[settings.text_columns[0]].astype(str),
+                items[settings.text_columns[-1]].astype(str),
+                strict=True,
+            )
+        ]
+    )
+    source = (
+        items[settings.source_column].astype(str).to_numpy()
+        if settings.source_column and settings.source_column in items.columns
+        else np.array([""] * n)
+    )
+    target = round(settings.eval_fraction * n)
+    share = {s: c / n for s, c in Counter(source).items()}
+    unit_size = np.bincount(unit)
+    # a bin's quota, with what small bins lack spread over the others
+    counts = np.bincount(bin_of, minlength=settings.bins)
+    quota = np.zeros(settings.bins, dtype=int)
+    left, open_bins = target, [b for b in range(settings.bins) if counts[b]]
+    while left > 0 and open_bins:
+        each = max(1, left // len(open_bins))
+        nxt = []
+        for b in open_bins:
+            take = min(each, counts[b] - quota[b], left)
+            quota[b] += take
+            left -= take
+            if quota[b] < counts[b]:
+                nxt.append(b)
+            if left == 0:
+                break
+        open_bins = nxt
+    chosen_units: set[int] = set()
+    taken_source: Counter = Counter()
+    in_eval = np.zeros(n, dtype=bool)
+    order_bins = rng.permutation(settings.bins)
+    for b in order_bins:
+        members = np.flatnonzero(bin_of == b)
+        if not len(members) or quota[b] == 0:
+            continue
+        high = b * step >= settings.high_score
+        key = overlap[members] if high else -overlap[members]
+        tie = rng.random(len(members))
+        ranked = members[np.lexsort((tie, key))]
+        got = int(in_eval[members].sum())
+        while got < quota[b]:
+            # the source furthest under its share of the evaluation items goes next
+            need = {s: share[s] * target - taken_source[s] for s in share}
+            pick = None
+            for s in sorted(need, key=lambda s: (-need[s], s)):
+                for i in ranked:
+                    if not in_eval[i] and source[i] == s and unit[i] not in chosen_units:
+                        pick = i
+                        break
+                if pick is not None:
+                    break
+            if pick is None:
+                break
+            u = unit[pick]
+            chosen_units.add(u)
+            members_u = np.flatnonzero(unit == u)
+            in_eval[members_u] = True
+            taken_source.update(source[members_u].tolist())
+            got = int(in_eval[members].sum())
+    # dev:test = 1:2 within every bin, by unit; the rounding error is carried from bin
+    # to bin so that the whole evaluation set keeps the ratio too
+    split = np.array(["train"] * n, dtype=object)
+    reason = np.array(["not chosen for dev/test"] * n, dtype=object)
+    assigned: dict[int, str] = {}
+    carry = 0.0
+    for b in order_bins:
+        members = [i for i in np.flatnonzero(bin_of == b) if in_eval[i]]
+        if not members:
+            continue
+        want = settings.dev_share * len(members) + carry
+        dev_n = sum(1 for i in members if assigned.get(unit[i]) == "dev")
+        for i in rng.permutation(members):
+            u = unit[i]
+            if u in assigned:
+                continue
+            size = int(bin_of[unit == u].tolist().count(b))
+            side = "dev" if dev_n + size / 2 <= want else "test"
+            assigned[u] = side
+            dev_n += size if side == "dev" else 0
+        carry = want - dev_n
+    for i in range(n):
+        if in_eval[i]:
+            split[i] = assigned[unit[i]]
+            direction = "least" if bin_of[i] * step >= settings.high_score else "most"
+            reason[i] = (
+                f"score bin {bin_of[i] * step:.1f}: quota {quota[bin_of[i]]}, {direction} "
+                f"morpheme overlap first (overlap {overlap[i]:.3f})"
+            )
+            if unit_size[unit[i]] > 1:
+                reason[i] += f"; unit of {unit_size[unit[i]]} items kept together"
+        elif unit_size[unit[i]] > 1:
+            reason[i] = f"not chosen for dev/test; unit of {unit_size[unit[i]]} items"
+    out = pd.DataFrame(
+        {
+            "item_id": items["item_id"].astype(str).to_numpy(),
+            "split": split,
+            "rule": "sts",
+            "reason": reason,
+            "unit": unit,
+            "score_bin": np.round(bin_of * step, 1),
+            "morpheme_overlap": overlap.round(4),
+            "binary_label": (labels.to_numpy() >= settings.binary_threshold).astype(int),
+        }
+    )
+    return out
+
+
+def random_split(items: pd.DataFrame, settings: SplitSettings) -> pd.DataFrame:
+    """Seeded unit-level split: units in random order fill dev+test up to
+    ``eval_fraction``, dev:test by ``dev_share``."""
+    _check(items, settings, [])
+    rng = np.random.default_rng(settings.seed)
+    unit = units(items, settings)
+    n = len(items)
+    target = round(settings.eval_fraction * n)
+    split = np.array(["train"] * n, dtype=object)
+    taken = dev = 0
+    for u in rng.permutation(unit.max() + 1 if n else 0):
+        members = np.flatnonzero(unit == u)
+        if taken + len(members) > target:
+            continue
+        side = "dev" if dev < settings.dev_share * (taken + len(members)) else "test"
+        split[members] = side
+        taken += len(members)
+        dev += len(members) if side == "dev" else 0
+    return pd.DataFrame(
+        {
+            "item_id": items["item_id"].astype(str).to_numpy(),
+            "split": split,
+            "rule": "random",
+            "reason": "seeded random order of units",
+            "unit": unit,
+        }
+    )
+
+
+def split_items(items: pd.DataFrame, settings: SplitSettings) -> pd.DataFrame:
+    """The split of every item (``SPLIT_COLUMNS`` first, then rule-specific columns)."""
+    if settings.rule == "sts":
+        return sts_split(items, settings)
+    return random_split(items, settings)
+
+
+def settings_dict(settings: SplitSettings) -> dict:
+    return asdict(settings)
+
+
+def read_table(path: Path) -> pd.DataFrame:
+    """A Parquet, CSV or JSON Lines table with an item_id column."""
+    if not path.is_file():
+        raise SplitError(f"{path}: file not found")
+    name = path.name
+    if name.endswith(".parquet"):
+        frame = pd.read_parquet(path)
+    elif name.endswith(".csv"):
+        frame = pd.read_csv(path, dtype={"item_id": str})
+    elif ".jsonl" in name:
+        frame = pd.read_json(path, lines=True, dtype={"item_id": str})
+    else:
+        raise SplitError(f"{path}: expected .parquet, .csv or .jsonl")
+    if "item_id" not in frame.columns:
+        raise SplitError(f"{path}: no item_id column (columns: {list(frame.columns)})")
+    frame["item_id"] = frame["item_id"].astype(str)
+    return frame
+
+
+def run_split(
+    gold_path: Path, settings: SplitSettings, out: Path, items_path: Path | None = None
+) -> dict:
+    """Split the gold items (joined with ``items_path`` for their texts), write
+    splits.parquet, artifacts.json and artifacts.md atomically; return a summary."""
+    import json
+
+    from pipelines.artifacts import artifact_report, report_markdown
+    from pipelines.io import sha256_file, write_outputs
+
+    gold = read_table(gold_path)
+    frame = gold
+    if items_path is not None:
+        items = read_table(items_path)
+        extra = [c for c in items.columns if c not in gold.columns or c == "item_id"]
+        frame = gold.merge(items[extra], on="item_id", how="left", validate="one_to_one")
+        lost = frame[settings.text_columns].isna().any(axis=1)
+        if lost.any():
+            raise SplitError(
+                f"{items_path}: no texts for gold item {frame['item_id'][lost].iloc[0]!r}"
+            )
+    splits = split_items(frame, settings)
+    report = artifact_report(frame, splits, settings.text_columns, settings.binary_threshold,
+                             seed=settings.seed)  # fmt: skip
+    sources = [str(gold_path)] + ([str(items_path)] if items_path else [])
+    key = json.dumps(
+        {"inputs": [sha256_file(p) for p in sources], "settings": asdict(settings)},
+        sort_keys=True,
+    )
+    figures = {"rule": settings.rule, "settings": asdict(settings), "inputs": sources, **report}
+    written = write_outputs(
+        out,
+        key,
+        {"splits.parquet": splits},
+        {"artifacts.json": figures},
+        {"artifacts.md": report_markdown(report, settings.rule)},
+    )
+    return {**figures, "written": written}
