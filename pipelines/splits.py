@@ -165,8 +165,22 @@ def sts_split(items: pd.DataFrame, settings: SplitSettings) -> pd.DataFrame:
     chosen_units: set[int] = set()
     taken_source: Counter = Counter()
     in_eval = np.zeros(n, dtype=bool)
+    filled = np.zeros(settings.bins, dtype=int)
+    unit_members = [np.flatnonzero(unit == u) for u in range(unit.max() + 1 if n else 0)]
+
+    def fits(u: int, b: int, slack: int) -> bool:
+        # a unit may not push any bin past its quota (some slack for the other bins it
+        # touches, so that groups of several items can be chosen at all)
+        for bb, cnt in Counter(bin_of[unit_members[u]].tolist()).items():
+            if filled[bb] + cnt > quota[bb] + (0 if bb == b else slack):
+                return False
+        return True
+
     order_bins = rng.permutation(settings.bins)
-    for b in order_bins:
+    # first pass: one item of slack; second pass, for bins still empty: three
+    for b, slack in [(b, 1) for b in order_bins] + [(b, 3) for b in order_bins]:
+        if slack > 1 and filled[b] > 0:
+            continue
         members = np.flatnonzero(bin_of == b)
         if not len(members) or quota[b] == 0:
             continue
@@ -174,14 +188,13 @@ def sts_split(items: pd.DataFrame, settings: SplitSettings) -> pd.DataFrame:
         key = overlap[members] if high else -overlap[members]
         tie = rng.random(len(members))
         ranked = members[np.lexsort((tie, key))]
-        got = int(in_eval[members].sum())
-        while got < quota[b]:
+        while filled[b] < quota[b] and (filled.sum() < target or filled[b] == 0):
             # the source furthest under its share of the evaluation items goes next
             need = {s: share[s] * target - taken_source[s] for s in share}
             pick = None
             for s in sorted(need, key=lambda s: (-need[s], s)):
                 for i in ranked:
-                    if not in_eval[i] and source[i] == s and unit[i] not in chosen_units:
+                    if source[i] == s and unit[i] not in chosen_units and fits(unit[i], b, slack):
                         pick = i
                         break
                 if pick is not None:
@@ -190,10 +203,9 @@ def sts_split(items: pd.DataFrame, settings: SplitSettings) -> pd.DataFrame:
                 break
             u = unit[pick]
             chosen_units.add(u)
-            members_u = np.flatnonzero(unit == u)
-            in_eval[members_u] = True
-            taken_source.update(source[members_u].tolist())
-            got = int(in_eval[members].sum())
+            in_eval[unit_members[u]] = True
+            np.add.at(filled, bin_of[unit_members[u]], 1)
+            taken_source.update(source[unit_members[u]].tolist())
     # dev:test = 1:2 within every bin, by unit; the rounding error is carried from bin
     # to bin so that the whole evaluation set keeps the ratio too
     split = np.array(["train"] * n, dtype=object)
@@ -210,7 +222,7 @@ def sts_split(items: pd.DataFrame, settings: SplitSettings) -> pd.DataFrame:
             u = unit[i]
             if u in assigned:
                 continue
-            size = int(bin_of[unit == u].tolist().count(b))
+            size = int(bin_of[unit_members[u]].tolist().count(b))
             side = "dev" if dev_n + size / 2 <= want else "test"
             assigned[u] = side
             dev_n += size if side == "dev" else 0
