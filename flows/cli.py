@@ -101,7 +101,7 @@ def _parser() -> argparse.ArgumentParser:
         "train",
         help="train one detector on the shipped Korean HateSpeech data",
         description=(
-            "Train a WordPiece tokenizer and a small BERT encoder from scratch on the Korean "
+            "Train a BPE tokenizer and a small BERT encoder from scratch on the Korean "
             "HateSpeech train split (optionally pretrained with masked language modelling on "
             "unlabeled text first), evaluate on its dev split, and save a transformers "
             "checkpoint with a model card (README.md: dev macro-F1, per-class F1, score "
@@ -155,7 +155,7 @@ def _parser() -> argparse.ArgumentParser:
         "pretrain",
         help="pretrain an encoder once with masked language modelling, for train --encoder",
         description=(
-            "Train a WordPiece tokenizer and a small BERT encoder with masked language "
+            "Train a BPE tokenizer and a small BERT encoder with masked language "
             "modelling (15%% of tokens, BERT's 80/10/10) on unlabeled text files plus the "
             "comments of the labeled train split (without their labels; the dev split is "
             "never seen), and save it to --out as a transformers checkpoint with "
@@ -207,7 +207,7 @@ def _encoder_options(parser: argparse.ArgumentParser) -> None:
         "--intermediate", type=int, default=None, help="feed-forward size (default 4x hidden)"
     )
     parser.add_argument(
-        "--vocab-size", type=int, default=None, help="WordPiece size (default 8000)"
+        "--vocab-size", type=int, default=None, help="BPE vocabulary size (default 8000)"
     )
     parser.add_argument("--batch-size", type=int, default=None, help="batch size (default 32)")
     parser.add_argument(

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from pipelines.splits import SPLIT_RULES, SplitSettings
+from pipelines.splits import HYPOTHESIS_MODEL, SPLIT_RULES, SplitError, SplitSettings
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -32,7 +32,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         required=True,
         choices=SPLIT_RULES,
         help="sts: KLUE 3.2.1 (uniform score bins, overlap preference, source shares, "
-        "dev:test 1:2); random: seeded, by unit",
+        "dev:test 1:2); nli: KLUE 3.3.1 (cross-fitted hypothesis-only classifier, only the "
+        "lowest 20%% of premise sets by cross entropy with the uniform distribution in "
+        "dev/test, 60/40 formal/colloquial source quotas); tc: KLUE 3.1.1 (by date, unseen "
+        "terms preferred); ner: KLUE 3.4.1 (test holds entities unseen in train); random: "
+        "seeded, by unit",
     )
     split.add_argument("--out", type=Path, required=True, help="output folder")
     split.add_argument(
@@ -41,8 +45,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     split.add_argument(
         "--text-columns",
         nargs="+",
-        default=defaults.text_columns,
-        help="text columns, first and last compared for overlap (sentence1 sentence2)",
+        default=None,
+        help="text columns, first and last compared for overlap (by rule: sts/random "
+        "sentence1 sentence2; nli premise hypothesis; tc title; ner sentence)",
     )
     split.add_argument(
         "--group", nargs="*", default=[], help="columns whose shared values keep items together"
@@ -59,14 +64,65 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     split.add_argument(
         "--dev-share",
         type=float,
-        default=defaults.dev_share,
-        help="dev's share of dev+test (1/3: dev:test = 1:2, KLUE)",
+        default=None,
+        help="dev's share of dev+test (sts 1/3: dev:test = 1:2, KLUE-STS; others 1/2)",
     )
     split.add_argument(
         "--near-duplicate-threshold",
         type=float,
         default=defaults.near_duplicate_threshold,
         help="character 3-gram Jaccard at which texts count as duplicates (0.8)",
+    )
+    nli = split.add_argument_group("nli rule")
+    nli.add_argument(
+        "--eligible-fraction",
+        type=float,
+        default=defaults.eligible_fraction,
+        help="share of premise sets, lowest cross entropy first, that may go to dev/test (0.2)",
+    )
+    nli.add_argument(
+        "--folds", type=int, default=defaults.folds, help="cross-fitting folds of the "
+        "hypothesis-only classifier (5)",
+    )  # fmt: skip
+    nli.add_argument(
+        "--style-column", default=defaults.style_column, help="a source's style column (style)"
+    )
+    nli.add_argument(
+        "--style-shares",
+        nargs="+",
+        default=[f"{k}={v}" for k, v in defaults.style_shares.items()],
+        metavar="STYLE=SHARE",
+        help="dev/test share of each style, equal counts per source within a style "
+        "(formal=0.6 colloquial=0.4)",
+    )
+    nli.add_argument(
+        "--hypothesis-model",
+        nargs="*",
+        default=[],
+        metavar="KEY=VALUE",
+        help="hypothesis-only classifier settings: vocab_size hidden layers heads "
+        "intermediate max_length epochs batch_size lr (defaults: a 2x128 BERT, 4 epochs)",
+    )
+    nli.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
+    tc = split.add_argument_group("tc rule")
+    tc.add_argument("--date-column", default=defaults.date_column, help="date column (date)")
+    tc.add_argument(
+        "--cutoff",
+        default=None,
+        help="items on or after this date go to dev/test (default: the date that puts "
+        "--eval-fraction of the items on or after it)",
+    )
+    ner = split.add_argument_group("ner rule")
+    ner.add_argument(
+        "--entity-column",
+        default=defaults.entity_column,
+        help="entities column: a list of strings or of spans with text, or JSON (entities)",
+    )
+    ner.add_argument(
+        "--unseen-test-share",
+        type=float,
+        default=defaults.unseen_test_share,
+        help="share of test filled first with items whose entities occur nowhere else (0.5)",
     )
     split.add_argument("--seed", type=int, default=0, help="random seed (0)")
     split.add_argument("--json", action="store_true", help="print artifacts.json")
@@ -80,21 +136,57 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         eval_fraction=args.eval_fraction,
         dev_share=args.dev_share,
-        text_columns=list(args.text_columns),
+        text_columns=list(args.text_columns) if args.text_columns else None,
         group_columns=list(args.group),
         source_column=args.source_column,
         near_duplicate_threshold=args.near_duplicate_threshold,
-    )
+        eligible_fraction=args.eligible_fraction,
+        folds=args.folds,
+        style_column=args.style_column,
+        style_shares=_pairs(args.style_shares, "--style-shares", float),
+        hypothesis_model={**HYPOTHESIS_MODEL, **_pairs(args.hypothesis_model,
+                                                        "--hypothesis-model", _number)},
+        device=args.device,
+        date_column=args.date_column,
+        cutoff=args.cutoff,
+        entity_column=args.entity_column,
+        unseen_test_share=args.unseen_test_share,
+    )  # fmt: skip
     result = run_split(args.gold, settings, args.out, args.items)
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
         return 0
-    only = result["last_column_only"]
     print(f"splits: {result['splits']}")
-    print(
-        f"last-column-only accuracy {only['accuracy']} vs majority baseline "
-        f"{only['majority_baseline']}"
-    )
+    only = result.get("last_column_only")
+    if only:
+        print(
+            f"last-column-only accuracy {only['accuracy']} vs majority baseline "
+            f"{only['majority_baseline']}"
+        )
+    hyp = result.get("rule_figures", {}).get("hypothesis_only")
+    if hyp:
+        print(
+            f"hypothesis-only classifier (cross-fitted): train {hyp['accuracy_train']}, "
+            f"dev+test {hyp['accuracy_dev_test']} vs majority {hyp['majority_baseline_dev_test']}"
+        )
     state = "written to" if result["written"] else "unchanged in"
     print(f"Outputs {state} {args.out} (artifacts.md for the report)")
     return 0
+
+
+def _number(text: str) -> int | float:
+    return int(text) if text.lstrip("-").isdigit() else float(text)
+
+
+def _pairs(values: list[str], option: str, cast) -> dict:  # noqa: ANN001
+    """KEY=VALUE arguments as a dict; a clear error for a malformed one."""
+    out = {}
+    for value in values:
+        key, sep, raw = value.partition("=")
+        try:
+            if not sep or not key:
+                raise ValueError
+            out[key] = cast(raw)
+        except ValueError:
+            raise SplitError(f"{option}: expected KEY=VALUE with a number, got {value!r}") from None
+    return out

@@ -19,6 +19,7 @@ Numeric labels (STS scores) are analysed through their binary label (>= 3.0).
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter, defaultdict
 
@@ -146,6 +147,17 @@ def artifact_report(
     first, last = text_columns[0], text_columns[-1]
     train = frame[frame["split"] == "train"]
     evals = frame[frame["split"].isin(["dev", "test"])]
+    settings = {
+        "text_columns": text_columns,
+        "binary_threshold": binary_threshold,
+        "min_count": min_count,
+        "skew_share": skew_share,
+    }
+    if "label" not in frame.columns:  # e.g. NER: no item label to find shortcuts to
+        return {
+            "splits": {k: int(v) for k, v in frame["split"].value_counts().sort_index().items()},
+            "settings": settings,
+        }
     tokens = {
         i: morphemes(t) for i, t in zip(frame["item_id"], frame[last].astype(str), strict=True)
     }
@@ -170,12 +182,7 @@ def artifact_report(
         _labels(evals, binary_threshold).tolist(),
         seed,
     )
-    report["settings"] = {
-        "text_columns": text_columns,
-        "binary_threshold": binary_threshold,
-        "min_count": min_count,
-        "skew_share": skew_share,
-    }
+    report["settings"] = settings
     return report
 
 
@@ -184,17 +191,22 @@ def report_markdown(report: dict, rule: str) -> str:
     lines = [f"# Artifact report (split rule `{rule}`)", ""]
     lines += ["## Split sizes", "", "| split | items |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in report["splits"].items()]
-    only = report["last_column_only"]
-    lines += [
-        "",
-        "## Last-column-only classifier",
-        "",
-        f"Bag of morphemes of `{report['settings']['text_columns'][-1]}` + logistic "
-        f"regression, trained on train, measured on dev+test: accuracy **{only['accuracy']}** "
-        f"against the majority baseline {only['majority_baseline']} (always "
-        f"`{only['majority_label']}`). The closer to the baseline, the fewer shortcuts.",
-        "",
-    ]
+    if report.get("rule_figures"):
+        lines += ["", f"## What the `{rule}` rule measured", "", "```json"]
+        lines += [json.dumps(report["rule_figures"], ensure_ascii=False, indent=2), "```"]
+    only = report.get("last_column_only")
+    if only:
+        lines += [
+            "",
+            "## Last-column-only classifier",
+            "",
+            f"Bag of morphemes of `{report['settings']['text_columns'][-1]}` + logistic "
+            f"regression, trained on train, measured on dev+test: accuracy "
+            f"**{only['accuracy']}** against the majority baseline {only['majority_baseline']} "
+            f"(always `{only['majority_label']}`). The closer to the baseline, the fewer "
+            "shortcuts.",
+        ]
+    lines.append("")
     for part in ("train", "dev+test"):
         fig = report.get(part) or {}
         if not fig:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -44,7 +45,6 @@ class SequenceClassifier:
                 f"{path}: not a checkpoint directory (no config.json); train one with "
                 "`benchforge classifiers train` or point the recipe at a local checkpoint"
             )
-        import torch
         from transformers import AutoModelForSequenceClassification
 
         self.path = path.resolve()
@@ -58,7 +58,6 @@ class SequenceClassifier:
         raw = [self.model.config.id2label[i] for i in range(self.model.config.num_labels)]
         mapping = label_map or {}
         self.labels = [mapping.get(str(name), str(name)) for name in raw]
-        self._torch = torch
 
     def label_index(self, names: Sequence[str]) -> list[int]:
         """Positions of ``names`` among the labels; a clear error for an unknown one."""
@@ -72,18 +71,37 @@ class SequenceClassifier:
 
     def predict_proba(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
         """Class probabilities, one row per text in input order (softmax over logits)."""
-        out = np.zeros((len(texts), len(self.labels)), dtype=np.float32)
-        batches = list(length_batches(texts, self.batch_size))
-        for idx in tqdm(batches, desc="classify", unit="batch", disable=not progress):
-            enc = self.tokenizer(
-                [texts[i] for i in idx],
-                padding=True,
-                truncation=True,
-                max_length=self.max_length,
-                return_tensors="pt",
-            ).to(self.device)
-            with self._torch.inference_mode():
-                inputs = {k: v for k, v in enc.items() if k in self._inputs}
-                logits = self.model(**inputs).logits.float()
-            out[idx] = self._torch.softmax(logits, dim=-1).cpu().numpy()
-        return out
+        return batch_probabilities(
+            self.model, self.tokenizer, texts, self.batch_size, self.max_length, progress,
+            inputs=self._inputs,
+        )  # fmt: skip
+
+
+def batch_probabilities(
+    model: Any,
+    tokenizer: Any,
+    texts: Sequence[str],
+    batch_size: int = 64,
+    max_length: int = 128,
+    progress: bool = False,
+    inputs: set[str] | None = None,
+) -> np.ndarray:
+    """Softmax probabilities of a sequence-classification ``model``, one row per text in
+    input order, scored in length-sorted batches with dynamic padding."""
+    import torch
+
+    keep = inputs or {"input_ids", "attention_mask", "token_type_ids"}
+    out = np.zeros((len(texts), model.config.num_labels), dtype=np.float32)
+    batches = list(length_batches(texts, batch_size))
+    for idx in tqdm(batches, desc="classify", unit="batch", disable=not progress):
+        enc = tokenizer(
+            [texts[i] for i in idx],
+            padding=True,
+            truncation=True,
+            max_length=max_length,
+            return_tensors="pt",
+        ).to(model.device)
+        with torch.inference_mode():
+            logits = model(**{k: v for k, v in enc.items() if k in keep}).logits.float()
+        out[idx] = torch.softmax(logits, dim=-1).cpu().numpy()
+    return out

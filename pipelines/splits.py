@@ -14,6 +14,14 @@ Rules:
   (MeCab, Jaccard) and pairs below 3 with the most, so that lexical overlap does not give
   the score away; each source keeps its share of the evaluation items; dev:test = 1:2
   within every bin; binary label at 3.0.
+- ``nli`` (KLUE 3.3.1, ``pipelines.split_nli``): a cross-fitted hypothesis-only classifier;
+  only premise sets whose mean cross entropy with the uniform distribution is in the
+  lowest 20% may go to dev/test; per-source quotas (60% formal, 40% colloquial, equal
+  counts per source within a style).
+- ``tc`` (KLUE 3.1.1, ``pipelines.split_tc``): by date, items on or after the cutoff go to
+  dev/test; when they are too few, items with terms unseen elsewhere are added first.
+- ``ner`` (KLUE 3.4.1, ``pipelines.split_ner``): the test set takes items whose entities
+  occur nowhere else first, so it holds entities unseen in train.
 - ``random``: a seeded unit-level split by ``eval_fraction`` and dev:test ratio (no
   artifact guard beyond groups and duplicates; for corpora without a paper rule).
 """
@@ -22,6 +30,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -30,7 +39,27 @@ import pandas as pd
 
 from pipelines.dedup import near_duplicate_links
 
-SPLIT_RULES = ("sts", "random")
+SPLIT_RULES = ("sts", "nli", "tc", "ner", "random")
+# each rule's text columns, first and last compared for overlap
+DEFAULT_TEXT_COLUMNS = {
+    "sts": ["sentence1", "sentence2"],
+    "nli": ["premise", "hypothesis"],
+    "tc": ["title"],
+    "ner": ["sentence"],
+    "random": ["sentence1", "sentence2"],
+}
+# the hypothesis-only classifier of the nli rule: small enough for a CPU in minutes
+HYPOTHESIS_MODEL = {
+    "vocab_size": 4000,
+    "hidden": 128,
+    "layers": 2,
+    "heads": 2,
+    "intermediate": 512,
+    "max_length": 64,
+    "epochs": 4,
+    "batch_size": 32,
+    "lr": 5e-4,
+}
 SPLIT_COLUMNS = ["item_id", "split", "rule", "reason"]
 
 
@@ -45,8 +74,8 @@ class SplitSettings:
     rule: str = "sts"
     seed: int = 0
     eval_fraction: float = 0.15  # dev + test share of the items
-    dev_share: float = 1 / 3  # dev:test = 1:2
-    text_columns: list[str] = field(default_factory=lambda: ["sentence1", "sentence2"])
+    dev_share: float | None = None  # dev's share of dev+test: sts 1/3 (1:2), others 1/2
+    text_columns: list[str] | None = None  # None: the rule's (DEFAULT_TEXT_COLUMNS)
     group_columns: list[str] = field(default_factory=list)
     source_column: str | None = "source"
     near_duplicate_threshold: float = 0.8
@@ -54,12 +83,39 @@ class SplitSettings:
     bins: int = 51
     high_score: float = 3.0  # KLUE: prefer least overlap at >= 3, most overlap below
     binary_threshold: float = 3.0
+    # nli
+    eligible_fraction: float = 0.2  # KLUE: the lowest 20% of premise sets by cross entropy
+    folds: int = 5
+    style_column: str = "style"
+    style_shares: dict[str, float] = field(
+        default_factory=lambda: {"formal": 0.6, "colloquial": 0.4}
+    )
+    hypothesis_model: dict = field(default_factory=lambda: dict(HYPOTHESIS_MODEL))
+    device: str | None = None
+    # tc
+    date_column: str = "date"
+    cutoff: str | None = None  # None: the date that puts eval_fraction of items after it
+    # ner
+    entity_column: str = "entities"
+    unseen_test_share: float = 0.5  # test items chosen for entities unseen in train first
 
     def __post_init__(self) -> None:
         if self.rule not in SPLIT_RULES:
             raise SplitError(f"unknown rule {self.rule!r}; expected one of {SPLIT_RULES}")
         if not 0 < self.eval_fraction < 1:
             raise SplitError(f"eval_fraction must be in (0, 1), got {self.eval_fraction}")
+        if self.dev_share is None:
+            self.dev_share = 1 / 3 if self.rule == "sts" else 1 / 2
+        if not 0 <= self.dev_share <= 1:
+            raise SplitError(f"dev_share must be in [0, 1], got {self.dev_share}")
+        if not self.text_columns:
+            self.text_columns = list(DEFAULT_TEXT_COLUMNS[self.rule])
+        unknown = set(self.hypothesis_model) - set(HYPOTHESIS_MODEL)
+        if unknown:
+            raise SplitError(
+                f"hypothesis_model: unknown settings {sorted(unknown)}; "
+                f"expected some of {sorted(HYPOTHESIS_MODEL)}"
+            )
 
 
 def units(items: pd.DataFrame, settings: SplitSettings) -> np.ndarray:
@@ -254,6 +310,30 @@ def sts_split(items: pd.DataFrame, settings: SplitSettings) -> pd.DataFrame:
     return out
 
 
+def divide_dev_test(
+    chosen: Sequence[int], sizes: np.ndarray, dev_share: float, rng: np.random.Generator
+) -> dict[int, str]:
+    """dev or test for each chosen unit: units in seeded random order, each to dev while
+    dev holds no more than ``dev_share`` of the items assigned so far."""
+    out: dict[int, str] = {}
+    taken = dev = 0
+    for u in rng.permutation(np.asarray(sorted(chosen), dtype=int)).tolist():
+        size = int(sizes[u])
+        side = "dev" if dev + size / 2 <= dev_share * (taken + size) else "test"
+        out[u] = side
+        taken += size
+        dev += size if side == "dev" else 0
+    return out
+
+
+def source_of_units(items: pd.DataFrame, unit: np.ndarray, column: str | None) -> np.ndarray:
+    """Each unit's source: the most common among its items ("" without a source column)."""
+    if not column or column not in items.columns:
+        return np.array([""] * (unit.max() + 1 if len(unit) else 0), dtype=object)
+    frame = pd.DataFrame({"unit": unit, "source": items[column].astype(str).to_numpy()})
+    return frame.groupby("unit")["source"].agg(lambda s: s.value_counts().index[0]).to_numpy()
+
+
 def random_split(items: pd.DataFrame, settings: SplitSettings) -> pd.DataFrame:
     """Seeded unit-level split: units in random order fill dev+test up to
     ``eval_fraction``, dev:test by ``dev_share``."""
@@ -261,21 +341,19 @@ def random_split(items: pd.DataFrame, settings: SplitSettings) -> pd.DataFrame:
     rng = np.random.default_rng(settings.seed)
     unit = units(items, settings)
     n = len(items)
+    sizes = np.bincount(unit) if n else np.zeros(0, dtype=int)
     target = round(settings.eval_fraction * n)
-    split = np.array(["train"] * n, dtype=object)
-    taken = dev = 0
-    for u in rng.permutation(unit.max() + 1 if n else 0):
-        members = np.flatnonzero(unit == u)
-        if taken + len(members) > target:
-            continue
-        side = "dev" if dev < settings.dev_share * (taken + len(members)) else "test"
-        split[members] = side
-        taken += len(members)
-        dev += len(members) if side == "dev" else 0
+    chosen: list[int] = []
+    taken = 0
+    for u in rng.permutation(len(sizes)).tolist():
+        if taken + sizes[u] <= target:
+            chosen.append(u)
+            taken += int(sizes[u])
+    side = divide_dev_test(chosen, sizes, settings.dev_share, rng)
     return pd.DataFrame(
         {
             "item_id": items["item_id"].astype(str).to_numpy(),
-            "split": split,
+            "split": [side.get(u, "train") for u in unit.tolist()],
             "rule": "random",
             "reason": "seeded random order of units",
             "unit": unit,
@@ -283,11 +361,29 @@ def random_split(items: pd.DataFrame, settings: SplitSettings) -> pd.DataFrame:
     )
 
 
-def split_items(items: pd.DataFrame, settings: SplitSettings) -> pd.DataFrame:
-    """The split of every item (``SPLIT_COLUMNS`` first, then rule-specific columns)."""
+def split_with_figures(items: pd.DataFrame, settings: SplitSettings) -> tuple[pd.DataFrame, dict]:
+    """The split of every item (``SPLIT_COLUMNS`` first, then rule-specific columns) and
+    the rule's own figures for the report."""
     if settings.rule == "sts":
-        return sts_split(items, settings)
-    return random_split(items, settings)
+        return sts_split(items, settings), {}
+    if settings.rule == "nli":
+        from pipelines.split_nli import nli_split
+
+        return nli_split(items, settings)
+    if settings.rule == "tc":
+        from pipelines.split_tc import tc_split
+
+        return tc_split(items, settings)
+    if settings.rule == "ner":
+        from pipelines.split_ner import ner_split
+
+        return ner_split(items, settings)
+    return random_split(items, settings), {}
+
+
+def split_items(items: pd.DataFrame, settings: SplitSettings) -> pd.DataFrame:
+    """The split of every item (see :func:`split_with_figures`)."""
+    return split_with_figures(items, settings)[0]
 
 
 def settings_dict(settings: SplitSettings) -> dict:
@@ -334,9 +430,10 @@ def run_split(
             raise SplitError(
                 f"{items_path}: no texts for gold item {frame['item_id'][lost].iloc[0]!r}"
             )
-    splits = split_items(frame, settings)
+    splits, rule_figures = split_with_figures(frame, settings)
     report = artifact_report(frame, splits, settings.text_columns, settings.binary_threshold,
                              seed=settings.seed)  # fmt: skip
+    report["rule_figures"] = rule_figures
     sources = [str(gold_path)] + ([str(items_path)] if items_path else [])
     key = json.dumps(
         {"inputs": [sha256_file(p) for p in sources], "settings": asdict(settings)},

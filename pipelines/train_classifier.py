@@ -2,7 +2,7 @@
 
 KLUE 2.3 filtered its corpora with detectors trained on the Korean HateSpeech dataset
 (Moon et al. 2020). No model hub can be reached, so benchforge trains its own: a
-WordPiece tokenizer trained on the comments, and a small BERT encoder trained from
+BPE tokenizer trained on the comments, and a small BERT encoder trained from
 scratch (optionally first pretrained with masked language modelling on unlabeled text),
 then fine-tuned on the train split and measured on the dev split. Tasks:
 
@@ -108,16 +108,25 @@ def load_split(path: Path, task: str) -> tuple[list[str], list[str]]:
 
 
 def train_tokenizer(texts: Sequence[str], vocab_size: int):  # noqa: ANN201
-    """A WordPiece tokenizer (NFKC, BERT pre-tokenisation) trained on ``texts``."""
+    """A BPE tokenizer (NFKC, SentencePiece-style word boundaries ``▁``, punctuation split
+    off) trained on ``texts``.
+
+    BPE with ``▁`` marks rather than WordPiece with ``##`` continuations: tokenizers'
+    WordPiece trainer gives a different vocabulary from run to run on the same texts (it
+    numbers the ``##`` pieces in hash-map order and breaks count ties by those numbers;
+    huggingface/tokenizers#1794), which made seeded training irreproducible. This one is
+    identical on every run (tested), and decodes back to the text."""
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
-    from tokenizers.trainers import WordPieceTrainer
+    from tokenizers.trainers import BpeTrainer
     from transformers import PreTrainedTokenizerFast
 
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok = Tokenizer(models.BPE(unk_token="[UNK]"))
     tok.normalizer = normalizers.NFKC()
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.decoder = decoders.WordPiece()
-    trainer = WordPieceTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS)
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Metaspace(), pre_tokenizers.Punctuation()]
+    )
+    tok.decoder = decoders.Metaspace()
+    trainer = BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS)
     tok.train_from_iterator(texts, trainer=trainer)
     cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
     tok.post_processor = processors.TemplateProcessing(
@@ -242,7 +251,7 @@ def _masked_loss(model, batch: dict):  # noqa: ANN001, ANN202
 def pretrain_encoder(
     texts: Sequence[str], settings: TrainSettings, device: str
 ) -> tuple[object, object, list[float]]:
-    """A WordPiece tokenizer trained on ``texts`` and a BertForMaskedLM pretrained on them;
+    """A BPE tokenizer trained on ``texts`` and a BertForMaskedLM pretrained on them;
     returns (model, tokenizer, mean loss per epoch)."""
     import torch
     from transformers import BertForMaskedLM
@@ -404,7 +413,7 @@ Positive score distribution on dev:
 ## Training
 
 Encoder: {settings.layers} layers, hidden {settings.hidden}, {settings.heads} heads,
-intermediate {settings.intermediate}, max length {settings.max_length}; WordPiece vocabulary of
+intermediate {settings.intermediate}, max length {settings.max_length}; BPE vocabulary of
 {metrics["vocab_size"]} trained on {sources}.
 MLM pretraining epochs: {settings.pretrain_epochs}. Fine-tuning: {settings.epochs} epochs,
 batch {settings.batch_size}, learning rate {settings.lr}, class-weighted loss:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -232,3 +233,22 @@ def test_pretrained_encoder_is_reused_by_train(tmp_path):
         assert torch.allclose(enc[name], tuned[name], atol=1e-6), name
     missing = train(tmp_path / "x", "--task", "hate", "--encoder", str(tmp_path / "nope"))
     assert missing.returncode == 2 and "nope" in missing.stderr
+
+
+def test_tokenizer_is_identical_on_every_run():
+    """tokenizers' WordPiece trainer is not (huggingface/tokenizers#1794); ours must be,
+    or a seeded training is not reproducible."""
+    from pipelines.train_classifier import DEFAULT_DATA, load_split, train_tokenizer
+
+    texts, _ = load_split(DEFAULT_DATA / "train.tsv", "hate")
+    vocabs, encodings = [], []
+    for _ in range(3):
+        tok = train_tokenizer(texts[:3000], 3000)
+        vocabs.append(tok.get_vocab())
+        encodings.append([tok(t)["input_ids"] for t in texts[3000:3200]])
+    assert vocabs[0] == vocabs[1] == vocabs[2] and len(vocabs[0]) == 3000
+    assert encodings[0] == encodings[1] == encodings[2]
+    # word boundaries survive: decoding gives the normalised text back
+    sample = texts[3000]
+    ids = tok(sample, add_special_tokens=False)["input_ids"]
+    assert tok.decode(ids) == unicodedata.normalize("NFKC", " ".join(sample.split()))
