@@ -69,16 +69,8 @@ def write_outputs(
     texts = texts or {}
     names = [*tables, *documents, *texts]
     manifest_path = out / "manifest.json"
-    if manifest_path.exists():
-        try:
-            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError:
-            manifest = {}
-        files = manifest.get("files", {})
-        if manifest.get("key") == key and all(
-            (out / name).exists() and sha256_file(out / name) == files.get(name) for name in names
-        ):
-            return False
+    if outputs_current(out, key, names):
+        return False
     out.mkdir(parents=True, exist_ok=True)
     manifest_path.unlink(missing_ok=True)
     for name, df in tables.items():
@@ -91,6 +83,23 @@ def write_outputs(
         {"key": key, "files": {name: sha256_file(out / name) for name in names}}, manifest_path
     )
     return True
+
+
+def outputs_current(out: Path, key: str, names: list[str]) -> bool:
+    """True when ``out``'s manifest records ``key`` and every named file still has its
+    recorded SHA-256: the outputs of that exact run are there, whole (a caller may then
+    skip the work)."""
+    manifest_path = out / "manifest.json"
+    if not manifest_path.exists():
+        return False
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        return False
+    files = manifest.get("files", {})
+    return manifest.get("key") == key and all(
+        (out / name).exists() and sha256_file(out / name) == files.get(name) for name in names
+    )
 
 
 def read_manifest(folder: Path) -> dict:

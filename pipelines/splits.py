@@ -417,7 +417,7 @@ def run_split(
     import json
 
     from pipelines.artifacts import artifact_report, report_markdown
-    from pipelines.io import sha256_file, write_outputs
+    from pipelines.io import outputs_current, sha256_file, write_outputs
 
     gold = read_table(gold_path)
     frame = gold
@@ -430,15 +430,19 @@ def run_split(
             raise SplitError(
                 f"{items_path}: no texts for gold item {frame['item_id'][lost].iloc[0]!r}"
             )
-    splits, rule_figures = split_with_figures(frame, settings)
-    report = artifact_report(frame, splits, settings.text_columns, settings.binary_threshold,
-                             seed=settings.seed)  # fmt: skip
-    report["rule_figures"] = rule_figures
     sources = [str(gold_path)] + ([str(items_path)] if items_path else [])
     key = json.dumps(
         {"inputs": [sha256_file(p) for p in sources], "settings": asdict(settings)},
         sort_keys=True,
     )
+    names = ["splits.parquet", "artifacts.json", "artifacts.md"]
+    if outputs_current(out, key, names):  # a rerun: nothing to recompute (nli trains models)
+        figures = json.loads((out / "artifacts.json").read_text(encoding="utf-8"))
+        return {**figures, "written": False}
+    splits, rule_figures = split_with_figures(frame, settings)
+    report = artifact_report(frame, splits, settings.text_columns, settings.binary_threshold,
+                             seed=settings.seed)  # fmt: skip
+    report["rule_figures"] = rule_figures
     figures = {"rule": settings.rule, "settings": asdict(settings), "inputs": sources, **report}
     written = write_outputs(
         out,
