@@ -190,11 +190,13 @@ def _parser() -> argparse.ArgumentParser:
     pretrain.add_argument("--json", action="store_true", help="print the summary as JSON")
     from flows.cli_agree import add_parser as add_agree
     from flows.cli_annotate import add_parsers
+    from flows.cli_rebuild import add_parser as add_rebuild
     from flows.cli_split import add_parser as add_split
 
     add_parsers(sub)
     add_agree(sub)
     add_split(sub)
+    add_rebuild(sub)
     return parser
 
 
@@ -340,6 +342,10 @@ def main(argv: list[str] | None = None) -> int:
             from flows.cli_split import run as run_split
 
             return run_split(args)
+        if args.command == "rebuild":
+            from flows.cli_rebuild import run as run_rebuild
+
+            return run_rebuild(args)
         if args.command in ("labelstudio", "annotate"):
             from flows.cli_annotate import run
 

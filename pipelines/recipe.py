@@ -268,6 +268,52 @@ class PairingSettings(_Strict):
         return self
 
 
+class ItemsSpec(_Strict):
+    """Which built items go to annotators (``benchforge rebuild``): a seeded sample of
+    ``sample`` items (all when null), drawn evenly over ``stratify`` (e.g. the pairing
+    method), with ``simulate_truth`` naming how the simulated annotators' latent answer
+    is set (``sts-pairs``: from the pairing method and score; see pipelines.items)."""
+
+    sample: int | None = Field(default=None, ge=1)
+    stratify: str | None = "method"
+    seed: int = 0
+    simulate_truth: Literal["sts-pairs"] | None = "sts-pairs"
+
+
+class SimulateSpec(_Strict):
+    """Simulated annotators (demos and tests only; the outputs say so)."""
+
+    annotators: int = Field(default=7, ge=1)
+    seed: int = 0
+
+
+class AnnotationSpec(_Strict):
+    """The Label Studio round (issue 5): interface, overlap, project, and either real
+    annotators (wait up to ``timeout`` seconds) or simulated ones."""
+
+    config: str  # an annotation_configs/*.xml file, relative to the recipe
+    overlap: int = Field(default=1, ge=1)
+    project: str | None = None  # default: the recipe's name
+    simulate: SimulateSpec | None = None
+    timeout: float = Field(default=3600.0, gt=0)
+    poll: float = Field(default=5.0, gt=0)
+
+
+class StageOptions(_Strict):
+    """Settings passed through to a stage's settings class (agreement, split); checked
+    by that class."""
+
+    model_config = ConfigDict(extra="allow")
+    rule: str
+
+
+class ExportSpec(_Strict):
+    """The released dataset: ``layout`` names the KLUE release whose fields it follows."""
+
+    layout: Literal["klue-sts"] = "klue-sts"
+    guid_prefix: str | None = None  # default: "<recipe name>_<split>"
+
+
 class Recipe(_Strict):
     name: str
     description: str = ""
@@ -275,6 +321,12 @@ class Recipe(_Strict):
     filters: FilterSettings = Field(default_factory=FilterSettings)
     runner: RunnerSettings = Field(default_factory=RunnerSettings)
     pairing: PairingSettings | None = None
+    # benchforge rebuild: items -> Label Studio -> agreement -> split -> export -> card
+    items: ItemsSpec = Field(default_factory=ItemsSpec)
+    annotation: AnnotationSpec | None = None
+    agreement: StageOptions | None = None
+    split: StageOptions | None = None
+    export: ExportSpec = Field(default_factory=ExportSpec)
     # set by load_recipe: the folder relative paths are resolved against
     base_dir: str = ""
 

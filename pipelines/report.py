@@ -102,3 +102,15 @@ def print_pair_report(stats: dict, tasks: dict, console: Console | None = None) 
         + ", ".join(f"{m} {n:,}" for m, n in stats["pairs"].items())
         + f". Tasks: {tasks['computed']} computed, {tasks['cached']} cached"
     )
+
+
+def print_rebuild_summary(result: dict, console: Console | None = None) -> None:
+    """The final table of ``benchforge rebuild``: one row per step."""
+    console = console or Console()
+    table = Table(title="Rebuild" + (" (simulated annotators)" if result.get("simulated") else ""),
+                  title_justify="left")  # fmt: skip
+    for col in ("step", "seconds", "result"):
+        table.add_column(col, justify="right" if col == "seconds" else "left")
+    for step, info in result["steps"].items():
+        table.add_row(step, f"{info['seconds']:.1f}", info.get("summary", ""))
+    console.print(table)

@@ -24,7 +24,9 @@ The noise model (seeded, reproducible):
   spans (a list of {start, end, label}), else none.
 - Which annotators label a task: the K accounts in a seeded order per item, until the
   task has ``overlap`` annotations that were not skipped (a skip passes the task on to the
-  next annotator, as Label Studio does); an account never annotates a task twice.
+  next annotator, as Label Studio does); an account never annotates a task twice. An
+  annotator skips only while enough accounts are left to finish the task, so every task
+  gets its ``overlap`` (with K == overlap, nobody skips).
 """
 
 from __future__ import annotations
@@ -142,12 +144,18 @@ def _answer(control: Control, data: dict, who: Annotator, rng: np.random.Generat
 
 
 def simulated_annotation(
-    config: LabelConfig, data: dict, who: Annotator, seed: int, task_key: object
+    config: LabelConfig,
+    data: dict,
+    who: Annotator,
+    seed: int,
+    task_key: object,
+    can_skip: bool = True,
 ) -> dict:
-    """The payload of one simulated annotation (result, lead_time, was_cancelled)."""
+    """The payload of one simulated annotation (result, lead_time, was_cancelled); a skip
+    only when ``can_skip`` (another account is left to take the task over)."""
     rng = np.random.default_rng(_seed(seed, who.email, task_key))
     lead = float(rng.uniform(0.5, 3.0) if who.careless else rng.lognormal(3.0, 0.5))
-    if rng.random() < SKIP_RATE:
+    if rng.random() < SKIP_RATE and can_skip:
         return {"result": [], "lead_time": lead, "was_cancelled": True}
     result = []
     for control in config.answer_controls:
@@ -216,13 +224,12 @@ def simulate(
         need = overlap - sum(1 for a in anns if not a.get("was_cancelled"))
         key = task["data"].get("item_id", task["id"])
         order = np.random.default_rng(_seed(seed, "assign", key)).permutation(len(people))
-        for idx in order:
+        candidates = [people[int(i)] for i in order if people[int(i)].user_id not in done]
+        for position, who in enumerate(candidates):
             if need <= 0:
                 break
-            who = people[int(idx)]
-            if who.user_id in done:
-                continue
-            payload = simulated_annotation(config, task["data"], who, seed, key)
+            spare = len(candidates) - position - 1 >= need  # someone can take a skip over
+            payload = simulated_annotation(config, task["data"], who, seed, key, spare)
             jobs.append((task["id"], who, payload))
             need -= 0 if payload["was_cancelled"] else 1
 

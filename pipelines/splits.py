@@ -443,7 +443,13 @@ def run_split(
     report = artifact_report(frame, splits, settings.text_columns, settings.binary_threshold,
                              seed=settings.seed)  # fmt: skip
     report["rule_figures"] = rule_figures
-    figures = {"rule": settings.rule, "settings": asdict(settings), "inputs": sources, **report}
+    figures = {
+        **report,
+        "rule": settings.rule,
+        "settings": asdict(settings),  # the split's; the report's are in report_settings
+        "report_settings": report["settings"],
+        "inputs": sources,
+    }
     written = write_outputs(
         out,
         key,

@@ -1,0 +1,91 @@
+"""The released dataset, per split, in the field layout of the KLUE release.
+
+``klue-sts`` (KLUE-STS v1.1 JSON, one object per pair)::
+
+    {"guid": "<prefix>_<split>_00000", "source": "<corpus>-<method>",
+     "sentence1": ..., "sentence2": ...,
+     "labels": {"label": 3.7, "real-label": 3.714285714285714, "binary-label": 1},
+     "annotations": {"agreement": "0:0:1:2:4:0", "annotators": ["ls-user-3", ...],
+                     "annotations": [3, 4, ...]}}
+
+``agreement`` counts the kept annotators' ratings per score 0:1:2:3:4:5 (rounded), as
+the release does. Each split is written as JSON Lines (``<split>.jsonl``) and Parquet
+(``<split>.parquet``, the same records with ``labels`` and ``annotations`` as structs),
+both loadable with ``datasets.load_dataset("json"|"parquet", data_files=...)``. Rows are
+ordered by item id, so the same inputs give byte-identical files.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+SPLITS = ("train", "dev", "test")
+
+
+def _ratings(annotations: pd.DataFrame, screened: set[str]) -> dict[str, list[tuple[str, float]]]:
+    """item_id -> [(annotator, rating)] of the annotators the agreement rule kept."""
+    rows = annotations.copy()
+    if "cancelled" in rows.columns:
+        rows = rows[~rows["cancelled"].fillna(False).astype(bool)]
+    if "field" in rows.columns:
+        rows = rows[rows["field"].isin(["similarity", "label"]) | rows["field"].isna()]
+    rows = rows[~rows["annotator_id"].astype(str).isin(screened)]
+    values = pd.to_numeric(rows["value"], errors="coerce")
+    rows = rows.assign(value=values).dropna(subset=["value"])
+    out: dict[str, list[tuple[str, float]]] = {}
+    for item, annotator, value in zip(
+        rows["item_id"].astype(str), rows["annotator_id"].astype(str), rows["value"], strict=True
+    ):
+        out.setdefault(item, []).append((annotator, float(value)))
+    return out
+
+
+def klue_sts_records(
+    gold: pd.DataFrame,
+    items: pd.DataFrame,
+    splits: pd.DataFrame,
+    annotations: pd.DataFrame,
+    screened: set[str],
+    prefix: str,
+) -> dict[str, list[dict]]:
+    """The records of every split (see the module docstring)."""
+    frame = (
+        gold.merge(items, on="item_id", how="inner", suffixes=("", "_item"))
+        .merge(splits[["item_id", "split"]], on="item_id", how="inner")
+        .sort_values("item_id", kind="stable")
+    )
+    ratings = _ratings(annotations, screened)
+    out: dict[str, list[dict]] = {s: [] for s in SPLITS}
+    for split in SPLITS:
+        part = frame[frame["split"] == split]
+        for n, row in enumerate(part.itertuples(index=False)):
+            given = ratings.get(str(row.item_id), [])
+            counts = np.bincount(
+                [min(5, max(0, int(round(v)))) for _, v in given], minlength=6
+            ).tolist()
+            out[split].append(
+                {
+                    "guid": f"{prefix}_{split}_{n:05d}",
+                    "source": f"{row.source}-{row.method}",
+                    "sentence1": row.sentence1,
+                    "sentence2": row.sentence2,
+                    "labels": {
+                        "label": float(row.label),
+                        "real-label": float(row.real_label),
+                        "binary-label": int(row.binary_label),
+                    },
+                    "annotations": {
+                        "agreement": ":".join(str(c) for c in counts),
+                        "annotators": [a for a, _ in given],
+                        "annotations": [int(v) if float(v).is_integer() else v for _, v in given],
+                    },
+                }
+            )
+    return out
+
+
+def jsonl(records: list[dict]) -> str:
+    return "".join(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n" for r in records)
