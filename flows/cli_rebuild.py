@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 
@@ -46,6 +47,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     rebuild.add_argument(
         "--port", type=int, default=None, help="port of the local Label Studio server (8080)"
     )
+    rebuild.add_argument(
+        "--stop-server",
+        action="store_true",
+        help="stop the local Label Studio server at the end if this run started it",
+    )
     rebuild.add_argument("--json", action="store_true", help="print the step summary as JSON")
 
 
@@ -55,14 +61,21 @@ def run(args: argparse.Namespace) -> int:
 
     recipe = load_recipe(args.recipe)
     out = args.out or Path("runs") / recipe.name
-    with prefect_server():
-        from flows.rebuild import AnnotationsPending, run_rebuild
+    from pipelines import ls_server
 
-        try:
-            result = run_rebuild(args.recipe, out, args.simulate, args.seed, args.port)
-        except AnnotationsPending as exc:
-            print(f"benchforge: {exc}")
-            return 3
+    was_running = bool(os.environ.get("LABEL_STUDIO_URL")) or ls_server.status()["running"]
+    try:
+        with prefect_server():
+            from flows.rebuild import AnnotationsPending, run_rebuild
+
+            try:
+                result = run_rebuild(args.recipe, out, args.simulate, args.seed, args.port)
+            except AnnotationsPending as exc:
+                print(f"benchforge: {exc}")
+                return 3
+    finally:
+        if args.stop_server and not was_running:
+            ls_server.down()
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2, default=str))
         return 0

@@ -35,7 +35,13 @@ from pathlib import Path
 import pandas as pd
 from prefect import flow, get_run_logger, task
 
-from pipelines.io import outputs_current, sha256_file, write_json, write_outputs
+from pipelines.io import (
+    outputs_current,
+    sha256_file,
+    write_json,
+    write_outputs,
+    write_parquet,
+)
 from pipelines.recipe import Recipe, RecipeError, load_recipe
 
 STEPS = ["pairs", "items", "push", "simulate", "wait", "pull", "agree", "split", "export"]
@@ -291,7 +297,18 @@ def rebuild_flow(
     annotations = out / "annotate" / "annotations.parquet"
     annotations.parent.mkdir(parents=True, exist_ok=True)
     pulled = pull_task(project, annotations)
-    record("pull", t, pulled, f"{pulled['annotations']:,} annotations, {pulled['rows']:,} rows")
+    # a project may hold tasks of an earlier sample: only this rebuild's items count
+    table = pd.read_parquet(annotations)
+    wanted = set(pd.read_parquet(out / "items" / "items.parquet")["item_id"])
+    other = table[~table["item_id"].astype(str).isin(wanted)]
+    if len(other):
+        table = table[table["item_id"].astype(str).isin(wanted)]
+        write_parquet(table, annotations)
+        pulled.update(rows=len(table), annotations=int(table["annotation_id"].nunique()))
+    pulled["other_items_ignored"] = int(other["item_id"].nunique())
+    record("pull", t, pulled, f"{pulled['annotations']:,} annotations, {pulled['rows']:,} rows"
+           + (f"; {pulled['other_items_ignored']} items of the project not in this rebuild "
+              "ignored" if len(other) else ""))  # fmt: skip
 
     t = time.perf_counter()
     agreed = agree_task(recipe, annotations, out / "agree")

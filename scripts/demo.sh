@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The main job on the demo data shipped in data/demo: set up (quick when done), then
-# ingest recipes/ingest-demo.yaml into runs/ingest-demo and print the stage table, then
-# build STS sentence pairs (recipes/sts-pairs-demo.yaml: GSM over NSMC sentences,
-# ParaKQC intent/topic pairs) into runs/sts-pairs-demo and print the pair table.
+# rebuild a KLUE-STS-style dataset end to end (recipes/sts-demo.yaml): ingest and filter
+# NSMC and ParaKQC, build sentence pairs, send 300 of them to a local Label Studio server
+# (installed on first use) for 7 simulated annotators each, pull the annotations, apply
+# KLUE-STS's agreement rule and split rule, and write the dataset and its data card to
+# runs/sts-demo/dataset. The Label Studio server is stopped at the end if this run
+# started it. Run it again: every finished step is skipped.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/bootstrap.sh
-.venv/bin/benchforge ingest recipes/ingest-demo.yaml --out runs/ingest-demo "$@"
-.venv/bin/benchforge pair recipes/sts-pairs-demo.yaml --out runs/sts-pairs-demo
+.venv/bin/benchforge rebuild recipes/sts-demo.yaml --out runs/sts-demo --stop-server "$@"
