@@ -176,6 +176,17 @@ def test_simulate_rerun_posts_nothing_and_wait_is_done(simulated):
     }  # fmt: skip
 
 
+def test_as_many_annotators_as_overlap_still_finish_every_task(server):
+    """A skip is passed on to another account; with K == overlap there is none, so
+    nobody may skip (before, such tasks stayed unfinished for ever)."""
+    config = annotate.load_config(CONFIGS / "sts.xml")
+    annotate.push(sts_items(150), config, "overlap equals annotators", overlap=3)
+    posted = simulate("overlap equals annotators", annotators=3, seed=11, progress=True)
+    assert not any(p["was_cancelled"] for p in posted["payloads"])
+    assert posted["posted"] == 450
+    assert annotate.wait("overlap equals annotators", timeout=10, poll=1)["done"]
+
+
 def test_wait_times_out_with_exit_3(server, tmp_path):
     config = parse_label_config(CONFIGS / "sts.xml")
     annotate.push(sts_items(3), config, "nobody annotates", overlap=2, progress=True)
