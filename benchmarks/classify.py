@@ -57,7 +57,8 @@ def tfidf_reference(task: str, data: Path) -> float:
 
 def naive_rate(clf: SequenceClassifier, texts: list[str]) -> float:
     """Sentences per second in input order, every batch padded to max_length."""
-    torch = clf._torch
+    import torch
+
     start = time.perf_counter()
     for k in range(0, len(texts), clf.batch_size):
         enc = clf.tokenizer(
