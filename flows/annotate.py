@@ -29,8 +29,8 @@ def push_task(items: Path, config: Path, project: str, overlap: int) -> dict:
 
 
 @task(name="labelstudio-simulate", **RETRIES)
-def simulate_task(project: str, annotators: int, seed: int) -> dict:
-    result = simulate(project, annotators, seed)
+def simulate_task(project: str, annotators: int, seed: int, pool: str = "annotator") -> dict:
+    result = simulate(project, annotators, seed, pool=pool)
     return {k: v for k, v in result.items() if k != "payloads"}
 
 

@@ -93,6 +93,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     sim.add_argument("--annotators", type=int, required=True, help="simulated accounts, K")
     sim.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     sim.add_argument("--workers", type=int, default=8, help="parallel requests (default 8)")
+    sim.add_argument(
+        "--pool",
+        default="annotator",
+        help="account pool name: accounts are <pool>-NN@simulated.benchforge.local "
+        "(default annotator; the NLI rebuild's writers are 'writer', kept apart from the "
+        "validators)",
+    )
     pull = asub.add_parser(
         "pull",
         help="every annotation as a long Parquet table",
@@ -136,7 +143,9 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "simulate":
         from pipelines.simulate import simulate
 
-        result = simulate(args.project, args.annotators, args.seed, workers=args.workers)
+        result = simulate(
+            args.project, args.annotators, args.seed, workers=args.workers, pool=args.pool
+        )
         result.pop("payloads")
         _print(args, result, f"{result['posted']} simulated annotations posted")
         return 0

@@ -45,6 +45,9 @@ from pipelines.io import (
 from pipelines.recipe import Recipe, RecipeError, load_recipe
 
 STEPS = ["pairs", "items", "push", "simulate", "wait", "pull", "agree", "split", "export"]
+NLI_STEPS = ["ingest", "premises", "push-writing", "simulate-writing", "wait-writing",
+             "pull-writing", "hypotheses", "push", "simulate", "wait", "pull", "agree", "split",
+             "export"]  # fmt: skip
 
 
 class AnnotationsPending(RuntimeError):
@@ -56,12 +59,22 @@ def _key(*parts: object) -> str:
 
 
 def _check_recipe(recipe: Recipe, path: Path) -> None:
-    missing = [s for s in ("pairing", "annotation", "agreement", "split") if not getattr(recipe, s)]
+    nli = recipe.export.layout == "klue-nli"
+    need = ("annotation", "agreement", "split") + (() if nli else ("pairing",))
+    missing = [s for s in need if not getattr(recipe, s)]
     if missing:
         raise RecipeError(f"{path}: a rebuild recipe needs the sections {missing}")
-    config = recipe.resolve(recipe.annotation.config)
-    if not config.is_file():
-        raise RecipeError(f"{path}: annotation.config: {config} not found")
+    if nli and (recipe.items.premises is None or recipe.annotation.writing is None):
+        raise RecipeError(
+            f"{path}: a klue-nli rebuild needs items.premises (KLUE's premise rules) and "
+            "annotation.writing (the hypothesis-writing round)"
+        )
+    configs = [recipe.annotation.config] + (
+        [recipe.annotation.writing.config] if recipe.annotation.writing else []
+    )
+    for config in map(recipe.resolve, configs):
+        if not config.is_file():
+            raise RecipeError(f"{path}: annotation config {config} not found")
 
 
 @task(name="rebuild-items")
@@ -121,22 +134,46 @@ def _dates(ingest_dir: Path) -> dict:
     return out
 
 
-@task(name="rebuild-export")
-def export_task(recipe: Recipe, out: Path, steps: dict, project: str, simulated: bool) -> dict:
-    from pipelines.data_card import render_card
-    from pipelines.export import jsonl, klue_sts_records
+def _annotation_facts(recipe: Recipe, config: str, project: str, table: pd.DataFrame,
+                      overlap: int, simulated: bool, sim: object | None) -> dict:  # fmt: skip
+    cancelled = table.get("cancelled", pd.Series(dtype=bool)).fillna(False).astype(bool)
+    return {
+        "config": Path(config).name,
+        "server": "1.23.2" if not os.environ.get("LABEL_STUDIO_URL") else "external",
+        "project": project,
+        "overlap": overlap,
+        "annotators": int(table["annotator_id"].nunique()),
+        "annotations": int(table["annotation_id"].nunique()),
+        "skipped": int(table.loc[cancelled, "annotation_id"].nunique()),
+        "simulated": simulated,
+        "simulate": sim.model_dump() if simulated and sim else None,
+    }
 
+
+@task(name="rebuild-export")
+def export_task(recipe: Recipe, out: Path, steps: dict, project: str, simulated: bool,
+                annotations: Path) -> dict:  # fmt: skip
+    from pipelines.data_card import render_card
+    from pipelines.export import jsonl, klue_nli_records, klue_sts_records
+
+    nli = recipe.export.layout == "klue-nli"
+    ingest_dir = out / "ingest" if nli else out / "pairs" / "ingest"
     inputs = {
         "gold": out / "agree" / "gold.parquet",
         "dropped": out / "agree" / "dropped.parquet",
         "items": out / "items" / "items.parquet",
         "splits": out / "split" / "splits.parquet",
-        "annotations": out / "annotate" / "annotations.parquet",
+        "annotations": annotations,
         "artifacts": out / "split" / "artifacts.json",
         "agreement": out / "agree" / "agreement.json",
-        "pairs_stats": out / "pairs" / "stats.json",
-        "ingest_stats": out / "pairs" / "ingest" / "stats.json",
+        "ingest_stats": ingest_dir / "stats.json",
     }
+    if nli:
+        inputs["premises"] = out / "premises" / "premises.json"
+        inputs["hypotheses"] = out / "items" / "items.json"
+        inputs["writing"] = out / "annotate" / "writing.parquet"
+    else:
+        inputs["pairs_stats"] = out / "pairs" / "stats.json"
     template = Path(__file__).resolve().parent.parent / "data_cards" / "TEMPLATE.md"
     key = _key({k: sha256_file(p) for k, p in inputs.items()}, sha256_file(template),
                recipe.export.model_dump(), recipe.model_dump(exclude={"base_dir"}))  # fmt: skip
@@ -146,15 +183,19 @@ def export_task(recipe: Recipe, out: Path, steps: dict, project: str, simulated:
     if outputs_current(dataset, key, names):
         return {**json.loads((dataset / "card.json").read_text(encoding="utf-8"))["export"],
                 "cached": True}  # fmt: skip
-    dropped = pd.read_parquet(inputs["dropped"])
-    screened = set(dropped.loc[dropped["kind"] == "annotator", "id"].astype(str))
-    items = pd.read_parquet(inputs["items"]).drop(columns=["sim_similarity"], errors="ignore")
+    sim_columns = [c for c in pd.read_parquet(inputs["items"]).columns if c.startswith("sim_")]
+    items = pd.read_parquet(inputs["items"]).drop(columns=sim_columns)
     splits = pd.read_parquet(inputs["splits"])
-    annotations = pd.read_parquet(inputs["annotations"])
-    records = klue_sts_records(
-        pd.read_parquet(inputs["gold"]), items, splits, annotations, screened,
-        recipe.export.guid_prefix or recipe.name,
-    )  # fmt: skip
+    table = pd.read_parquet(inputs["annotations"])
+    gold = pd.read_parquet(inputs["gold"])
+    prefix = recipe.export.guid_prefix or recipe.name
+    ann = recipe.annotation
+    if nli:
+        records = klue_nli_records(gold, items, splits, table, prefix)
+    else:
+        dropped = pd.read_parquet(inputs["dropped"])
+        screened = set(dropped.loc[dropped["kind"] == "annotator", "id"].astype(str))
+        records = klue_sts_records(gold, items, splits, table, screened, prefix)
     licenses = sorted(set(items["license"]))
     files = {}
     tables, texts = {}, {}
@@ -170,29 +211,17 @@ def export_task(recipe: Recipe, out: Path, steps: dict, project: str, simulated:
     artifacts = json.loads(inputs["artifacts"].read_text(encoding="utf-8"))
     artifacts_md = (out / "split" / "artifacts.md").read_text(encoding="utf-8")
     recipe_facts = recipe.model_dump(mode="json", exclude={"base_dir"})
+    validation = table[table["role"] != "author"] if "role" in table.columns else table
     facts = {
-        "task": "KLUE-STS-style semantic textual similarity (KLUE 3.2)",
+        "task": "KLUE-NLI-style natural language inference (KLUE 3.3)" if nli
+        else "KLUE-STS-style semantic textual similarity (KLUE 3.2)",
         "recipe": recipe_facts,
         "ingest": json.loads(inputs["ingest_stats"].read_text(encoding="utf-8")),
-        "dates": _dates(out / "pairs" / "ingest"),
-        "pairs": json.loads(inputs["pairs_stats"].read_text(encoding="utf-8")),
+        "dates": _dates(ingest_dir),
         "classifier_cards": _classifier_cards(recipe),
-        "items": steps["items"],
-        "annotation": {
-            "config": Path(recipe.annotation.config).name,
-            "server": "1.23.2" if not os.environ.get("LABEL_STUDIO_URL") else "external",
-            "project": project,
-            "overlap": recipe.annotation.overlap,
-            "annotators": int(annotations["annotator_id"].nunique()),
-            "annotations": int(annotations["annotation_id"].nunique()),
-            "skipped": int(
-                annotations.get("cancelled", pd.Series(dtype=bool)).fillna(False).astype(bool).sum()
-            ),
-            "simulated": simulated,
-            "simulate": recipe.annotation.simulate.model_dump()
-            if recipe.annotation.simulate
-            else None,
-        },  # fmt: skip
+        "items": steps["hypotheses" if nli else "items"],
+        "annotation": _annotation_facts(recipe, ann.config, project, validation, ann.overlap,
+                                        simulated, _simulation(ann, simulated, ann.overlap)),
         "agreement": json.loads(inputs["agreement"].read_text(encoding="utf-8")),
         "split": artifacts,
         "split_sources": per_source,
@@ -209,49 +238,140 @@ def export_task(recipe: Recipe, out: Path, steps: dict, project: str, simulated:
                 f"{k} {sha256_file(p)[:12]}" for k, p in inputs.items()
             ),
         },
-    }
+    }  # fmt: skip
+    if nli:
+        writing = ann.writing
+        facts["premises"] = json.loads(inputs["premises"].read_text(encoding="utf-8"))
+        facts["writing"] = _annotation_facts(
+            recipe, writing.config, writing.project or f"{recipe.name}-writing",
+            pd.read_parquet(inputs["writing"]), 1, simulated,
+            _simulation(writing, simulated, 1),
+        )  # fmt: skip
+    else:
+        facts["pairs"] = json.loads(inputs["pairs_stats"].read_text(encoding="utf-8"))
     card = render_card(facts, template)
     facts.pop("artifacts_md")
     write_outputs(dataset, key, tables, {"card.json": facts}, {**texts, "DATA_CARD.md": card})
     return {**facts["export"], "cached": False}
 
 
-def _line(step: str, index: int, seconds: float, summary: str) -> None:
-    print(f"[{index}/{len(STEPS)}] {step:<8} {seconds:6.1f} s  {summary}", flush=True)
+def _line(step: str, index: int, total: int, seconds: float, summary: str) -> None:
+    print(f"[{index}/{total}] {step:<16} {seconds:6.1f} s  {summary}", flush=True)
 
 
-@flow(name="benchforge-rebuild")
-def rebuild_flow(
-    recipe_path: str, out_dir: str, simulate: bool | None = None, seed: int | None = None,
-    port: int | None = None,
+class _Steps:
+    """The per-step record: a progress line each, and OUT/rebuild.json rewritten."""
+
+    def __init__(self, names: list[str], path: Path, state_file: Path) -> None:
+        self.names, self.path, self.state_file, self.steps = names, path, state_file, {}
+
+    def __call__(self, name: str, started: float, result: dict, summary: str) -> None:
+        self.steps[name] = {"seconds": round(time.perf_counter() - started, 1),
+                            "summary": summary,
+                            **{k: v for k, v in result.items() if k != "payloads"}}  # fmt: skip
+        _line(name, self.names.index(name) + 1, len(self.names), self.steps[name]["seconds"],
+              summary)  # fmt: skip
+        write_json({"recipe": str(self.path), "steps": self.steps}, self.state_file)
+
+
+def _annotation_round(
+    record: _Steps, suffix: str, items: Path, config: Path, project: str, overlap: int,
+    sim: object | None, pool: str, timeout: float, poll: float, out: Path,
 ) -> dict:  # fmt: skip
-    """The whole rebuild (see the module docstring); returns the per-step summary."""
+    """push -> simulate (when ``sim``) -> wait -> pull of one Label Studio round; the
+    pulled table keeps only the items of ``items`` (a project may hold an earlier
+    sample's tasks). Raises AnnotationsPending when the annotators are not done."""
     from flows.annotate import pull_task, push_task, simulate_task, wait_task
-    from flows.pair import run_pair
+
+    t = time.perf_counter()
+    pushed = push_task(items, config, project, overlap)
+    record(f"push{suffix}", t, pushed, f"project {project!r}: {pushed['created']:,} tasks "
+           f"created, {pushed['existing']:,} already there")  # fmt: skip
+
+    t = time.perf_counter()
+    if sim is not None:
+        posted = simulate_task(project, sim.annotators, sim.seed, pool)
+        record(f"simulate{suffix}", t, posted, f"{posted.get('posted', 0):,} annotations "
+               f"posted by {sim.annotators} simulated {pool}s")  # fmt: skip
+    else:
+        record(f"simulate{suffix}", t, {"skipped": True}, "real annotators (no simulation)")
+
+    t = time.perf_counter()
+    # simulated annotations are all posted by now: a short wait is enough
+    waited = wait_task(project, min(timeout, 60.0) if sim else timeout,
+                       min(poll, 1.0) if sim else poll)  # fmt: skip
+    record(f"wait{suffix}", t, waited, f"{waited.get('finished', '?')}/"
+           f"{waited.get('tasks', '?')} tasks finished")  # fmt: skip
+    if not waited["done"]:
+        raise AnnotationsPending(
+            f"annotators have finished {waited.get('finished')} of {waited.get('tasks')} "
+            f"tasks in project {project!r}; run the same command again to resume"
+        )
+
+    t = time.perf_counter()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    pulled = pull_task(project, out)
+    table = pd.read_parquet(out)
+    wanted = set(pd.read_parquet(items)["item_id"].astype(str))
+    other = table[~table["item_id"].astype(str).isin(wanted)]
+    if len(other):
+        table = table[table["item_id"].astype(str).isin(wanted)]
+        write_parquet(table, out)
+        pulled.update(rows=len(table), annotations=int(table["annotation_id"].nunique()))
+    pulled["other_items_ignored"] = int(other["item_id"].nunique())
+    record(f"pull{suffix}", t, pulled, f"{pulled['annotations']:,} annotations, "
+           f"{pulled['rows']:,} rows" + (f"; {pulled['other_items_ignored']} items of the "
+           "project not in this rebuild ignored" if len(other) else ""))  # fmt: skip
+    return pulled
+
+
+def _simulation(ann: object, simulated: bool, fallback: int) -> object | None:
+    from pipelines.recipe import SimulateSpec
+
+    if not simulated:
+        return None
+    return ann.simulate or SimulateSpec(annotators=max(fallback, 3))
+
+
+def _agree_split_export(
+    record: _Steps, recipe: Recipe, out: Path, annotations: Path, seed: int | None,
+    project: str, simulated: bool,
+) -> None:  # fmt: skip
+    t = time.perf_counter()
+    agreed = agree_task(recipe, annotations, out / "agree")
+    levels = agreed["krippendorff_alpha"]
+    level = "interval" if levels.get("interval") is not None else "nominal"
+    record("agree", t, {"gold_items": agreed["gold_items"], "written": agreed["written"]},
+           f"{agreed['gold_items']:,} of {agreed['items']:,} items kept; alpha "
+           f"({level}) {levels.get(level)}")  # fmt: skip
+
+    t = time.perf_counter()
+    split = split_task(recipe, out / "agree" / "gold.parquet", out / "items" / "items.parquet",
+                       out / "split", seed)  # fmt: skip
+    record("split", t, {"splits": split["splits"], "written": split["written"]},
+           f"{split['splits']}")  # fmt: skip
+
+    t = time.perf_counter()
+    exported = export_task(recipe, out, record.steps, project, simulated, annotations)
+    record("export", t, exported, f"{exported['files']} -> {out / 'dataset'}")
+
+
+def _start_server(port: int | None) -> None:
     from pipelines import ls_server
 
-    logger = get_run_logger()
-    path = Path(recipe_path)
-    recipe = load_recipe(path)
-    _check_recipe(recipe, path)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    if not os.environ.get("LABEL_STUDIO_URL"):
+        server = ls_server.up(port or ls_server.DEFAULT_PORT)
+        get_run_logger().info("Label Studio at %s", server.get("url"))
+
+
+def _sts(path: Path, recipe: Recipe, out: Path, simulate: bool | None, seed: int | None,
+         port: int | None) -> dict:  # fmt: skip
+    from flows.pair import run_pair
+
     ann = recipe.annotation
     simulated = bool(ann.simulate) if simulate is None else simulate
-    sim = ann.simulate or None
-    if simulated and sim is None:
-        from pipelines.recipe import SimulateSpec
-
-        sim = SimulateSpec(annotators=max(ann.overlap, 3))
     project = ann.project or recipe.name
-    steps: dict = {}
-    state_file = out / "rebuild.json"
-
-    def record(name: str, started: float, result: dict, summary: str) -> None:
-        steps[name] = {"seconds": round(time.perf_counter() - started, 1), "summary": summary,
-                       **{k: v for k, v in result.items() if k != "payloads"}}  # fmt: skip
-        _line(name, STEPS.index(name) + 1, steps[name]["seconds"], summary)
-        write_json({"recipe": str(path), "steps": steps}, state_file)
+    record = _Steps(STEPS, path, out / "rebuild.json")
 
     t = time.perf_counter()
     report = run_pair(path, out / "pairs", None, seed)
@@ -264,69 +384,136 @@ def rebuild_flow(
     record("items", t, info, f"{info['items']:,} items"
            f"{' (cached)' if info['cached'] else ''}: {info['per_method']}")  # fmt: skip
 
-    if not os.environ.get("LABEL_STUDIO_URL"):
-        server = ls_server.up(port or ls_server.DEFAULT_PORT)
-        logger.info("Label Studio at %s", server.get("url"))
-    t = time.perf_counter()
-    pushed = push_task(out / "items" / "items.parquet", recipe.resolve(ann.config), project,
-                       ann.overlap)  # fmt: skip
-    record("push", t, pushed, f"project {project!r}: {pushed['created']:,} tasks created, "
-           f"{pushed['existing']:,} already there")  # fmt: skip
-
-    t = time.perf_counter()
-    if simulated:
-        posted = simulate_task(project, sim.annotators, sim.seed)
-        record("simulate", t, posted, f"{posted.get('posted', 0):,} annotations posted by "
-               f"{sim.annotators} simulated annotators")  # fmt: skip
-    else:
-        record("simulate", t, {"skipped": True}, "real annotators (no simulation)")
-
-    t = time.perf_counter()
-    # simulated annotations are all posted by now: a short wait is enough
-    waited = wait_task(project, min(ann.timeout, 60.0) if simulated else ann.timeout,
-                       min(ann.poll, 1.0) if simulated else ann.poll)  # fmt: skip
-    record("wait", t, waited, f"{waited.get('finished', '?')}/{waited.get('tasks', '?')} "
-           "tasks finished")  # fmt: skip
-    if not waited["done"]:
-        raise AnnotationsPending(
-            f"annotators have finished {waited.get('finished')} of {waited.get('tasks')} "
-            f"tasks in project {project!r}; run the same command again to resume"
-        )
-
-    t = time.perf_counter()
+    _start_server(port)
     annotations = out / "annotate" / "annotations.parquet"
-    annotations.parent.mkdir(parents=True, exist_ok=True)
-    pulled = pull_task(project, annotations)
-    # a project may hold tasks of an earlier sample: only this rebuild's items count
-    table = pd.read_parquet(annotations)
-    wanted = set(pd.read_parquet(out / "items" / "items.parquet")["item_id"])
-    other = table[~table["item_id"].astype(str).isin(wanted)]
-    if len(other):
-        table = table[table["item_id"].astype(str).isin(wanted)]
-        write_parquet(table, annotations)
-        pulled.update(rows=len(table), annotations=int(table["annotation_id"].nunique()))
-    pulled["other_items_ignored"] = int(other["item_id"].nunique())
-    record("pull", t, pulled, f"{pulled['annotations']:,} annotations, {pulled['rows']:,} rows"
-           + (f"; {pulled['other_items_ignored']} items of the project not in this rebuild "
-              "ignored" if len(other) else ""))  # fmt: skip
+    _annotation_round(record, "", out / "items" / "items.parquet", recipe.resolve(ann.config),
+                      project, ann.overlap, _simulation(ann, simulated, ann.overlap),
+                      "annotator", ann.timeout, ann.poll, annotations)  # fmt: skip
+    _agree_split_export(record, recipe, out, annotations, seed, project, simulated)
+    return {"out": str(out), "steps": record.steps, "simulated": simulated}
+
+
+@task(name="rebuild-premises")
+def premises_task(recipe: Recipe, ingest_dir: Path, out: Path, simulated: bool) -> dict:
+    from pipelines.nli_items import premise_items
+    from pipelines.premises import select_premises
+
+    sentences = ingest_dir / "sentences.parquet"
+    spec = recipe.items
+    key = _key(sha256_file(sentences), spec.model_dump(), simulated)
+    if outputs_current(out, key, ["premises.parquet", "rejected.parquet", "premises.json"]):
+        return {**json.loads((out / "premises.json").read_text(encoding="utf-8")), "cached": True}
+    chosen, rejected = select_premises(
+        pd.read_parquet(sentences), spec.premises, spec.sample, spec.stratify, spec.seed
+    )
+    items = premise_items(chosen, spec.simulate_truth, simulated)
+    info = {
+        "premises": len(items),
+        "sentences": len(chosen) + len(rejected),
+        "rules": spec.premises.model_dump(),
+        "spec": spec.model_dump(exclude={"premises"}),
+        "rejected": {k: int(v) for k, v in rejected["reason"].value_counts().sort_index().items()},
+        "passing_per_source": {
+            k: int(v)
+            for k, v in pd.concat(
+                [chosen["corpus"], rejected.loc[rejected["reason"] == "not_sampled", "corpus"]]
+            )
+            .value_counts()
+            .sort_index()
+            .items()
+        },  # fmt: skip
+        "per_source": {k: int(v) for k, v in items["source"].value_counts().sort_index().items()},
+        "simulated_truth": "sim_entailment" in items.columns,
+    }
+    write_outputs(out, key, {"premises.parquet": items, "rejected.parquet": rejected},
+                  {"premises.json": info})  # fmt: skip
+    return {**info, "cached": False}
+
+
+@task(name="rebuild-hypotheses")
+def hypotheses_task(writing: Path, premises: Path, out: Path, simulated: bool) -> dict:
+    from pipelines.nli_items import hypothesis_items
+
+    key = _key(sha256_file(writing), sha256_file(premises), simulated)
+    names = ["items.parquet", "dropped_premises.parquet", "items.json"]
+    if outputs_current(out, key, names):
+        return {**json.loads((out / "items.json").read_text(encoding="utf-8")), "cached": True}
+    items, dropped = hypothesis_items(pd.read_parquet(writing), pd.read_parquet(premises),
+                                      simulated)  # fmt: skip
+    info = {
+        "items": len(items),
+        "premises_written": int(items["premise_id"].nunique()) if len(items) else 0,
+        "premises_dropped": {k: int(v) for k, v in dropped["reason"].value_counts().items()},
+        "per_source": {k: int(v) for k, v in items["source"].value_counts().sort_index().items()},
+        "per_method": {k: int(v) for k, v in items["author_label"].value_counts().items()},
+    }
+    write_outputs(out, key, {"items.parquet": items, "dropped_premises.parquet": dropped},
+                  {"items.json": info})  # fmt: skip
+    return {**info, "cached": False}
+
+
+def _nli(path: Path, recipe: Recipe, out: Path, simulate: bool | None, seed: int | None,
+         port: int | None) -> dict:  # fmt: skip
+    from flows.ingest import run_ingest
+    from pipelines.nli_items import with_authors
+
+    ann = recipe.annotation
+    writing = ann.writing
+    simulated = bool(ann.simulate or writing.simulate) if simulate is None else simulate
+    project = ann.project or recipe.name
+    record = _Steps(NLI_STEPS, path, out / "rebuild.json")
 
     t = time.perf_counter()
-    agreed = agree_task(recipe, annotations, out / "agree")
-    alpha = agreed["krippendorff_alpha"].get("interval", agreed["krippendorff_alpha"])
-    record("agree", t, {"gold_items": agreed["gold_items"], "written": agreed["written"]},
-           f"{agreed['gold_items']:,} of {agreed['items']:,} items kept; alpha "
-           f"(interval) {alpha}")  # fmt: skip
+    report = run_ingest(path, out / "ingest")
+    kept = sum(c.get("sentences_kept", 0) for c in report["stats"].get("corpora", {}).values())
+    record("ingest", t, {"written": report["written"], "sentences": kept},
+           f"{kept:,} sentences ({'written' if report['written'] else 'unchanged'})")  # fmt: skip
 
     t = time.perf_counter()
-    split = split_task(recipe, out / "agree" / "gold.parquet", out / "items" / "items.parquet",
-                       out / "split", seed)  # fmt: skip
-    record("split", t, {"splits": split["splits"], "written": split["written"]},
-           f"{split['splits']}")  # fmt: skip
+    info = premises_task(recipe, out / "ingest", out / "premises", simulated)
+    record("premises", t, info, f"{info['premises']:,} premises of {info['sentences']:,} "
+           f"sentences{' (cached)' if info['cached'] else ''}: {info['per_source']}")  # fmt: skip
+
+    _start_server(port)
+    written = out / "annotate" / "writing.parquet"
+    _annotation_round(record, "-writing", out / "premises" / "premises.parquet",
+                      recipe.resolve(writing.config), writing.project or f"{recipe.name}-writing",
+                      1, _simulation(writing, simulated, 1), "writer", ann.timeout, ann.poll,
+                      written)  # fmt: skip
 
     t = time.perf_counter()
-    exported = export_task(recipe, out, steps, project, simulated)
-    record("export", t, exported, f"{exported['files']} -> {out / 'dataset'}")
-    return {"out": str(out), "steps": steps, "simulated": simulated}
+    hyp = hypotheses_task(written, out / "premises" / "premises.parquet", out / "items",
+                          simulated)  # fmt: skip
+    record("hypotheses", t, hyp, f"{hyp['items']:,} pairs from {hyp['premises_written']:,} "
+           f"premises; premises dropped {hyp['premises_dropped']}")  # fmt: skip
+
+    validation = out / "annotate" / "validation.parquet"
+    _annotation_round(record, "", out / "items" / "items.parquet", recipe.resolve(ann.config),
+                      project, ann.overlap, _simulation(ann, simulated, ann.overlap),
+                      "annotator", ann.timeout, ann.poll, validation)  # fmt: skip
+    votes = out / "annotate" / "annotations.parquet"
+    hypotheses = pd.read_parquet(out / "items" / "items.parquet")
+    table = with_authors(pd.read_parquet(validation), hypotheses)
+    if not votes.is_file() or not pd.read_parquet(votes).equals(table):
+        write_parquet(table, votes)
+    _agree_split_export(record, recipe, out, votes, seed, project, simulated)
+    return {"out": str(out), "steps": record.steps, "simulated": simulated}
+
+
+@flow(name="benchforge-rebuild")
+def rebuild_flow(
+    recipe_path: str, out_dir: str, simulate: bool | None = None, seed: int | None = None,
+    port: int | None = None,
+) -> dict:  # fmt: skip
+    """The whole rebuild (see the module docstring); returns the per-step summary."""
+    path = Path(recipe_path)
+    recipe = load_recipe(path)
+    _check_recipe(recipe, path)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if recipe.export.layout == "klue-nli":
+        return _nli(path, recipe, out, simulate, seed, port)
+    return _sts(path, recipe, out, simulate, seed, port)
 
 
 def run_rebuild(
@@ -342,4 +529,4 @@ def run_rebuild(
                             seed, port)  # fmt: skip
 
 
-__all__ = ["STEPS", "AnnotationsPending", "rebuild_flow", "run_rebuild", "asdict"]
+__all__ = ["NLI_STEPS", "STEPS", "AnnotationsPending", "rebuild_flow", "run_rebuild", "asdict"]

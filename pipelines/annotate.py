@@ -225,9 +225,7 @@ def _records(frame: pd.DataFrame) -> list[dict]:
         for key, value in row.items():
             if isinstance(value, float) and math.isnan(value):
                 value = None
-            elif hasattr(value, "item"):  # numpy scalars
-                value = value.item()
-            elif hasattr(value, "tolist"):
+            elif hasattr(value, "tolist"):  # numpy scalars and arrays (list columns)
                 value = value.tolist()
             data[key] = value
         out.append({"data": data})

@@ -77,7 +77,36 @@ def _classifiers(facts: dict) -> str:
     return _table(["detector", "checkpoint", "threshold", "dev macro-F1", "task"], rows)
 
 
+def _premises(facts: dict) -> str:
+    p, items = facts["premises"], facts["items"]
+    rejected = ", ".join(f"{k}: {v}" for k, v in sorted(p["rejected"].items())) or "none"
+    dropped = ", ".join(f"{k}: {v}" for k, v in sorted(items["premises_dropped"].items()))
+    return "\n".join(
+        [
+            "Premises (KLUE 3.3.1: declarative sentences with a predicate, 20-90 characters; "
+            f"rules `{json.dumps(p['rules'], ensure_ascii=False)}`): {p['premises']} chosen out "
+            f"of {p['sentences']} ingested sentences by a seeded sample "
+            f"(`{json.dumps(p['spec'], ensure_ascii=False)}`).",
+            "",
+            _table(
+                ["source", "sentences passing the rules", "premises chosen"],
+                [[k, v, p["per_source"].get(k, 0)] for k, v in p["passing_per_source"].items()],
+            ),
+            "",
+            f"Sentences not chosen, per reason: {rejected} (all in `premises/rejected.parquet`).",
+            "",
+            f"Hypotheses: {items['items']} premise-hypothesis pairs from "
+            f"{items['premises_written']} premises (one per label: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(items["per_method"].items()))
+            + f"); premises without hypotheses, per reason: {dropped or 'none'} "
+            "(`items/dropped_premises.parquet`).",
+        ]
+    )
+
+
 def _construction(facts: dict) -> str:
+    if "premises" in facts:
+        return _premises(facts)
     pairs = facts["pairs"]
     rows = [[m, n] for m, n in sorted(pairs["pairs"].items())]
     items = facts["items"]
@@ -99,7 +128,28 @@ def _construction(facts: dict) -> str:
     return "\n".join(lines)
 
 
+def _round(a: dict, title: str) -> list[str]:
+    return [
+        f"{title}",
+        "",
+        f"- Interface: `{a['config']}` (Label Studio {a['server']}), project `{a['project']}`.",
+        f"- Overlap: {a['overlap']} annotations per item; {a['annotators']} distinct "
+        f"annotators; {a['annotations']} annotations pulled ({a['skipped']} skipped or "
+        "cancelled, kept in the table and not used).",
+        f"- Simulated: **{'yes' if a['simulated'] else 'no'}**"
+        + (f" ({a['simulate']})" if a["simulated"] else ""),
+    ]
+
+
 def _annotation(facts: dict) -> str:
+    if "writing" in facts:
+        return "\n".join(
+            _round(facts["writing"], "Writing round (KLUE 3.3.1: one writer per premise writes "
+                   "an entailed, a contradicted and a neutral hypothesis):")
+            + [""]
+            + _round(facts["annotation"], "Validation round (each pair labeled by validators; "
+                     "the writer's label counts as one more vote):")
+        )  # fmt: skip
     a = facts["annotation"]
     lines = [
         f"- Interface: `{a['config']}` (Label Studio {a['server']}), project `{a['project']}`.",
@@ -137,6 +187,13 @@ def _agreement(facts: dict) -> str:
         + (", ".join(f"{k}: {v}" for k, v in sorted(g["dropped_annotators"].items())) or "none")
         + " (each with its Pearson r and alpha in `agree/dropped.parquet`).",
     ]
+    nli = g.get("nli_validation")
+    if nli:
+        lines += ["", "Validation figures as in KLUE's Table 5 (validators' labels against "
+                  "the gold label and the writer's label):", "",
+                  _table(["figure", "share", "count"],
+                         [[k.replace("_", " "), _fmt(v["share"]), f"{v['count']} of {v['of']}"]
+                          for k, v in nli.items()])]  # fmt: skip
     table = g.get("annotators_table")
     if table:
         lines += ["", _table(["annotator", "items", "Pearson r vs others", "alpha vs others"],
@@ -175,12 +232,18 @@ def _limitations(facts: dict) -> str:
     if facts["annotation"]["simulated"]:
         out.append(
             "The labels come from **simulated annotators** (pipelines/simulate.py noise "
-            "model over an assumed latent similarity), not from people: the dataset "
+            "model over an assumed latent answer), not from people: the dataset "
             "demonstrates the pipeline and must not be used to evaluate models."
+        )
+    if "writing" in facts and facts["writing"]["simulated"]:
+        out.append(
+            "The hypotheses were written by **simulated writers from templates** "
+            "(pipelines/nli_items.py): stilted, and full of label cues that a "
+            "hypothesis-only model learns (see the artifact report)."
         )
     if not facts["recipe"]["filters"]["classifiers"]["detectors"]:
         out.append("No hate-speech or gender-bias detector was applied.")
-    if "rtt" not in facts["pairs"]["pairs"]:
+    if "pairs" in facts and "rtt" not in facts["pairs"]["pairs"]:
         out.append("No round-trip-translation pairs (no translator configured).")
     small = {k: v for k, v in facts["split"]["splits"].items() if k != "train" and v < 100}
     if small:
@@ -205,8 +268,14 @@ def render_card(facts: dict, template: Path = TEMPLATE) -> str:
         "composition": _table(
             ["split", "items"], [[k, v] for k, v in facts["split"]["splits"].items()]
         )
-        + f"\n\nTask: {facts['task']}. One item is a sentence pair with a 0-5 similarity "
-        "label, its unrounded mean, a binary label at 3.0, and the individual ratings.",
+        + f"\n\nTask: {facts['task']}. "
+        + (
+            "One item is a premise-hypothesis pair with its gold label (entailment, neutral, "
+            "contradiction), the writer's label and the validators' labels."
+            if "premises" in facts
+            else "One item is a sentence pair with a 0-5 similarity label, its unrounded "
+            "mean, a binary label at 3.0, and the individual ratings."
+        ),
         "sources": _sources(facts),
         "filters": _filters(facts),
         "classifiers": _classifiers(facts),

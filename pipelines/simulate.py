@@ -19,7 +19,8 @@ The noise model (seeded, reproducible):
   answers and a lead time under 3 s.
 - Each annotation is skipped (cancelled, no result) with probability 0.02, and reports a
   random report flag with probability 0.01 (0.9 when the item has ``sim_report``).
-- Text fields (``TextArea``) get the item's ``sim_<field>`` text, else the first data field
+- Text fields (``TextArea``) get the item's ``sim_<field>`` text (one of them at random
+  when it is a list of variants), else the first data field
   with a simulated-edit marker; span fields (``Labels``) get the item's ``sim_<field>``
   spans (a list of {start, end, label}), else none.
 - Which annotators label a task: the K accounts in a seeded order per item, until the
@@ -72,8 +73,10 @@ def _seed(*parts: object) -> int:
     return int.from_bytes(digest[:8], "little")
 
 
-def ensure_annotators(ls, k: int, seed: int) -> list[Annotator]:  # noqa: ANN001
-    """K simulated accounts (created when missing) with their noise parameters."""
+def ensure_annotators(ls, k: int, seed: int, pool: str = "annotator") -> list[Annotator]:  # noqa: ANN001
+    """K simulated accounts ``<pool>-NN@simulated.benchforge.local`` (created when
+    missing) with their noise parameters; pools keep e.g. NLI writers apart from the
+    validators of their hypotheses."""
     if k < 1:
         raise AnnotationError(f"--annotators must be 1 or more, got {k}")
     users = {u.email: u for u in with_retries(lambda: list(ls.users.list()), "list users")}
@@ -81,16 +84,16 @@ def ensure_annotators(ls, k: int, seed: int) -> list[Annotator]:  # noqa: ANN001
     careless = max(1, round(0.15 * k))
     out = []
     for i in range(k):
-        email = f"annotator-{i + 1:02d}@{SIM_DOMAIN}"
+        email = f"{pool}-{i + 1:02d}@{SIM_DOMAIN}"
         user = users.get(email)
         if user is None:
             user = with_retries(
                 lambda e=email, n=i: ls.users.create(
-                    username=f"sim-annotator-{n + 1:02d}",
+                    username=f"sim-{pool}-{n + 1:02d}",
                     email=e,
                     password=secrets.token_urlsafe(16),
                     first_name="Simulated",
-                    last_name=f"Annotator {n + 1}",
+                    last_name=f"{pool.capitalize()} {n + 1}",
                 ),
                 "create user",
             )
@@ -118,6 +121,8 @@ def _answer(control: Control, data: dict, who: Annotator, rng: np.random.Generat
     """The simulated value of one control for one item (None: leave it empty)."""
     truth = data.get(f"sim_{control.name}")
     if control.tag == "TextArea":
+        if isinstance(truth, list | tuple) and truth:
+            return str(truth[int(rng.integers(len(truth)))])  # one of the item's variants
         if truth is not None:
             return str(truth)
         first = next((v for v in data.values() if isinstance(v, str)), "")
@@ -195,6 +200,7 @@ def simulate(
     ls=None,  # noqa: ANN001
     workers: int = 8,
     progress: bool | None = None,
+    pool: str = "annotator",
 ) -> dict:
     """Post the simulated annotations that are missing (a rerun posts nothing twice):
     each task gets ``overlap`` completed annotations, from the K accounts in a seeded
@@ -205,7 +211,7 @@ def simulate(
         raise AnnotationError(f"no Label Studio project named {project!r}")
     config = parse_label_config(proj.label_config)
     overlap = int(proj.maximum_annotations or 1)
-    people = ensure_annotators(ls, annotators, seed)
+    people = ensure_annotators(ls, annotators, seed, pool)
     if annotators < overlap:
         log.warning(
             "%d annotators for an overlap of %d: tasks stay unfinished", annotators, overlap

@@ -156,3 +156,131 @@ def test_rerun_changes_nothing_and_same_seed_same_dataset(rebuilt, server):
         a = (out / "dataset" / f"{split}.jsonl").read_bytes()
         b = (rebuilt["folder"] / "out2" / "dataset" / f"{split}.jsonl").read_bytes()
         assert a == b, split
+
+
+# ------------------------------------------------------------------ the NLI recipe
+
+
+def small_nli_recipe(folder: Path, name: str) -> Path:
+    """recipes/nli-demo.yaml made small: fewer documents and premises."""
+    recipe = yaml.safe_load((ROOT / "recipes" / "nli-demo.yaml").read_text(encoding="utf-8"))
+    for corpus in recipe["corpora"]:
+        corpus["path"] = str((ROOT / "recipes" / corpus["path"]).resolve())
+        corpus["limit"] = 800
+    recipe["name"] = name
+    recipe["items"]["sample"] = 10
+    recipe["annotation"]["config"] = str(ROOT / "annotation_configs" / "nli_validation.xml")
+    recipe["annotation"]["writing"]["config"] = str(
+        ROOT / "annotation_configs" / "nli_hypothesis.xml"
+    )
+    recipe["split"]["eval_fraction"] = 0.3
+    recipe["split"]["hypothesis_model"] = {"epochs": 2}
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def nli_rebuilt(server, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("rebuild-nli")
+    recipe = small_nli_recipe(folder, "nli-rebuild-test")
+    out = folder / "out"
+    # killed after the writing round and the validation push: both rounds must resume
+    before = kill_after(recipe, out, server["port"], "[8/14] push")
+    assert "[8/14] push" in before, before[-3000:]
+    assert not (out / "dataset").exists()
+    resumed = rebuild(recipe, out, server["port"])
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    return {"recipe": recipe, "out": out, "resumed": resumed.stdout}
+
+
+def _nli_rows(out: Path) -> list[dict]:
+    return [
+        json.loads(line)
+        for s in ("train", "dev", "test")
+        for line in (out / "dataset" / f"{s}.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+
+
+def test_nli_resume_keeps_both_rounds_without_duplicates(nli_rebuilt):
+    out, log = nli_rebuilt["out"], nli_rebuilt["resumed"]
+    premises = pd.read_parquet(out / "premises" / "premises.parquet")
+    items = pd.read_parquet(out / "items" / "items.parquet")
+    assert f"0 tasks created, {len(premises)} already there" in log
+    assert f"0 tasks created, {len(items)} already there" in log
+    ls = annotate.client()
+    assert annotate.find_project(ls, "nli-rebuild-test-writing").task_number == len(premises)
+    assert annotate.find_project(ls, "nli-rebuild-test").task_number == len(items)
+
+
+def test_nli_premises_follow_klue_rules_and_nothing_is_lost(nli_rebuilt):
+    from pipelines.premises import premise_reason
+    from pipelines.recipe import PremiseRules
+
+    out = nli_rebuilt["out"]
+    premises = pd.read_parquet(out / "premises" / "premises.parquet")
+    rejected = pd.read_parquet(out / "premises" / "rejected.parquet")
+    sentences = pd.read_parquet(out / "ingest" / "sentences.parquet")
+    assert len(premises) == 10
+    assert len(premises) + len(rejected) == len(sentences)
+    rules = PremiseRules()
+    assert all(premise_reason(t, rules) is None for t in premises["premise"])
+    assert set(rejected["reason"]) <= {"too_short", "too_long", "not_declarative",
+                                       "no_predicate", "not_sampled"}  # fmt: skip
+    for row in rejected.sample(50, random_state=0).itertuples():
+        expected = premise_reason(row.text, rules) or "not_sampled"
+        assert row.reason == expected
+    # three hypotheses per written premise, and every other premise has its reason
+    items = pd.read_parquet(out / "items" / "items.parquet")
+    dropped = pd.read_parquet(out / "items" / "dropped_premises.parquet")
+    assert (items.groupby("premise_id").size() == 3).all()
+    assert items["premise_id"].nunique() + len(dropped) == len(premises)
+
+
+def test_nli_export_layout_votes_and_groups(nli_rebuilt):
+    out = nli_rebuilt["out"]
+    rows = _nli_rows(out)
+    gold = pd.read_parquet(out / "agree" / "gold.parquet")
+    assert len(rows) == len(gold) > 0
+    labels = {"entailment", "neutral", "contradiction"}
+    for row in rows:
+        assert set(row) == {"guid", "source", "premise", "hypothesis", "gold_label", "author",
+                            "label2", "label3", "label4", "label5"}  # fmt: skip
+        votes = [row["author"]] + [row[f"label{k}"] for k in range(2, 6)]
+        assert set(votes) <= labels
+        assert votes.count(row["gold_label"]) >= 3  # KLUE: 3 of 5 including the author
+    # validators are never the writer of the hypothesis they label
+    table = pd.read_parquet(out / "annotate" / "annotations.parquet")
+    authors = table[table["role"] == "author"].set_index("item_id")["annotator_id"]
+    validators = table[(table["role"] == "validator") & (table["field"] == "label")]
+    assert not any(
+        authors[i] == a
+        for i, a in zip(validators["item_id"], validators["annotator_id"], strict=True)
+    )
+    # a premise's hypotheses never straddle two splits
+    splits = pd.read_parquet(out / "split" / "splits.parquet")
+    items = pd.read_parquet(out / "items" / "items.parquet")
+    merged = splits.merge(items[["item_id", "premise_id"]], on="item_id")
+    assert (merged.groupby("premise_id")["split"].nunique() == 1).all()
+    assert "sim_label" not in (out / "dataset" / "train.jsonl").read_text(encoding="utf-8")
+
+
+def test_nli_card_numbers_match_the_stage_outputs(nli_rebuilt, server):
+    out = nli_rebuilt["out"]
+    card = (out / "dataset" / "DATA_CARD.md").read_text(encoding="utf-8")
+    assert "{{" not in card and "simulated writers from templates" in card
+    agreement = json.loads((out / "agree" / "agreement.json").read_text(encoding="utf-8"))
+    premises = json.loads((out / "premises" / "premises.json").read_text(encoding="utf-8"))
+    assert f"| gold items kept | {agreement['gold_items']} |" in card
+    unanimous = agreement["nli_validation"]["unanimous_gold_label"]
+    assert f"| unanimous gold label | {unanimous['share']:.4g} | {unanimous['count']} of" in card
+    assert f"{premises['premises']} chosen out of {premises['sentences']}" in card
+    items = pd.read_parquet(out / "items" / "items.parquet")
+    assert f"Hypotheses: {len(items)} premise-hypothesis pairs" in card
+    # a rerun posts nothing and rewrites nothing
+    stamp = {p.name: p.stat().st_mtime_ns for p in (out / "dataset").iterdir()}
+    again = rebuild(nli_rebuilt["recipe"], out, server["port"])
+    assert again.returncode == 0, again.stderr[-3000:]
+    progress = [line for line in again.stdout.splitlines() if line.startswith("[")]
+    assert sum("] simulate" in line and " 0 annotations posted" in line for line in progress) == 2
+    assert {p.name: p.stat().st_mtime_ns for p in (out / "dataset").iterdir()} == stamp
