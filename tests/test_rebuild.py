@@ -284,3 +284,32 @@ def test_nli_card_numbers_match_the_stage_outputs(nli_rebuilt, server):
     progress = [line for line in again.stdout.splitlines() if line.startswith("[")]
     assert sum("] simulate" in line and " 0 annotations posted" in line for line in progress) == 2
     assert {p.name: p.stat().st_mtime_ns for p in (out / "dataset").iterdir()} == stamp
+
+
+def _load_with_datasets(folder: Path, cache: Path) -> tuple:
+    """The exported splits as a user loads them: ``datasets.load_dataset`` on the JSON
+    Lines and on the Parquet files (offline)."""
+    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import datasets
+
+    splits = ("train", "dev", "test")
+    kwargs = {"cache_dir": str(cache)}
+    as_json = datasets.load_dataset(
+        "json", data_files={s: str(folder / f"{s}.jsonl") for s in splits}, **kwargs
+    )
+    as_parquet = datasets.load_dataset(
+        "parquet", data_files={s: str(folder / f"{s}.parquet") for s in splits}, **kwargs
+    )
+    return as_json, as_parquet
+
+
+@pytest.mark.parametrize("which", ["rebuilt", "nli_rebuilt"])
+def test_exports_load_with_the_datasets_library(which, request, tmp_path):
+    out = request.getfixturevalue(which)["out"]
+    as_json, as_parquet = _load_with_datasets(out / "dataset", tmp_path)
+    for split in ("train", "dev", "test"):
+        lines = (out / "dataset" / f"{split}.jsonl").read_text(encoding="utf-8").splitlines()
+        assert as_json[split].num_rows == as_parquet[split].num_rows == len(lines)
+        assert as_json[split].column_names == list(json.loads(lines[0]))
+        assert as_parquet[split][0] == as_json[split][0] == json.loads(lines[0])
