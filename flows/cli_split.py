@@ -105,7 +105,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     nli.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
     tc = split.add_argument_group("tc rule")
-    tc.add_argument("--date-column", default=defaults.date_column, help="date column (date)")
+    tc.add_argument(
+        "--date-column",
+        default=defaults.date_column,
+        help="date column (date); 'none' for undated items: dev/test then go to the units "
+        "with the most terms found in no other unit (KLUE 3.1.1's second criterion only)",
+    )
     tc.add_argument(
         "--cutoff",
         default=None,
@@ -147,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
         hypothesis_model={**HYPOTHESIS_MODEL, **_pairs(args.hypothesis_model,
                                                         "--hypothesis-model", _number)},
         device=args.device,
-        date_column=args.date_column,
+        date_column=None if str(args.date_column).lower() == "none" else args.date_column,
         cutoff=args.cutoff,
         entity_column=args.entity_column,
         unseen_test_share=args.unseen_test_share,

@@ -48,6 +48,7 @@ STEPS = ["pairs", "items", "push", "simulate", "wait", "pull", "agree", "split",
 NLI_STEPS = ["ingest", "premises", "push-writing", "simulate-writing", "wait-writing",
              "pull-writing", "hypotheses", "push", "simulate", "wait", "pull", "agree", "split",
              "export"]  # fmt: skip
+TC_STEPS = ["ingest", "items", "push", "simulate", "wait", "pull", "agree", "split", "export"]
 
 
 class AnnotationsPending(RuntimeError):
@@ -60,7 +61,8 @@ def _key(*parts: object) -> str:
 
 def _check_recipe(recipe: Recipe, path: Path) -> None:
     nli = recipe.export.layout == "klue-nli"
-    need = ("annotation", "agreement", "split") + (() if nli else ("pairing",))
+    need = ("annotation", "agreement", "split")
+    need += ("pairing",) if recipe.export.layout == "klue-sts" else ()
     missing = [s for s in need if not getattr(recipe, s)]
     if missing:
         raise RecipeError(f"{path}: a rebuild recipe needs the sections {missing}")
@@ -153,11 +155,13 @@ def _annotation_facts(recipe: Recipe, config: str, project: str, table: pd.DataF
 @task(name="rebuild-export")
 def export_task(recipe: Recipe, out: Path, steps: dict, project: str, simulated: bool,
                 annotations: Path) -> dict:  # fmt: skip
+    from pipelines import data_card, export
     from pipelines.data_card import render_card
-    from pipelines.export import jsonl, klue_nli_records, klue_sts_records
+    from pipelines.export import jsonl, klue_nli_records, klue_sts_records, klue_ynat_records
 
     nli = recipe.export.layout == "klue-nli"
-    ingest_dir = out / "ingest" if nli else out / "pairs" / "ingest"
+    tc = recipe.export.layout == "klue-ynat"
+    ingest_dir = out / "ingest" if nli or tc else out / "pairs" / "ingest"
     inputs = {
         "gold": out / "agree" / "gold.parquet",
         "dropped": out / "agree" / "dropped.parquet",
@@ -172,10 +176,13 @@ def export_task(recipe: Recipe, out: Path, steps: dict, project: str, simulated:
         inputs["premises"] = out / "premises" / "premises.json"
         inputs["hypotheses"] = out / "items" / "items.json"
         inputs["writing"] = out / "annotate" / "writing.parquet"
+    elif tc:
+        inputs["titles"] = out / "items" / "items.json"
     else:
         inputs["pairs_stats"] = out / "pairs" / "stats.json"
     template = Path(__file__).resolve().parent.parent / "data_cards" / "TEMPLATE.md"
-    key = _key({k: sha256_file(p) for k, p in inputs.items()}, sha256_file(template),
+    code = [sha256_file(Path(m.__file__)) for m in (data_card, export)]  # a new layout or card
+    key = _key({k: sha256_file(p) for k, p in inputs.items()}, sha256_file(template), code,
                recipe.export.model_dump(), recipe.model_dump(exclude={"base_dir"}))  # fmt: skip
     dataset = out / "dataset"
     names = [f"{s}.{ext}" for s in ("train", "dev", "test") for ext in ("jsonl", "parquet")]
@@ -192,6 +199,8 @@ def export_task(recipe: Recipe, out: Path, steps: dict, project: str, simulated:
     ann = recipe.annotation
     if nli:
         records = klue_nli_records(gold, items, splits, table, prefix)
+    elif tc:
+        records = klue_ynat_records(gold, items, splits, table, prefix)
     else:
         dropped = pd.read_parquet(inputs["dropped"])
         screened = set(dropped.loc[dropped["kind"] == "annotator", "id"].astype(str))
@@ -214,12 +223,14 @@ def export_task(recipe: Recipe, out: Path, steps: dict, project: str, simulated:
     validation = table[table["role"] != "author"] if "role" in table.columns else table
     facts = {
         "task": "KLUE-NLI-style natural language inference (KLUE 3.3)" if nli
+        else "YNAT-style topic classification of news headlines (KLUE 3.1)" if tc
         else "KLUE-STS-style semantic textual similarity (KLUE 3.2)",
         "recipe": recipe_facts,
         "ingest": json.loads(inputs["ingest_stats"].read_text(encoding="utf-8")),
         "dates": _dates(ingest_dir),
         "classifier_cards": _classifier_cards(recipe),
         "items": steps["hypotheses" if nli else "items"],
+        "layout": recipe.export.layout,
         "annotation": _annotation_facts(recipe, ann.config, project, validation, ann.overlap,
                                         simulated, _simulation(ann, simulated, ann.overlap)),
         "agreement": json.loads(inputs["agreement"].read_text(encoding="utf-8")),
@@ -247,6 +258,8 @@ def export_task(recipe: Recipe, out: Path, steps: dict, project: str, simulated:
             pd.read_parquet(inputs["writing"]), 1, simulated,
             _simulation(writing, simulated, 1),
         )  # fmt: skip
+    elif tc:
+        facts["titles"] = json.loads(inputs["titles"].read_text(encoding="utf-8"))
     else:
         facts["pairs"] = json.loads(inputs["pairs_stats"].read_text(encoding="utf-8"))
     card = render_card(facts, template)
@@ -500,6 +513,62 @@ def _nli(path: Path, recipe: Recipe, out: Path, simulate: bool | None, seed: int
     return {"out": str(out), "steps": record.steps, "simulated": simulated}
 
 
+@task(name="rebuild-titles")
+def titles_task(recipe: Recipe, ingest_dir: Path, out: Path, simulated: bool) -> dict:
+    from pipelines.tc_items import title_items
+
+    sentences = ingest_dir / "sentences.parquet"
+    spec = recipe.items
+    key = _key(sha256_file(sentences), spec.model_dump(), simulated)
+    if outputs_current(out, key, ["items.parquet", "items.json"]):
+        return {**json.loads((out / "items.json").read_text(encoding="utf-8")), "cached": True}
+    frame = pd.read_parquet(sentences)
+    items = title_items(frame, spec.sample, spec.stratify, spec.seed, spec.simulate_truth,
+                        simulated)  # fmt: skip
+    info = {
+        "items": len(items),
+        "sentences": len(frame),
+        "spec": spec.model_dump(exclude={"premises"}),
+        "per_source": {k: int(v) for k, v in items["source"].value_counts().sort_index().items()},
+        "dated": int(items["date"].notna().sum()),
+        "simulated_truth": (
+            {k: int(v) for k, v in items["sim_topic1"].value_counts().sort_index().items()}
+            if "sim_topic1" in items.columns else None
+        ),
+    }  # fmt: skip
+    write_outputs(out, key, {"items.parquet": items}, {"items.json": info})
+    return {**info, "cached": False}
+
+
+def _tc(path: Path, recipe: Recipe, out: Path, simulate: bool | None, seed: int | None,
+        port: int | None) -> dict:  # fmt: skip
+    from flows.ingest import run_ingest
+
+    ann = recipe.annotation
+    simulated = bool(ann.simulate) if simulate is None else simulate
+    project = ann.project or recipe.name
+    record = _Steps(TC_STEPS, path, out / "rebuild.json")
+
+    t = time.perf_counter()
+    report = run_ingest(path, out / "ingest")
+    kept = sum(c.get("sentences_kept", 0) for c in report["stats"].get("corpora", {}).values())
+    record("ingest", t, {"written": report["written"], "sentences": kept},
+           f"{kept:,} sentences ({'written' if report['written'] else 'unchanged'})")  # fmt: skip
+
+    t = time.perf_counter()
+    info = titles_task(recipe, out / "ingest", out / "items", simulated)
+    record("items", t, info, f"{info['items']:,} headlines of {info['sentences']:,}"
+           f"{' (cached)' if info['cached'] else ''}: {info['per_source']}")  # fmt: skip
+
+    _start_server(port)
+    annotations = out / "annotate" / "annotations.parquet"
+    _annotation_round(record, "", out / "items" / "items.parquet", recipe.resolve(ann.config),
+                      project, ann.overlap, _simulation(ann, simulated, ann.overlap),
+                      "annotator", ann.timeout, ann.poll, annotations)  # fmt: skip
+    _agree_split_export(record, recipe, out, annotations, seed, project, simulated)
+    return {"out": str(out), "steps": record.steps, "simulated": simulated}
+
+
 @flow(name="benchforge-rebuild")
 def rebuild_flow(
     recipe_path: str, out_dir: str, simulate: bool | None = None, seed: int | None = None,
@@ -513,6 +582,8 @@ def rebuild_flow(
     out.mkdir(parents=True, exist_ok=True)
     if recipe.export.layout == "klue-nli":
         return _nli(path, recipe, out, simulate, seed, port)
+    if recipe.export.layout == "klue-ynat":
+        return _tc(path, recipe, out, simulate, seed, port)
     return _sts(path, recipe, out, simulate, seed, port)
 
 
@@ -529,4 +600,12 @@ def run_rebuild(
                             seed, port)  # fmt: skip
 
 
-__all__ = ["NLI_STEPS", "STEPS", "AnnotationsPending", "rebuild_flow", "run_rebuild", "asdict"]
+__all__ = [
+    "NLI_STEPS",
+    "STEPS",
+    "TC_STEPS",
+    "AnnotationsPending",
+    "rebuild_flow",
+    "run_rebuild",
+    "asdict",
+]

@@ -104,9 +104,33 @@ def _premises(facts: dict) -> str:
     )
 
 
+def _titles(facts: dict) -> str:
+    t = facts["titles"]
+    truth = t.get("simulated_truth")
+    lines = [
+        f"Headlines sent to annotators: {t['items']} of {t['sentences']} ingested sentences "
+        f"(seeded sample, `{json.dumps(t['spec'], ensure_ascii=False)}`), per source: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(t["per_source"].items()))
+        + f"; {t['dated']} of them dated"
+        + (" (undated headlines cannot be split by date: see *Splits*)." if t["dated"] < t["items"]
+           else "."),
+    ]  # fmt: skip
+    if truth:
+        lines += [
+            "",
+            "Latent first topics of the simulated annotators (keyword lexicon, "
+            "pipelines/tc_items.py; an assumption, not released): "
+            + ", ".join(f"{k} {v}" for k, v in truth.items())
+            + ".",
+        ]
+    return "\n".join(lines)
+
+
 def _construction(facts: dict) -> str:
     if "premises" in facts:
         return _premises(facts)
+    if "titles" in facts:
+        return _titles(facts)
     pairs = facts["pairs"]
     rows = [[m, n] for m, n in sorted(pairs["pairs"].items())]
     items = facts["items"]
@@ -162,9 +186,28 @@ def _annotation(facts: dict) -> str:
     return "\n".join(lines)
 
 
+# settings that only one rule reads: the card shows a rule's own settings only
+RULE_SETTINGS = {
+    "mean": {"pearson_min", "alpha_min", "min_shared_items", "decimals", "binary_threshold",
+             "sd_max", "variance_max"},
+    "majority": {"min_votes"},
+    "sts": {"bins", "high_score", "binary_threshold"},
+    "nli": {"eligible_fraction", "folds", "style_column", "style_shares", "hypothesis_model",
+            "device"},
+    "tc": {"date_column", "cutoff"},
+    "ner": {"entity_column", "unseen_test_share"},
+}  # fmt: skip
+
+
+def _own_settings(settings: dict, rule: str) -> dict:
+    others = set().union(*(keys for name, keys in RULE_SETTINGS.items() if name != rule))
+    mine = RULE_SETTINGS.get(rule, set())
+    return {k: v for k, v in settings.items() if k in mine or k not in others}
+
+
 def _agreement(facts: dict) -> str:
     g = facts["agreement"]
-    settings = {k: v for k, v in g["settings"].items() if v is not None}
+    settings = {k: v for k, v in _own_settings(g["settings"], g["rule"]).items() if v is not None}
     rows = [
         ["items annotated", g["items"]],
         ["annotators", g["annotators"]],
@@ -205,10 +248,19 @@ def _agreement(facts: dict) -> str:
 def _splits(facts: dict) -> str:
     s = facts["split"]
     rows = [[k, v, facts["split_sources"].get(k, "")] for k, v in s["splits"].items()]
-    settings = {k: v for k, v in s["settings"].items() if v not in (None, [], {})}
+    settings = {
+        k: v for k, v in _own_settings(s["settings"], s["rule"]).items() if v not in ([], {})
+    }
+    figures = s.get("rule_figures") or {}
+    undated = (
+        " The items are undated, so KLUE 3.1.1's date criterion was **not** applied: dev and "
+        "test hold the units with the most terms found in no other unit."
+        if s["rule"] == "tc" and figures.get("dated") is False
+        else ""
+    )
     return (
         f"Rule `{s['rule']}` (settings `{json.dumps(settings, ensure_ascii=False)}`). Items "
-        "that share a group or a near-duplicate text never straddle two splits.\n\n"
+        f"that share a group or a near-duplicate text never straddle two splits.{undated}\n\n"
         + _table(["split", "items", "per source"], rows)
     )
 
@@ -273,6 +325,9 @@ def render_card(facts: dict, template: Path = TEMPLATE) -> str:
             "One item is a premise-hypothesis pair with its gold label (entailment, neutral, "
             "contradiction), the writer's label and the validators' labels."
             if "premises" in facts
+            else "One item is a news headline with its gold topic (one of YNAT's seven) and "
+            "the annotators' first, second and third topics."
+            if "titles" in facts
             else "One item is a sentence pair with a 0-5 similarity label, its unrounded "
             "mean, a binary label at 3.0, and the individual ratings."
         ),

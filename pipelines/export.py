@@ -20,6 +20,18 @@ the release does.
 ``author`` is the writer's label and ``label2``... the validators' labels in the order
 they were given (four in KLUE; as many as the recipe's overlap here).
 
+``klue-ynat`` (KLUE-TC / YNAT v1.1 JSON, one object per headline)::
+
+    {"guid": "<prefix>_<split>_00000", "title": ..., "label": "생활문화",
+     "annotations": {"annotators": ["ls-user-3", ...],
+                     "annotations": {"first-scope": [...], "second-scope": [...],
+                                     "third-scope": [...]}},
+     "url": null, "date": "2016.06.30" or null}
+
+``label`` is the gold topic (the majority of the first-ranked topics); each scope
+lists the annotators' first, second and third topics (``해당없음`` where one gave none),
+as the release does. Shipped headlines have no URL, and the demo's no date.
+
 Each split is written as JSON Lines (``<split>.jsonl``) and Parquet (``<split>.parquet``,
 the same records; nested fields as structs),
 both loadable with ``datasets.load_dataset("json"|"parquet", data_files=...)``. Rows are
@@ -137,6 +149,61 @@ def klue_nli_records(
             for k, value in enumerate(labels.get(str(row.item_id), []), start=2):
                 record[f"label{k}"] = value
             out[split].append(record)
+    return out
+
+
+def _topic_scopes(annotations: pd.DataFrame) -> dict[str, tuple[list[str], dict[str, list]]]:
+    """item_id -> (annotators, {scope: topics}) of the completed annotations, in order."""
+    rows = annotations
+    if "cancelled" in rows.columns:
+        rows = rows[~rows["cancelled"].fillna(False).astype(bool)]
+    rows = rows[rows["field"].isin(["topic1", "topic2", "topic3"])]
+    out: dict[str, tuple[list[str], dict[str, list]]] = {}
+    order = rows.sort_values(["item_id", "created_at", "annotation_id"], kind="stable")
+    for item, group in order.groupby("item_id", sort=False):
+        people = list(
+            dict.fromkeys(zip(group["annotation_id"], group["annotator_id"], strict=True))
+        )
+        scopes = {}
+        for field, scope in (("topic1", "first-scope"), ("topic2", "second-scope"),
+                             ("topic3", "third-scope")):  # fmt: skip
+            given = dict(zip(group.loc[group["field"] == field, "annotation_id"],
+                             group.loc[group["field"] == field, "value"], strict=True))  # fmt: skip
+            scopes[scope] = [str(given.get(a, "해당없음")) for a, _ in people]
+        out[str(item)] = ([str(who) for _, who in people], scopes)
+    return out
+
+
+def klue_ynat_records(
+    gold: pd.DataFrame,
+    items: pd.DataFrame,
+    splits: pd.DataFrame,
+    annotations: pd.DataFrame,
+    prefix: str,
+) -> dict[str, list[dict]]:
+    """The records of every split in the KLUE-TC (YNAT) layout (see the module docstring)."""
+    frame = (
+        gold.merge(items, on="item_id", how="inner", suffixes=("", "_item"))
+        .merge(splits[["item_id", "split"]], on="item_id", how="inner")
+        .sort_values("item_id", kind="stable")
+    )
+    scopes = _topic_scopes(annotations)
+    out: dict[str, list[dict]] = {s: [] for s in SPLITS}
+    for split in SPLITS:
+        part = frame[frame["split"] == split]
+        for n, row in enumerate(part.itertuples(index=False)):
+            annotators, given = scopes.get(str(row.item_id), ([], {}))
+            date = getattr(row, "date", None)
+            out[split].append(
+                {
+                    "guid": f"{prefix}_{split}_{n:05d}",
+                    "title": row.title,
+                    "label": str(row.label),
+                    "annotations": {"annotators": annotators, "annotations": given},
+                    "url": None,
+                    "date": None if date is None or pd.isna(date) else str(date),
+                }
+            )
     return out
 
 

@@ -293,14 +293,15 @@ class ItemsSpec(_Strict):
     ``sample`` items (all when null), drawn evenly over ``stratify`` (e.g. the pairing
     method, or the corpus), with ``simulate_truth`` naming how the simulated annotators'
     latent answer is set (``sts-pairs``: from the pairing method and score, see
-    pipelines.items; ``nli-templates``: templated hypotheses, see pipelines.nli_items).
+    pipelines.items; ``nli-templates``: templated hypotheses, see pipelines.nli_items;
+    ``topic-keywords``: a keyword lexicon, see pipelines.tc_items).
     ``premises`` (NLI recipes) selects premise sentences by KLUE's rules instead of
     sampling pairs."""
 
     sample: int | None = Field(default=None, ge=1)
     stratify: str | None = "method"
     seed: int = 0
-    simulate_truth: Literal["sts-pairs", "nli-templates"] | None = "sts-pairs"
+    simulate_truth: Literal["sts-pairs", "nli-templates", "topic-keywords"] | None = "sts-pairs"
     premises: PremiseRules | None = None
 
 
@@ -345,7 +346,7 @@ class StageOptions(_Strict):
 class ExportSpec(_Strict):
     """The released dataset: ``layout`` names the KLUE release whose fields it follows."""
 
-    layout: Literal["klue-sts", "klue-nli"] = "klue-sts"
+    layout: Literal["klue-sts", "klue-nli", "klue-ynat"] = "klue-sts"
     guid_prefix: str | None = None  # default: "<recipe name>_<split>"
 
 

@@ -13,6 +13,11 @@ everything it trained on. Here:
    unit are added first: they bring terms unseen in train.
 4. dev and test are drawn at random from the chosen units (dev:test 1:1 by default).
 
+Undated items (``date_column: null``, e.g. headlines shipped without their publication
+dates) cannot be split by date: then only KLUE's second criterion applies, and the
+units with the most terms found in no other unit fill dev/test up to ``eval_fraction``;
+the figures say ``dated: false`` so that the card does not claim a date split.
+
 The rule's figures report the share of dev/test items that hold a term unseen in train,
 against the same share for train items measured against the rest of train.
 """
@@ -50,10 +55,15 @@ def unseen_share(item_terms: list[set[str]], seen: Counter, own: list[Counter] |
 
 
 def tc_split(items: pd.DataFrame, settings: SplitSettings) -> tuple[pd.DataFrame, dict]:
-    """KLUE 3.1.1 (see the module docstring); ``items`` need the date column."""
-    _check(items, settings, [settings.date_column])
-    dates = pd.to_datetime(items[settings.date_column], errors="coerce", utc=True)
-    if dates.isna().any():
+    """KLUE 3.1.1 (see the module docstring); ``items`` need the date column unless
+    ``date_column`` is None."""
+    dated = settings.date_column is not None
+    _check(items, settings, [settings.date_column] if dated else [])
+    if dated:
+        dates = pd.to_datetime(items[settings.date_column], errors="coerce", utc=True)
+    else:
+        dates = pd.Series(pd.NaT, index=items.index, dtype="datetime64[ns, UTC]")
+    if dated and dates.isna().any():
         bad = dates.isna().to_numpy().nonzero()[0][0]
         raise SplitError(
             f"item {items['item_id'].iloc[bad]!r}: {settings.date_column} "
@@ -65,7 +75,9 @@ def tc_split(items: pd.DataFrame, settings: SplitSettings) -> tuple[pd.DataFrame
     sizes = np.bincount(unit)
     unit_date = pd.Series(dates.to_numpy()).groupby(unit).max()
     target = round(settings.eval_fraction * n)
-    if settings.cutoff is not None:
+    if not dated:
+        cutoff = None
+    elif settings.cutoff is not None:
         cutoff = pd.to_datetime(settings.cutoff, utc=True, errors="coerce")
         if pd.isna(cutoff):
             raise SplitError(f"cutoff {settings.cutoff!r} is not a date")
@@ -75,9 +87,10 @@ def tc_split(items: pd.DataFrame, settings: SplitSettings) -> tuple[pd.DataFrame
         cutoff = per_date.index[int(np.argmax(reached.to_numpy()))] if reached.any() else (
             per_date.index[-1]
         )  # fmt: skip
-    late = (unit_date >= cutoff).to_numpy()
+    late = (unit_date >= cutoff).to_numpy() if dated else np.zeros(len(sizes), dtype=bool)
     chosen = np.flatnonzero(late).tolist()
     why = {u: f"dated {unit_date[u].date()} on or after the cutoff {cutoff.date()}" for u in chosen}
+    before = "before the cutoff" if dated else "undated"
     texts = [" ".join(map(str, row)) for row in items[settings.text_columns].to_numpy()]
     terms = unit_terms(texts, unit)
     df: Counter = Counter()
@@ -93,15 +106,17 @@ def tc_split(items: pd.DataFrame, settings: SplitSettings) -> tuple[pd.DataFrame
                 continue
             chosen.append(int(u))
             why[int(u)] = (
-                f"before the cutoff, added for terms found in no other unit "
-                f"({novelty[u]:.0%} of its terms)"
+                f"{before}, added for terms found in no other unit ({novelty[u]:.0%} of its terms)"
             )
             taken += int(sizes[u])
             if taken >= target:
                 break
     side = divide_dev_test(chosen, sizes, settings.dev_share, rng)
     split = [side.get(u, "train") for u in unit.tolist()]
-    reason = [why.get(u, f"dated {unit_date[u].date()}, before the cutoff") for u in unit.tolist()]
+    reason = [
+        why.get(u, f"dated {unit_date[u].date()}, before the cutoff" if dated else "undated")
+        for u in unit.tolist()
+    ]
     out = pd.DataFrame(
         {
             "item_id": items["item_id"].astype(str).to_numpy(),
@@ -119,16 +134,17 @@ def tc_split(items: pd.DataFrame, settings: SplitSettings) -> tuple[pd.DataFrame
         seen.update(terms[u])
     item_terms = [set(morphemes(t)) for t in texts]
     figures = {
-        "cutoff": str(cutoff.date()),
+        "dated": dated,
+        "cutoff": str(cutoff.date()) if dated else None,
         "cutoff_given": settings.cutoff is not None,
         "target": target,
         "dev_test_on_or_after_cutoff": int(sizes[np.flatnonzero(late)].sum()),
         "dev_test_added_for_unseen_terms": int(taken - sizes[np.flatnonzero(late)].sum()),
         "train_dates": [str(dates[~in_eval].min().date()), str(dates[~in_eval].max().date())]
-        if (~in_eval).any()
+        if dated and (~in_eval).any()
         else None,
         "dev_test_dates": [str(dates[in_eval].min().date()), str(dates[in_eval].max().date())]
-        if in_eval.any()
+        if dated and in_eval.any()
         else None,
         "unseen_term_share": {
             "dev+test": round(

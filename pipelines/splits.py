@@ -93,7 +93,7 @@ class SplitSettings:
     hypothesis_model: dict = field(default_factory=lambda: dict(HYPOTHESIS_MODEL))
     device: str | None = None
     # tc
-    date_column: str = "date"
+    date_column: str | None = "date"  # None: undated items, unseen terms only
     cutoff: str | None = None  # None: the date that puts eval_fraction of items after it
     # ner
     entity_column: str = "entities"

@@ -1,6 +1,7 @@
-"""``benchforge rebuild`` end to end: a small STS rebuild from the shipped corpora through
-a real Prefect run and a real Label Studio server, killed midway and resumed, checked
-against its own stage outputs."""
+"""``benchforge rebuild`` end to end: small STS, NLI and TC rebuilds from the shipped
+corpora through a real Prefect run and a real Label Studio server (STS and NLI killed
+midway and resumed), checked against their own stage outputs and loaded with the
+``datasets`` library."""
 
 from __future__ import annotations
 
@@ -286,6 +287,52 @@ def test_nli_card_numbers_match_the_stage_outputs(nli_rebuilt, server):
     assert {p.name: p.stat().st_mtime_ns for p in (out / "dataset").iterdir()} == stamp
 
 
+# ------------------------------------------------------------------- the TC recipe
+
+
+@pytest.fixture(scope="module")
+def tc_rebuilt(server, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("rebuild-tc")
+    recipe = yaml.safe_load((ROOT / "recipes" / "tc-demo.yaml").read_text(encoding="utf-8"))
+    recipe["corpora"][0]["path"] = str((ROOT / "recipes" / recipe["corpora"][0]["path"]).resolve())
+    recipe["corpora"][0]["limit"] = 1500
+    recipe["name"] = "tc-rebuild-test"
+    recipe["items"]["sample"] = 20
+    recipe["annotation"]["config"] = str(ROOT / "annotation_configs" / "topic.xml")
+    path = folder / "tc-rebuild-test.yaml"
+    path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
+    done = rebuild(path, folder / "out", server["port"])
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return {"recipe": path, "out": folder / "out", "log": done.stdout}
+
+
+def test_tc_export_layout_majority_and_undated_split(tc_rebuilt):
+    out = tc_rebuilt["out"]
+    rows = [
+        json.loads(line)
+        for s in ("train", "dev", "test")
+        for line in (out / "dataset" / f"{s}.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    gold = pd.read_parquet(out / "agree" / "gold.parquet")
+    assert len(rows) == len(gold) > 0
+    topics = {"IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치"}
+    for row in rows:
+        assert set(row) == {"guid", "title", "label", "annotations", "url", "date"}
+        given = row["annotations"]["annotations"]
+        assert set(given) == {"first-scope", "second-scope", "third-scope"}
+        assert len(row["annotations"]["annotators"]) == 3 == len(given["first-scope"])
+        assert row["label"] in topics
+        assert given["first-scope"].count(row["label"]) >= 2  # KLUE-TC: 2 of 3
+        assert row["date"] is None  # the shipped headlines are undated
+    splits = pd.read_parquet(out / "split" / "splits.parquet")
+    assert (splits.loc[splits["split"] == "train", "reason"] == "undated").all()
+    assert splits.loc[splits["split"] != "train", "reason"].str.contains("no other unit").all()
+    card = (out / "dataset" / "DATA_CARD.md").read_text(encoding="utf-8")
+    assert "date criterion was **not** applied" in card and "{{" not in card
+    assert f"| gold items kept | {len(gold)} |" in card
+    assert "sim_topic1" not in (out / "dataset" / "train.jsonl").read_text(encoding="utf-8")
+
+
 def _load_with_datasets(folder: Path, cache: Path) -> tuple:
     """The exported splits as a user loads them: ``datasets.load_dataset`` on the JSON
     Lines and on the Parquet files (offline)."""
@@ -304,7 +351,7 @@ def _load_with_datasets(folder: Path, cache: Path) -> tuple:
     return as_json, as_parquet
 
 
-@pytest.mark.parametrize("which", ["rebuilt", "nli_rebuilt"])
+@pytest.mark.parametrize("which", ["rebuilt", "nli_rebuilt", "tc_rebuilt"])
 def test_exports_load_with_the_datasets_library(which, request, tmp_path):
     out = request.getfixturevalue(which)["out"]
     as_json, as_parquet = _load_with_datasets(out / "dataset", tmp_path)

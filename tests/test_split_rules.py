@@ -162,6 +162,21 @@ def test_tc_explicit_cutoff_adds_units_with_unseen_terms():
         split_with_figures(items.assign(date="어제"), SplitSettings(rule="tc"))
 
 
+def test_tc_undated_items_go_by_unseen_terms_only():
+    items = nsmc_items().drop(columns="date").head(800)
+    settings = SplitSettings(rule="tc", date_column=None, group_columns=["movie"])
+    out, figures = split_with_figures(items, settings)
+    ev = out[out["split"] != "train"]
+    assert figures["dated"] is False and figures["cutoff"] is None
+    assert len(ev) == pytest.approx(0.15 * len(items), abs=int(out.groupby("unit").size().max()))
+    assert ev["reason"].str.startswith("undated, added for terms found in no other unit").all()
+    assert (out.loc[out["split"] == "train", "reason"] == "undated").all()
+    shares = figures["unseen_term_share"]
+    assert shares["dev+test"] > shares["train (against the rest of train)"]
+    with pytest.raises(SplitError, match="no column"):
+        split_with_figures(items, SplitSettings(rule="tc"))  # dated by default
+
+
 def news_items() -> pd.DataFrame:
     """News titles; their entities: what they quote ('아스달 연대기', “...”) and the
     name before a comma, as a realistic stand-in for annotated spans."""
