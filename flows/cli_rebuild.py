@@ -13,16 +13,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "rebuild",
         help="the whole pipeline: recipe in, dataset and data card out",
         description=(
-            "Run one Prefect flow: ingest -> rule filters -> classifier filters -> pairs -> "
-            "items -> Label Studio push -> (simulated annotators) -> wait -> pull -> "
-            "agreement -> split -> export (KLUE layout, JSON Lines and Parquet) -> data card. "
+            "Run one Prefect flow: ingest -> rule filters -> classifier filters -> items "
+            "(STS: sentence pairs; NLI: premises by KLUE's rules, then a hypothesis-writing "
+            "round; TC: headlines) -> Label Studio push -> (simulated annotators) -> wait -> "
+            "pull -> agreement -> split -> export (the recipe's KLUE layout: klue-sts, "
+            "klue-nli or klue-ynat; JSON Lines and Parquet) -> data card. "
             "Every step's output is kept under OUT; run the same command again after a "
             "crash, a kill or a wait that timed out and it resumes without redoing finished "
             "steps or duplicating Label Studio tasks. With no LABEL_STUDIO_URL set, the "
             "local Label Studio server is started (installed on first use)."
         ),
     )
-    rebuild.add_argument("recipe", type=Path, help="recipe YAML (e.g. recipes/sts-demo.yaml)")
+    rebuild.add_argument(
+        "recipe", type=Path, help="recipe YAML (recipes/sts-demo.yaml, nli-demo.yaml, tc-demo.yaml)"
+    )
     rebuild.add_argument(
         "--out", type=Path, default=None, help="output folder (default: runs/<recipe name>)"
     )

@@ -1,8 +1,11 @@
 """``benchforge rebuild RECIPE``: the main job, one Prefect flow from corpora to a
 released dataset and its data card.
 
-Steps (each a Prefect task or subflow whose output is persisted under OUT; a finished
-step whose inputs and settings have not changed is skipped on a rerun):
+The recipe's ``export.layout`` picks the chain; every step is a Prefect task or subflow
+whose output is persisted under OUT, and a finished step whose inputs and settings have
+not changed is skipped on a rerun.
+
+``klue-sts`` (``STEPS``):
 
 1. ``pairs``    ingest (read, clean, segment, noise, PII, dedup, classifiers) and pairing
                (``flows.ingest``, ``flows.pair``) -> OUT/pairs
@@ -17,6 +20,16 @@ step whose inputs and settings have not changed is skipped on a rerun):
 7. ``agree``    the agreement rule -> OUT/agree
 8. ``split``    the split rule and the artifact report -> OUT/split
 9. ``export``   the KLUE-layout dataset and the data card -> OUT/dataset
+
+``klue-nli`` (``NLI_STEPS``, KLUE 3.3.1): ``ingest`` -> ``premises`` (KLUE's premise
+rules, pipelines.premises) -> the writing round (``push-writing``, ``simulate-writing``,
+``wait-writing``, ``pull-writing``: one writer per premise, project
+``<name>-writing``) -> ``hypotheses`` (three pairs per written premise,
+pipelines.nli_items) -> the validation round (push, simulate, wait, pull) -> ``agree``
+(the writer's label as a vote) -> ``split`` -> ``export``.
+
+``klue-ynat`` (``TC_STEPS``, KLUE 3.1.1): ``ingest`` -> ``items`` (headlines,
+pipelines.tc_items) -> push, simulate, wait, pull -> agree -> split -> export.
 
 With no ``LABEL_STUDIO_URL`` set, the local Label Studio server is started (installed
 on first use) and left running for the next rebuild; ``benchforge labelstudio down``
