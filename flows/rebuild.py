@@ -390,6 +390,29 @@ def _start_server(port: int | None) -> None:
         get_run_logger().info("Label Studio at %s", server.get("url"))
 
 
+def _ingest_step(record: _Steps, path: Path, out: Path) -> None:
+    from flows.ingest import run_ingest
+
+    t = time.perf_counter()
+    report = run_ingest(path, out / "ingest")
+    kept = sum(c.get("sentences_kept", 0) for c in report["stats"].get("corpora", {}).values())
+    record("ingest", t, {"written": report["written"], "sentences": kept},
+           f"{kept:,} sentences ({'written' if report['written'] else 'unchanged'})")  # fmt: skip
+
+
+def _one_round(record: _Steps, recipe: Recipe, out: Path, simulated: bool, project: str,
+               port: int | None, seed: int | None) -> dict:  # fmt: skip
+    """One annotation round over OUT/items, then agree, split and export."""
+    ann = recipe.annotation
+    _start_server(port)
+    annotations = out / "annotate" / "annotations.parquet"
+    _annotation_round(record, "", out / "items" / "items.parquet", recipe.resolve(ann.config),
+                      project, ann.overlap, _simulation(ann, simulated, ann.overlap),
+                      "annotator", ann.timeout, ann.poll, annotations)  # fmt: skip
+    _agree_split_export(record, recipe, out, annotations, seed, project, simulated)
+    return {"out": str(out), "steps": record.steps, "simulated": simulated}
+
+
 def _sts(path: Path, recipe: Recipe, out: Path, simulate: bool | None, seed: int | None,
          port: int | None) -> dict:  # fmt: skip
     from flows.pair import run_pair
@@ -410,13 +433,7 @@ def _sts(path: Path, recipe: Recipe, out: Path, simulate: bool | None, seed: int
     record("items", t, info, f"{info['items']:,} items"
            f"{' (cached)' if info['cached'] else ''}: {info['per_method']}")  # fmt: skip
 
-    _start_server(port)
-    annotations = out / "annotate" / "annotations.parquet"
-    _annotation_round(record, "", out / "items" / "items.parquet", recipe.resolve(ann.config),
-                      project, ann.overlap, _simulation(ann, simulated, ann.overlap),
-                      "annotator", ann.timeout, ann.poll, annotations)  # fmt: skip
-    _agree_split_export(record, recipe, out, annotations, seed, project, simulated)
-    return {"out": str(out), "steps": record.steps, "simulated": simulated}
+    return _one_round(record, recipe, out, simulated, project, port, seed)
 
 
 @task(name="rebuild-premises")
@@ -480,7 +497,6 @@ def hypotheses_task(writing: Path, premises: Path, out: Path, simulated: bool) -
 
 def _nli(path: Path, recipe: Recipe, out: Path, simulate: bool | None, seed: int | None,
          port: int | None) -> dict:  # fmt: skip
-    from flows.ingest import run_ingest
     from pipelines.nli_items import with_authors
 
     ann = recipe.annotation
@@ -489,11 +505,7 @@ def _nli(path: Path, recipe: Recipe, out: Path, simulate: bool | None, seed: int
     project = ann.project or recipe.name
     record = _Steps(NLI_STEPS, path, out / "rebuild.json")
 
-    t = time.perf_counter()
-    report = run_ingest(path, out / "ingest")
-    kept = sum(c.get("sentences_kept", 0) for c in report["stats"].get("corpora", {}).values())
-    record("ingest", t, {"written": report["written"], "sentences": kept},
-           f"{kept:,} sentences ({'written' if report['written'] else 'unchanged'})")  # fmt: skip
+    _ingest_step(record, path, out)
 
     t = time.perf_counter()
     info = premises_task(recipe, out / "ingest", out / "premises", simulated)
@@ -555,31 +567,19 @@ def titles_task(recipe: Recipe, ingest_dir: Path, out: Path, simulated: bool) ->
 
 def _tc(path: Path, recipe: Recipe, out: Path, simulate: bool | None, seed: int | None,
         port: int | None) -> dict:  # fmt: skip
-    from flows.ingest import run_ingest
-
     ann = recipe.annotation
     simulated = bool(ann.simulate) if simulate is None else simulate
     project = ann.project or recipe.name
     record = _Steps(TC_STEPS, path, out / "rebuild.json")
 
-    t = time.perf_counter()
-    report = run_ingest(path, out / "ingest")
-    kept = sum(c.get("sentences_kept", 0) for c in report["stats"].get("corpora", {}).values())
-    record("ingest", t, {"written": report["written"], "sentences": kept},
-           f"{kept:,} sentences ({'written' if report['written'] else 'unchanged'})")  # fmt: skip
+    _ingest_step(record, path, out)
 
     t = time.perf_counter()
     info = titles_task(recipe, out / "ingest", out / "items", simulated)
     record("items", t, info, f"{info['items']:,} headlines of {info['sentences']:,}"
            f"{' (cached)' if info['cached'] else ''}: {info['per_source']}")  # fmt: skip
 
-    _start_server(port)
-    annotations = out / "annotate" / "annotations.parquet"
-    _annotation_round(record, "", out / "items" / "items.parquet", recipe.resolve(ann.config),
-                      project, ann.overlap, _simulation(ann, simulated, ann.overlap),
-                      "annotator", ann.timeout, ann.poll, annotations)  # fmt: skip
-    _agree_split_export(record, recipe, out, annotations, seed, project, simulated)
-    return {"out": str(out), "steps": record.steps, "simulated": simulated}
+    return _one_round(record, recipe, out, simulated, project, port, seed)
 
 
 @flow(name="benchforge-rebuild")

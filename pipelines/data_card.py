@@ -174,16 +174,7 @@ def _annotation(facts: dict) -> str:
             + _round(facts["annotation"], "Validation round (each pair labeled by validators; "
                      "the writer's label counts as one more vote):")
         )  # fmt: skip
-    a = facts["annotation"]
-    lines = [
-        f"- Interface: `{a['config']}` (Label Studio {a['server']}), project `{a['project']}`.",
-        f"- Overlap: {a['overlap']} annotations per item; {a['annotators']} distinct "
-        f"annotators; {a['annotations']} annotations pulled ({a['skipped']} skipped or "
-        "cancelled, kept in the table and not used).",
-        f"- Simulated: **{'yes' if a['simulated'] else 'no'}**"
-        + (f" ({a['simulate']})" if a["simulated"] else ""),
-    ]
-    return "\n".join(lines)
+    return "\n".join(_round(facts["annotation"], "")).strip()
 
 
 # settings that only one rule reads: the card shows a rule's own settings only

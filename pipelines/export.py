@@ -66,6 +66,20 @@ def _ratings(annotations: pd.DataFrame, screened: set[str]) -> dict[str, list[tu
     return out
 
 
+def _split_rows(gold: pd.DataFrame, items: pd.DataFrame, splits: pd.DataFrame):  # noqa: ANN202
+    """(split, n, row) over the gold items joined with their items and splits, per split
+    in item id order (``n`` numbers the rows of a split, for the guid)."""
+    frame = (
+        gold.merge(items, on="item_id", how="inner", suffixes=("", "_item"))
+        .merge(splits[["item_id", "split"]], on="item_id", how="inner")
+        .sort_values("item_id", kind="stable")
+    )
+    for split in SPLITS:
+        part = frame[frame["split"] == split]
+        for n, row in enumerate(part.itertuples(index=False)):
+            yield split, n, row
+
+
 def klue_sts_records(
     gold: pd.DataFrame,
     items: pd.DataFrame,
@@ -75,38 +89,31 @@ def klue_sts_records(
     prefix: str,
 ) -> dict[str, list[dict]]:
     """The records of every split (see the module docstring)."""
-    frame = (
-        gold.merge(items, on="item_id", how="inner", suffixes=("", "_item"))
-        .merge(splits[["item_id", "split"]], on="item_id", how="inner")
-        .sort_values("item_id", kind="stable")
-    )
     ratings = _ratings(annotations, screened)
     out: dict[str, list[dict]] = {s: [] for s in SPLITS}
-    for split in SPLITS:
-        part = frame[frame["split"] == split]
-        for n, row in enumerate(part.itertuples(index=False)):
-            given = ratings.get(str(row.item_id), [])
-            counts = np.bincount(
-                [min(5, max(0, int(round(v)))) for _, v in given], minlength=6
-            ).tolist()
-            out[split].append(
-                {
-                    "guid": f"{prefix}_{split}_{n:05d}",
-                    "source": f"{row.source}-{row.method}",
-                    "sentence1": row.sentence1,
-                    "sentence2": row.sentence2,
-                    "labels": {
-                        "label": float(row.label),
-                        "real-label": float(row.real_label),
-                        "binary-label": int(row.binary_label),
-                    },
-                    "annotations": {
-                        "agreement": ":".join(str(c) for c in counts),
-                        "annotators": [a for a, _ in given],
-                        "annotations": [int(v) if float(v).is_integer() else v for _, v in given],
-                    },
-                }
-            )
+    for split, n, row in _split_rows(gold, items, splits):
+        given = ratings.get(str(row.item_id), [])
+        counts = np.bincount(
+            [min(5, max(0, int(round(v)))) for _, v in given], minlength=6
+        ).tolist()
+        out[split].append(
+            {
+                "guid": f"{prefix}_{split}_{n:05d}",
+                "source": f"{row.source}-{row.method}",
+                "sentence1": row.sentence1,
+                "sentence2": row.sentence2,
+                "labels": {
+                    "label": float(row.label),
+                    "real-label": float(row.real_label),
+                    "binary-label": int(row.binary_label),
+                },
+                "annotations": {
+                    "agreement": ":".join(str(c) for c in counts),
+                    "annotators": [a for a, _ in given],
+                    "annotations": [int(v) if float(v).is_integer() else v for _, v in given],
+                },
+            }
+        )
     return out
 
 
@@ -128,27 +135,20 @@ def klue_nli_records(
     prefix: str,
 ) -> dict[str, list[dict]]:
     """The records of every split in the KLUE-NLI layout (see the module docstring)."""
-    frame = (
-        gold.merge(items, on="item_id", how="inner", suffixes=("", "_item"))
-        .merge(splits[["item_id", "split"]], on="item_id", how="inner")
-        .sort_values("item_id", kind="stable")
-    )
     labels = _validator_labels(annotations)
     out: dict[str, list[dict]] = {s: [] for s in SPLITS}
-    for split in SPLITS:
-        part = frame[frame["split"] == split]
-        for n, row in enumerate(part.itertuples(index=False)):
-            record = {
-                "guid": f"{prefix}_{split}_{n:05d}",
-                "source": row.source,
-                "premise": row.premise,
-                "hypothesis": row.hypothesis,
-                "gold_label": str(row.label),
-                "author": row.author_label,
-            }
-            for k, value in enumerate(labels.get(str(row.item_id), []), start=2):
-                record[f"label{k}"] = value
-            out[split].append(record)
+    for split, n, row in _split_rows(gold, items, splits):
+        record = {
+            "guid": f"{prefix}_{split}_{n:05d}",
+            "source": row.source,
+            "premise": row.premise,
+            "hypothesis": row.hypothesis,
+            "gold_label": str(row.label),
+            "author": row.author_label,
+        }
+        for k, value in enumerate(labels.get(str(row.item_id), []), start=2):
+            record[f"label{k}"] = value
+        out[split].append(record)
     return out
 
 
@@ -182,28 +182,21 @@ def klue_ynat_records(
     prefix: str,
 ) -> dict[str, list[dict]]:
     """The records of every split in the KLUE-TC (YNAT) layout (see the module docstring)."""
-    frame = (
-        gold.merge(items, on="item_id", how="inner", suffixes=("", "_item"))
-        .merge(splits[["item_id", "split"]], on="item_id", how="inner")
-        .sort_values("item_id", kind="stable")
-    )
     scopes = _topic_scopes(annotations)
     out: dict[str, list[dict]] = {s: [] for s in SPLITS}
-    for split in SPLITS:
-        part = frame[frame["split"] == split]
-        for n, row in enumerate(part.itertuples(index=False)):
-            annotators, given = scopes.get(str(row.item_id), ([], {}))
-            date = getattr(row, "date", None)
-            out[split].append(
-                {
-                    "guid": f"{prefix}_{split}_{n:05d}",
-                    "title": row.title,
-                    "label": str(row.label),
-                    "annotations": {"annotators": annotators, "annotations": given},
-                    "url": None,
-                    "date": None if date is None or pd.isna(date) else str(date),
-                }
-            )
+    for split, n, row in _split_rows(gold, items, splits):
+        annotators, given = scopes.get(str(row.item_id), ([], {}))
+        date = getattr(row, "date", None)
+        out[split].append(
+            {
+                "guid": f"{prefix}_{split}_{n:05d}",
+                "title": row.title,
+                "label": str(row.label),
+                "annotations": {"annotators": annotators, "annotations": given},
+                "url": None,
+                "date": None if date is None or pd.isna(date) else str(date),
+            }
+        )
     return out
 
 
