@@ -149,8 +149,8 @@ def _dates(ingest_dir: Path) -> dict:
     return out
 
 
-def _annotation_facts(recipe: Recipe, config: str, project: str, table: pd.DataFrame,
-                      overlap: int, simulated: bool, sim: object | None) -> dict:  # fmt: skip
+def _annotation_facts(config: str, project: str, table: pd.DataFrame, overlap: int,
+                      simulated: bool, sim: object | None) -> dict:  # fmt: skip
     cancelled = table.get("cancelled", pd.Series(dtype=bool)).fillna(False).astype(bool)
     return {
         "config": Path(config).name,
@@ -195,7 +195,8 @@ def export_task(recipe: Recipe, out: Path, steps: dict, project: str, simulated:
         inputs["pairs_stats"] = out / "pairs" / "stats.json"
     template = Path(__file__).resolve().parent.parent / "data_cards" / "TEMPLATE.md"
     code = [sha256_file(Path(m.__file__)) for m in (data_card, export)]  # a new layout or card
-    key = _key({k: sha256_file(p) for k, p in inputs.items()}, sha256_file(template), code,
+    hashes = {k: sha256_file(p) for k, p in inputs.items()}
+    key = _key(hashes, sha256_file(template), code,
                recipe.export.model_dump(), recipe.model_dump(exclude={"base_dir"}))  # fmt: skip
     dataset = out / "dataset"
     names = [f"{s}.{ext}" for s in ("train", "dev", "test") for ext in ("jsonl", "parquet")]
@@ -203,8 +204,8 @@ def export_task(recipe: Recipe, out: Path, steps: dict, project: str, simulated:
     if outputs_current(dataset, key, names):
         return {**json.loads((dataset / "card.json").read_text(encoding="utf-8"))["export"],
                 "cached": True}  # fmt: skip
-    sim_columns = [c for c in pd.read_parquet(inputs["items"]).columns if c.startswith("sim_")]
-    items = pd.read_parquet(inputs["items"]).drop(columns=sim_columns)
+    items = pd.read_parquet(inputs["items"])
+    items = items.drop(columns=[c for c in items.columns if c.startswith("sim_")])
     splits = pd.read_parquet(inputs["splits"])
     table = pd.read_parquet(inputs["annotations"])
     gold = pd.read_parquet(inputs["gold"])
@@ -243,8 +244,7 @@ def export_task(recipe: Recipe, out: Path, steps: dict, project: str, simulated:
         "dates": _dates(ingest_dir),
         "classifier_cards": _classifier_cards(recipe),
         "items": steps["hypotheses" if nli else "items"],
-        "layout": recipe.export.layout,
-        "annotation": _annotation_facts(recipe, ann.config, project, validation, ann.overlap,
+        "annotation": _annotation_facts(ann.config, project, validation, ann.overlap,
                                         simulated, _simulation(ann, simulated, ann.overlap)),
         "agreement": json.loads(inputs["agreement"].read_text(encoding="utf-8")),
         "split": artifacts,
@@ -258,16 +258,14 @@ def export_task(recipe: Recipe, out: Path, steps: dict, project: str, simulated:
         "provenance": {
             "recipe": recipe.name,
             "benchforge rebuild": "flows/rebuild.py",
-            "inputs (sha256, first 12)": ", ".join(
-                f"{k} {sha256_file(p)[:12]}" for k, p in inputs.items()
-            ),
+            "inputs (sha256, first 12)": ", ".join(f"{k} {h[:12]}" for k, h in hashes.items()),
         },
     }  # fmt: skip
     if nli:
         writing = ann.writing
         facts["premises"] = json.loads(inputs["premises"].read_text(encoding="utf-8"))
         facts["writing"] = _annotation_facts(
-            recipe, writing.config, writing.project or f"{recipe.name}-writing",
+            writing.config, writing.project or f"{recipe.name}-writing",
             pd.read_parquet(inputs["writing"]), 1, simulated,
             _simulation(writing, simulated, 1),
         )  # fmt: skip

@@ -152,10 +152,8 @@ def _construction(facts: dict) -> str:
     return "\n".join(lines)
 
 
-def _round(a: dict, title: str) -> list[str]:
-    return [
-        f"{title}",
-        "",
+def _round(a: dict, title: str | None = None) -> list[str]:
+    return ([title, ""] if title else []) + [
         f"- Interface: `{a['config']}` (Label Studio {a['server']}), project `{a['project']}`.",
         f"- Overlap: {a['overlap']} annotations per item; {a['annotators']} distinct "
         f"annotators; {a['annotations']} annotations pulled ({a['skipped']} skipped or "
@@ -174,7 +172,7 @@ def _annotation(facts: dict) -> str:
             + _round(facts["annotation"], "Validation round (each pair labeled by validators; "
                      "the writer's label counts as one more vote):")
         )  # fmt: skip
-    return "\n".join(_round(facts["annotation"], "")).strip()
+    return "\n".join(_round(facts["annotation"]))
 
 
 # settings that only one rule reads: the card shows a rule's own settings only

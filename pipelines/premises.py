@@ -24,7 +24,7 @@ from __future__ import annotations
 import pandas as pd
 
 from pipelines.items import sample_evenly
-from pipelines.korean import ensure_mecab, tagged
+from pipelines.korean import tagged
 from pipelines.recipe import PremiseRules
 
 
@@ -57,7 +57,6 @@ def select_premises(
     """(chosen, rejected): the sentences passing ``rules``, a seeded sample of ``sample``
     of them drawn evenly over ``stratify``; ``rejected`` holds every other sentence with
     ``reason``."""
-    ensure_mecab()
     reasons = [premise_reason(t, rules) for t in sentences["text"]]
     frame = sentences.assign(reason=reasons)
     passing = frame[frame["reason"].isna()].drop(columns="reason")

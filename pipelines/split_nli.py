@@ -109,32 +109,29 @@ def nli_split(items: pd.DataFrame, settings: SplitSettings) -> tuple[pd.DataFram
     # pass 1: the source furthest under its quota takes its next eligible unit
     remaining = {s: [u for u in pool if unit_source[u] == s] for s in quotas}
     total = 0
-    while total < target:
-        open_sources = [s for s in quotas if remaining[s] and taken[s] < quotas[s]]
-        if not open_sources:
-            break
-        s = max(open_sources, key=lambda s: (quotas[s] - taken[s], s))
-        u = remaining[s].pop(0)
-        if total + sizes[u] > target + 1:
-            continue
-        chosen.append(u)
-        why[u] = f"source {s!r} quota {quotas[s]:.0f}"
-        taken[s] += int(sizes[u])
-        total += int(sizes[u])
+
+    def fill(within_quota: bool) -> None:
+        nonlocal total
+        while total < target:
+            open_sources = [
+                s for s in quotas if remaining[s] and (not within_quota or taken[s] < quotas[s])
+            ]
+            if not open_sources:
+                break
+            s = max(open_sources, key=lambda s: (quotas[s] - taken[s], s))
+            u = remaining[s].pop(0)
+            if total + sizes[u] > target + 1:
+                continue
+            chosen.append(u)
+            why[u] = (f"source {s!r} quota {quotas[s]:.0f}" if within_quota
+                      else f"source {s!r} filling for sources short of eligible sets")  # fmt: skip
+            taken[s] += int(sizes[u])
+            total += int(sizes[u])
+
+    fill(within_quota=True)
     # pass 2: what some sources could not fill, from the other sources' eligible units,
     # the source furthest under its quota first
-    while total < target:
-        open_sources = [s for s in quotas if remaining[s]]
-        if not open_sources:
-            break
-        s = max(open_sources, key=lambda s: (quotas[s] - taken[s], s))
-        u = remaining[s].pop(0)
-        if total + sizes[u] > target + 1:
-            continue
-        chosen.append(u)
-        why[u] = f"source {s!r} filling for sources short of eligible sets"
-        taken[s] += int(sizes[u])
-        total += int(sizes[u])
+    fill(within_quota=False)
     side = divide_dev_test(chosen, sizes, settings.dev_share, rng)
     split, reason = [], []
     for u in unit.tolist():

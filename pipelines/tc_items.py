@@ -19,7 +19,7 @@ import hashlib
 import pandas as pd
 
 from pipelines.items import sample_evenly
-from pipelines.korean import ensure_mecab, morphemes
+from pipelines.korean import morphemes
 
 TOPICS = ("IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치")  # YNAT's seven
 DEFAULT_TOPIC = "생활문화"
@@ -68,6 +68,5 @@ def title_items(
         }
     )
     if simulated and simulate_truth == "topic-keywords":
-        ensure_mecab()
         items["sim_topic1"] = [keyword_topic(t) for t in items["title"]]
     return items.sort_values("item_id", kind="stable").reset_index(drop=True)
