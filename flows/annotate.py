@@ -16,16 +16,26 @@ from prefect import flow, task
 
 from pipelines import annotate
 from pipelines.io import write_parquet
-from pipelines.simulate import simulate
+from pipelines.simulate import simulate, with_simulated
 
 RETRIES = {"retries": 3, "retry_delay_seconds": 10}
 
 
 @task(name="labelstudio-push", **RETRIES)
-def push_task(items: Path, config: Path, project: str, overlap: int) -> dict:
+def push_task(
+    items: Path,
+    config: Path,
+    project: str,
+    overlap: int,
+    simulate_annotators: int | None = None,
+    seed: int = 0,
+    pool: str = "annotator",
+) -> dict:
+    """Push; with ``simulate_annotators``, new tasks carry their simulated annotations."""
     parsed = annotate.load_config(config)
-    result = annotate.push(annotate.read_items(items, parsed), parsed, project, overlap)
-    return result.__dict__
+    attach = with_simulated(simulate_annotators, seed, pool) if simulate_annotators else None
+    items_table = annotate.read_items(items, parsed)
+    return annotate.push(items_table, parsed, project, overlap, attach=attach).__dict__
 
 
 @task(name="labelstudio-simulate", **RETRIES)
@@ -60,7 +70,7 @@ def annotation_round(
     """Push ``items``, simulate ``simulate_annotators`` annotators when given (demos and
     tests), wait until every task is done (or ``timeout``), and pull to ``out``. When the
     wait times out the pull is not made: run the flow again later to resume."""
-    report: dict = {"push": push_task(items, config, project, overlap)}
+    report: dict = {"push": push_task(items, config, project, overlap, simulate_annotators, seed)}
     if simulate_annotators:
         report["simulate"] = simulate_task(project, simulate_annotators, seed)
     report["wait"] = wait_task(project, timeout)

@@ -28,7 +28,14 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         help="install (first time), start and wait until it answers",
         description="Install Label Studio the first time, start it, wait until it answers.",
     )
-    up.add_argument("--port", type=int, default=DEFAULT_PORT, help="port on 127.0.0.1 (8080)")
+    up.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help=f"port on 127.0.0.1 (default: BENCHFORGE_LS_PORT, else {DEFAULT_PORT}, when free; "
+        "else a free port chosen by the system, printed and remembered until `down`). A port "
+        "given here must be free",
+    )
     up.add_argument(
         "--timeout", type=float, default=300.0, help="seconds to wait for it to answer (300)"
     )

@@ -49,7 +49,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--seed", type=int, default=None, help="seed for pairing and split (default: recipe's)"
     )
     rebuild.add_argument(
-        "--port", type=int, default=None, help="port of the local Label Studio server (8080)"
+        "--port",
+        type=int,
+        default=None,
+        help="port of the local Label Studio server; it must be free (default: "
+        "BENCHFORGE_LS_PORT, else 8080 when free, else a free port the system chooses)",
     )
     rebuild.add_argument(
         "--stop-server",
@@ -61,14 +65,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from flows.runtime import prefect_server
+    from pipelines import ls_server
+    from pipelines.preflight import check_ingest_inputs, check_rebuild_recipe
     from pipelines.recipe import load_recipe
 
-    recipe = load_recipe(args.recipe)
+    recipe = load_recipe(args.recipe)  # every section validated, agreement and split too
+    check_rebuild_recipe(recipe, args.recipe)
+    if not (recipe.pairing and recipe.pairing.input):
+        check_ingest_inputs(recipe, args.recipe)
     out = args.out or Path("runs") / recipe.name
-    from pipelines import ls_server
 
     was_running = bool(os.environ.get("LABEL_STUDIO_URL")) or ls_server.status()["running"]
     try:
+        # every server check before the first step: a run that cannot reach Label Studio
+        # fails in seconds, not after ingest and pairing
+        server = ls_server.ensure_reachable(args.port)
+        print(f"Label Studio at {server['url']}", flush=True)
         with prefect_server():
             from flows.rebuild import AnnotationsPending, run_rebuild
 

@@ -19,8 +19,7 @@ from prefect import flow, get_run_logger, task
 from prefect.futures import as_completed
 from tqdm.auto import tqdm
 
-from pipelines.checkpoints import is_checkpoint
-from pipelines.classifier import ClassifierError, SequenceClassifier
+from pipelines.classifier import SequenceClassifier
 from pipelines.dedup import deduplicate
 from pipelines.ingest import (
     CLEANING_FIELDS,
@@ -30,6 +29,7 @@ from pipelines.ingest import (
     process_documents,
 )
 from pipelines.io import folder_stamp, write_outputs
+from pipelines.preflight import check_ingest_inputs
 from pipelines.readers import file_fingerprint, read_documents
 from pipelines.recipe import (
     ClassifierSettings,
@@ -106,8 +106,10 @@ def classify_task(
 
 
 def pii_kind_counts(rejects: pd.DataFrame) -> dict[str, int]:
-    """How many dropped sentences contained each kind of PII (a sentence may hold several)."""
-    kinds = rejects.loc[rejects["stage"] == "pii", "detail"].dropna().str.split(",").explode()
+    """How many dropped sentences contained each kind of PII (a sentence may hold several),
+    whichever stage dropped them: the ``pii:<kind>`` flags of every reject."""
+    flags = rejects["flags"].dropna().str.split(",").explode()
+    kinds = flags[flags.str.startswith("pii:")].str.removeprefix("pii:")
     return value_counts(kinds)
 
 
@@ -140,16 +142,9 @@ def ingest_flow(recipe_path: str, out_dir: str, overrides: dict | None = None) -
     filtering = noise.model_dump(exclude=set(CLEANING_FIELDS))
     shard_size = recipe.runner.shard_size
 
-    # Check the detector checkpoints and fingerprint every corpus file first: a missing
-    # model or corpus fails before any work starts.
+    # check_ingest_inputs (run_ingest) has checked the corpora and checkpoints already
     detectors = recipe.filters.classifiers.detectors
     models = {n: str(recipe.resolve(d.model)) for n, d in detectors.items()}
-    for name, path in models.items():
-        if not is_checkpoint(path):
-            raise ClassifierError(
-                f"{recipe_path}: filters.classifiers.detectors.{name}.model: {path} is "
-                "not a checkpoint directory (no config.json)"
-            )
     paths = {c.name: recipe.corpus_path(c) for c in recipe.corpora}
     fingerprints = {c.name: file_fingerprint(paths[c.name]) for c in recipe.corpora}
     read_keys = [settings_key("read", code, c, fingerprints[c.name]) for c in recipe.corpora]
@@ -251,6 +246,7 @@ def run_ingest(recipe_path: Path, out_dir: Path, overrides: dict | None = None) 
     from flows.runtime import dask_task_runner, result_storage
 
     recipe = load_recipe(recipe_path, overrides)
+    check_ingest_inputs(recipe, recipe_path)  # before the cluster starts
     out_dir.mkdir(parents=True, exist_ok=True)
     with result_storage(out_dir):
         runner = dask_task_runner(recipe.runner.workers, recipe.runner.dask_address)

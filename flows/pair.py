@@ -55,10 +55,10 @@ def rtt_task(
     forward = make_translator(settings.forward, base_dir, cache)
     backward = make_translator(settings.backward, base_dir, cache) if settings.backward else forward
     pairs, rejects, stats = rtt_pairs(sample, forward, backward, settings)
-    stats["translationsCACHE_OPTIONS"] = getattr(forward, "hits", 0)
+    stats["translations_cached"] = getattr(forward, "hits", 0)
     stats["translations_made"] = getattr(forward, "misses", 0)
     if backward is not forward:
-        stats["translationsCACHE_OPTIONS"] += getattr(backward, "hits", 0)
+        stats["translations_cached"] += getattr(backward, "hits", 0)
         stats["translations_made"] += getattr(backward, "misses", 0)
     return pairs, rejects, stats
 
@@ -135,7 +135,7 @@ def pair_flow(recipe_path: str, out_dir: str, input_dir: str, seed: int | None =
     for corpus, method, future in jobs:
         result = future.result()
         pairs.append(result[0])
-        if method == "rtt":
+        if method in ("rtt", "gsm"):
             rejects.append(result[1])
         stats["corpora"].setdefault(corpus, {})[method] = result[-1]
         tasks["cached" if future.state.name == "Cached" else "computed"] += 1

@@ -55,7 +55,9 @@ from pipelines.io import (
     write_outputs,
     write_parquet,
 )
-from pipelines.recipe import Recipe, RecipeError, load_recipe
+from pipelines.preflight import check_rebuild_recipe
+from pipelines.recipe import Recipe, load_recipe
+from pipelines.stage import value_counts
 
 STEPS = ["pairs", "items", "push", "simulate", "wait", "pull", "agree", "split", "export"]
 NLI_STEPS = ["ingest", "premises", "push-writing", "simulate-writing", "wait-writing",
@@ -72,43 +74,31 @@ def _key(*parts: object) -> str:
     return json.dumps(parts, sort_keys=True, default=str)
 
 
-def _check_recipe(recipe: Recipe, path: Path) -> None:
-    nli = recipe.export.layout == "klue-nli"
-    need = ("annotation", "agreement", "split")
-    need += ("pairing",) if recipe.export.layout == "klue-sts" else ()
-    missing = [s for s in need if not getattr(recipe, s)]
-    if missing:
-        raise RecipeError(f"{path}: a rebuild recipe needs the sections {missing}")
-    if nli and (recipe.items.premises is None or recipe.annotation.writing is None):
-        raise RecipeError(
-            f"{path}: a klue-nli rebuild needs items.premises (KLUE's premise rules) and "
-            "annotation.writing (the hypothesis-writing round)"
-        )
-    configs = [recipe.annotation.config] + (
-        [recipe.annotation.writing.config] if recipe.annotation.writing else []
-    )
-    for config in map(recipe.resolve, configs):
-        if not config.is_file():
-            raise RecipeError(f"{path}: annotation config {config} not found")
-
-
 @task(name="rebuild-items")
 def items_task(recipe: Recipe, pairs_dir: Path, out: Path, simulated: bool) -> dict:
     from pipelines.items import sts_items
+    from pipelines.pairing import pair_rejects
 
     pairs_file = pairs_dir / "pairs.parquet"
     key = _key(sha256_file(pairs_file), recipe.items.model_dump(), simulated)
-    if outputs_current(out, key, ["items.parquet", "items.json"]):
+    names = ["items.parquet", "rejects.parquet", "items.json"]
+    if outputs_current(out, key, names):
         return {**json.loads((out / "items.json").read_text(encoding="utf-8")), "cached": True}
-    items = sts_items(pd.read_parquet(pairs_file), recipe.items, simulated)
+    pairs = pd.read_parquet(pairs_file)
+    items = sts_items(pairs, recipe.items, simulated)
+    left = pairs[~pairs["pair_id"].astype(str).isin(set(items["item_id"]))]
+    rejects = pair_rejects(left, "items", "not_sampled")
     info = {
+        "in": len(pairs),
         "items": len(items),
+        "dropped": value_counts(rejects["reason"]),
         "spec": recipe.items.model_dump(),
         "per_method": {k: int(v) for k, v in items["method"].value_counts().sort_index().items()},
         "per_source": {k: int(v) for k, v in items["source"].value_counts().sort_index().items()},
         "simulated_truth": "sim_similarity" in items.columns,
     }
-    write_outputs(out, key, {"items.parquet": items}, {"items.json": info})
+    write_outputs(out, key, {"items.parquet": items, "rejects.parquet": rejects},
+                  {"items.json": info})  # fmt: skip
     return {**info, "cached": False}
 
 
@@ -308,15 +298,19 @@ def _annotation_round(
     from flows.annotate import pull_task, push_task, simulate_task, wait_task
 
     t = time.perf_counter()
-    pushed = push_task(items, config, project, overlap)
+    # simulated annotators: new tasks are imported with their annotations (bulk)
+    pushed = push_task(items, config, project, overlap, sim.annotators if sim else None,
+                       sim.seed if sim else 0, pool)  # fmt: skip
     record(f"push{suffix}", t, pushed, f"project {project!r}: {pushed['created']:,} tasks "
-           f"created, {pushed['existing']:,} already there")  # fmt: skip
+           f"created, {pushed['existing']:,} already there" + (
+               f"; {pushed['annotations']:,} simulated annotations imported with them"
+               if sim else ""))  # fmt: skip
 
     t = time.perf_counter()
     if sim is not None:
         posted = simulate_task(project, sim.annotators, sim.seed, pool)
-        record(f"simulate{suffix}", t, posted, f"{posted.get('posted', 0):,} annotations "
-               f"posted by {sim.annotators} simulated {pool}s")  # fmt: skip
+        record(f"simulate{suffix}", t, posted, f"{posted.get('posted', 0):,} missing "
+               f"annotations posted by {sim.annotators} simulated {pool}s")  # fmt: skip
     else:
         record(f"simulate{suffix}", t, {"skipped": True}, "real annotators (no simulation)")
 
@@ -384,7 +378,7 @@ def _start_server(port: int | None) -> None:
     from pipelines import ls_server
 
     if not os.environ.get("LABEL_STUDIO_URL"):
-        server = ls_server.up(port or ls_server.DEFAULT_PORT)
+        server = ls_server.up(port)
         get_run_logger().info("Label Studio at %s", server.get("url"))
 
 
@@ -538,19 +532,25 @@ def _nli(path: Path, recipe: Recipe, out: Path, simulate: bool | None, seed: int
 
 @task(name="rebuild-titles")
 def titles_task(recipe: Recipe, ingest_dir: Path, out: Path, simulated: bool) -> dict:
-    from pipelines.tc_items import title_items
+    from pipelines.stage import split_by_reason
+    from pipelines.tc_items import title_item_id, title_items
 
     sentences = ingest_dir / "sentences.parquet"
     spec = recipe.items
     key = _key(sha256_file(sentences), spec.model_dump(), simulated)
-    if outputs_current(out, key, ["items.parquet", "items.json"]):
+    names = ["items.parquet", "rejects.parquet", "items.json"]
+    if outputs_current(out, key, names):
         return {**json.loads((out / "items.json").read_text(encoding="utf-8")), "cached": True}
     frame = pd.read_parquet(sentences)
     items = title_items(frame, spec.sample, spec.stratify, spec.seed, spec.simulate_truth,
                         simulated)  # fmt: skip
+    chosen = frame["sent_id"].map(title_item_id).isin(set(items["item_id"]))
+    rejects = split_by_reason("items", "sentence", frame,
+                              chosen.map({True: None, False: "not_sampled"})).rejects()  # fmt: skip
     info = {
         "items": len(items),
         "sentences": len(frame),
+        "dropped": value_counts(rejects["reason"]),
         "spec": spec.model_dump(exclude={"premises"}),
         "per_source": {k: int(v) for k, v in items["source"].value_counts().sort_index().items()},
         "dated": int(items["date"].notna().sum()),
@@ -559,7 +559,8 @@ def titles_task(recipe: Recipe, ingest_dir: Path, out: Path, simulated: bool) ->
             if "sim_topic1" in items.columns else None
         ),
     }  # fmt: skip
-    write_outputs(out, key, {"items.parquet": items}, {"items.json": info})
+    write_outputs(out, key, {"items.parquet": items, "rejects.parquet": rejects},
+                  {"items.json": info})  # fmt: skip
     return {**info, "cached": False}
 
 
@@ -588,7 +589,7 @@ def rebuild_flow(
     """The whole rebuild (see the module docstring); returns the per-step summary."""
     path = Path(recipe_path)
     recipe = load_recipe(path)
-    _check_recipe(recipe, path)
+    check_rebuild_recipe(recipe, path)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if recipe.export.layout == "klue-nli":

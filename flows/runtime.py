@@ -4,7 +4,8 @@
 process. It sets the environment that this process and the Dask workers it spawns
 share (telemetry off, quiet server logs) and, unless ``PREFECT_API_URL`` names a
 server, starts one temporary Prefect server on 127.0.0.1 (so that the Dask workers
-report to it instead of each starting their own) and stops it at the end.
+report to it instead of each starting their own) on a free port that the operating
+system chooses (``pipelines.ports``), and stops it at the end.
 ``result_storage(out_dir)`` makes task results (the cache) persist under
 ``OUT/.cache/prefect``.
 """
@@ -59,16 +60,24 @@ def prefect_server() -> Iterator[str]:
     from prefect.server.api.server import SubprocessASGIServer
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    server = SubprocessASGIServer()
-    log.info("starting a temporary Prefect server on 127.0.0.1")
+    from pipelines.ports import free_port
+
+    # Prefect would draw a port from 8000-8999 itself, where Label Studio's 8080 lies
+    server = SubprocessASGIServer(port=free_port())
+    log.info("starting a temporary Prefect server on 127.0.0.1:%d", server.port)
     server.start()
     os.environ["PREFECT_API_URL"] = server.api_url
     try:
         with temporary_settings({PREFECT_API_URL: server.api_url}):
-            yield server.api_url
-            from prefect.logging.handlers import APILogHandler
+            try:
+                yield server.api_url
+            finally:
+                # send the run's last log lines while the server still answers (else a
+                # failed run ends with "Error logging to API" noise)
+                from prefect.logging.handlers import APILogHandler
 
-            APILogHandler().flush()
+                with contextlib.suppress(Exception):
+                    APILogHandler().flush()
     finally:
         os.environ.pop("PREFECT_API_URL", None)
         server.stop()

@@ -182,6 +182,11 @@ class PushResult:
     created: int
     existing: int
     overlap: int
+    annotations: int = 0  # imported with the new tasks (simulated annotators)
+
+
+# attach(ls, project, records) adds "annotations" to new task records; returns how many
+AttachAnnotations = Callable[[object, object, list[dict]], int]
 
 
 def push(
@@ -191,9 +196,11 @@ def push(
     overlap: int,
     ls=None,  # noqa: ANN001
     progress: bool | None = None,
+    attach: AttachAnnotations | None = None,
 ) -> PushResult:
     """Import ``items`` (with ``item_id``) as tasks; items already in the project are not
-    imported again."""
+    imported again. ``attach`` (``simulate.with_simulated``) adds annotations to the new
+    tasks, imported in the same request."""
     if overlap < 1:
         raise AnnotationError(f"overlap must be 1 or more, got {overlap}")
     ls = ls or client()
@@ -203,13 +210,16 @@ def push(
     }
     fresh = items[~items["item_id"].isin(existing)]
     records = _records(fresh)
+    annotations = attach(ls, proj, records) if attach and records else 0
     bar = tqdm(total=len(records), desc=f"push {project}", unit="task", disable=progress)
     for start in range(0, len(records), IMPORT_CHUNK):
         chunk = records[start : start + IMPORT_CHUNK]
         with_retries(lambda c=chunk: ls.projects.import_tasks(proj.id, request=c), "import")
         bar.update(len(chunk))
     bar.close()
-    return PushResult(proj.id, project, len(items), len(records), len(items) - len(fresh), overlap)
+    return PushResult(
+        proj.id, project, len(items), len(records), len(items) - len(fresh), overlap, annotations
+    )
 
 
 def _task_data(ls, project_id: int) -> list[dict]:  # noqa: ANN001

@@ -65,7 +65,7 @@ def filter_sentences(
     sentences: pd.DataFrame, noise: NoiseSettings, pii: PiiSettings
 ) -> ShardOutput:
     """Stages ``noise`` then ``pii`` over a shard of sentences."""
-    noisy = filter_noise(sentences, noise)
+    noisy = filter_noise(sentences, noise, tuple(pii.kinds) if pii.enabled else ())
     private = filter_pii(noisy.kept, pii)
     rejects, stats = collect([noisy, private])
     return ShardOutput(private.kept, rejects, stats)

@@ -23,7 +23,6 @@ import logging
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -31,6 +30,8 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+
+from pipelines.ports import free_port, port_free
 
 log = logging.getLogger(__name__)
 
@@ -200,6 +201,7 @@ def status() -> dict:
     return {
         "running": running,
         "url": state["url"],
+        "port": state.get("port"),
         "pid": state["pid"],
         "data_dir": state["data_dir"],
         "log": state["log"],
@@ -207,21 +209,58 @@ def status() -> dict:
     }
 
 
-def _port_free(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        return sock.connect_ex(("127.0.0.1", port)) != 0
+def configured_port() -> int:
+    """The port the managed server prefers: ``BENCHFORGE_LS_PORT``, else 8080."""
+    value = os.environ.get("BENCHFORGE_LS_PORT")
+    if not value:
+        return DEFAULT_PORT
+    try:
+        port = int(value)
+    except ValueError:
+        raise LabelStudioError(f"BENCHFORGE_LS_PORT={value!r} is not a port number") from None
+    if not 1 <= port <= 65535:
+        raise LabelStudioError(f"BENCHFORGE_LS_PORT={port} is not a port number (1-65535)")
+    return port
 
 
-def up(port: int = DEFAULT_PORT, timeout: float = 300.0) -> dict:
-    """Install if needed, start the server on 127.0.0.1:``port`` and wait until it answers
-    and the stored token authenticates. A server already running is left as it is."""
+def choose_port(port: int | None = None) -> int:
+    """``port`` when given (it must be free: an error names it otherwise); else the
+    configured port when free, else a free port that the operating system chooses."""
+    if port is not None:
+        if not port_free(port):
+            raise LabelStudioError(
+                f"port {port} on 127.0.0.1 is taken by another program; choose another with "
+                "--port, or leave --port out and a free one is chosen"
+            )
+        return port
+    wanted = configured_port()
+    if port_free(wanted):
+        return wanted
+    chosen = free_port()
+    log.warning(
+        "port %d on 127.0.0.1 is taken by another program; Label Studio starts on port %d "
+        "instead (remembered in %s)",
+        wanted,
+        chosen,
+        _state_path(),
+    )
+    return chosen
+
+
+def up(port: int | None = None, timeout: float = 300.0) -> dict:
+    """Install if needed, start the server on 127.0.0.1 and wait until it answers and the
+    stored token authenticates. ``port`` forces a port; by default the configured one
+    (``configured_port``) when free, else a free one (``choose_port``); the port in use is
+    kept in the state file, where ``status`` and ``connection`` find it. A server already
+    running is left as it is."""
     current = status()
     if current["running"]:
+        if port is not None and current.get("port") not in (None, port):
+            log.warning(
+                "Label Studio already runs on %s; --port %d is ignored", current["url"], port
+            )
         return current
-    if not _port_free(port):
-        raise LabelStudioError(
-            f"port {port} on 127.0.0.1 is taken by another program; choose another with --port"
-        )
+    port = choose_port(port)
     exe = ensure_installed()
     creds = credentials()
     server = _server_dir()
@@ -288,7 +327,7 @@ def up(port: int = DEFAULT_PORT, timeout: float = 300.0) -> dict:
     return status()
 
 
-def _check_token(url: str, token: str) -> None:
+def _check_token(url: str, token: str, source: str | None = None) -> None:
     req = urllib.request.Request(
         f"{url}/api/current-user/whoami", headers={"Authorization": f"Token {token}"}
     )
@@ -296,6 +335,10 @@ def _check_token(url: str, token: str) -> None:
         with urllib.request.urlopen(req, timeout=10):
             return
     except urllib.error.HTTPError as exc:
+        if source:
+            raise LabelStudioError(
+                f"Label Studio at {url} rejects the token in {source} (HTTP {exc.code})"
+            ) from None
         raise LabelStudioError(
             f"Label Studio at {url} rejects the stored token (HTTP {exc.code}): its data folder "
             f"was made with other credentials than {credentials_path()}"
@@ -326,6 +369,18 @@ def down(timeout: float = 30.0) -> bool:
 def _reap(pid: int) -> None:
     with contextlib.suppress(ChildProcessError, OSError):
         os.waitpid(pid, os.WNOHANG)
+
+
+def ensure_reachable(port: int | None = None) -> dict:
+    """Before any work: ``LABEL_STUDIO_URL`` answers and accepts ``LABEL_STUDIO_API_KEY``,
+    or the managed server runs (started with ``up(port)`` when it does not)."""
+    if os.environ.get("LABEL_STUDIO_URL"):
+        conn = connection()
+        if not _answers(conn.url, timeout=10.0):
+            raise LabelStudioError(f"LABEL_STUDIO_URL {conn.url} does not answer")
+        _check_token(conn.url, conn.api_key, "LABEL_STUDIO_API_KEY")
+        return {"running": True, "url": conn.url, "managed": False}
+    return up(port)
 
 
 def connection() -> Connection:

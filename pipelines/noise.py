@@ -4,7 +4,8 @@ Cleaners rewrite text (KLUE 2.3: "we remove hashtags, HTML tags, bad characters,
 parentheses and consecutive blanks"; for news "reporter and press names, image tags,
 source tags and copyright tags"). Filters drop a sentence with a reason (KLUE 2.3:
 "sentences with more than 10 Chinese or Japanese characters"; benchforge adds a share
-of Hangul and length bounds, set in the recipe).
+of Hangul, measured with addresses masked, and length bounds, set in the recipe). A
+sentence that several rules drop records all of them.
 
 ``clean_documents`` is the ``clean`` stage over documents; ``filter_noise`` is the
 ``noise`` stage over sentences.
@@ -20,6 +21,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from pipelines.korean import count_cjk, hangul_share
+from pipelines.pii import mask_addresses
+from pipelines.pii import pii_kinds as find_pii_kinds
 from pipelines.recipe import NoiseSettings
 from pipelines.stage import StageResult, split_by_reason
 
@@ -242,32 +245,76 @@ def clean_documents(docs: pd.DataFrame, settings: NoiseSettings) -> StageResult:
 
 @dataclass(frozen=True)
 class SentenceVerdict:
-    reason: str | None
-    detail: str | None = None
+    """Every rule that fired on a sentence, in rule order: ``(reason, detail)`` pairs, plus
+    PII kinds found in a sentence that a rule drops (so they are counted too). Empty:
+    keep."""
+
+    fired: tuple[tuple[str, str | None], ...] = ()
+    pii: tuple[str, ...] = ()
+
+    @property
+    def reason(self) -> str | None:
+        """The first rule that fired: the row's ``reason``."""
+        return self.fired[0][0] if self.fired else None
+
+    @property
+    def detail(self) -> str | None:
+        """The first rule's detail, then ``also`` every other rule and the PII found."""
+        if not self.fired:
+            return None
+        first = self.fired[0][1]
+        others = [f"{r} ({d})" if d else r for r, d in self.fired[1:]]
+        if self.pii:
+            others.append(f"pii ({','.join(self.pii)})")
+        if not others:
+            return first
+        also = "also " + ", ".join(others)
+        return f"{first}; {also}" if first else also
+
+    @property
+    def flags(self) -> str | None:
+        """Every rule that fired and ``pii:<kind>`` per PII kind, comma-separated."""
+        if not self.fired:
+            return None
+        return ",".join([r for r, _ in self.fired] + [f"pii:{k}" for k in self.pii])
 
 
-def judge_sentence(text: str, settings: NoiseSettings) -> SentenceVerdict:
-    """Decide one sentence: keep, or drop with the first reason that applies."""
+def judge_sentence(
+    text: str, settings: NoiseSettings, pii_kinds: tuple[str, ...] = ()
+) -> SentenceVerdict:
+    """Decide one sentence: keep, or drop with every rule that applies (the first one is
+    the reason). The Hangul share is measured with e-mail addresses, URLs and mentions
+    masked, so a Korean sentence that carries an address is left to the PII stage. When
+    a rule drops the sentence, the PII kinds of ``pii_kinds`` it holds are recorded."""
     if not text.strip():
-        return SentenceVerdict("empty_after_cleaning")
+        return SentenceVerdict((("empty_after_cleaning", None),))
+    fired: list[tuple[str, str | None]] = []
     n_cjk = count_cjk(text)
     if n_cjk > settings.max_cjk_chars:
-        return SentenceVerdict("too_many_cjk", f"{n_cjk} Chinese/Japanese characters")
-    share = hangul_share(text)
+        fired.append(("too_many_cjk", f"{n_cjk} Chinese/Japanese characters"))
+    share = hangul_share(mask_addresses(text))
     if share < settings.min_hangul_share:
-        return SentenceVerdict("not_korean", f"Hangul share {share:.2f}")
+        fired.append(("not_korean", f"Hangul share {share:.2f}"))
     if len(text) < settings.min_chars:
-        return SentenceVerdict("too_short", f"{len(text)} characters")
+        fired.append(("too_short", f"{len(text)} characters"))
     if len(text) > settings.max_chars:
-        return SentenceVerdict("too_long", f"{len(text)} characters")
-    return SentenceVerdict(None)
+        fired.append(("too_long", f"{len(text)} characters"))
+    if not fired:
+        return SentenceVerdict()
+    return SentenceVerdict(tuple(fired), tuple(find_pii_kinds(text, pii_kinds)))
 
 
-def filter_noise(sentences: pd.DataFrame, settings: NoiseSettings) -> StageResult:
+def filter_noise(
+    sentences: pd.DataFrame, settings: NoiseSettings, pii_kinds: tuple[str, ...] = ()
+) -> StageResult:
     """Stage ``noise`` (sentences): drop with reasons ``empty_after_cleaning``,
     ``too_many_cjk`` (KLUE 2.3, > ``max_cjk_chars``), ``not_korean`` (Hangul share below
-    ``min_hangul_share``), ``too_short`` and ``too_long`` (``min_chars``/``max_chars``)."""
-    verdicts = [judge_sentence(t, settings) for t in sentences["text"]]
-    reasons = pd.Series([v.reason for v in verdicts], index=sentences.index, dtype="object")
-    details = pd.Series([v.detail for v in verdicts], index=sentences.index, dtype="object")
-    return split_by_reason("noise", "sentence", sentences, reasons, details)
+    ``min_hangul_share``, addresses masked), ``too_short`` and ``too_long``
+    (``min_chars``/``max_chars``). A dropped row's ``flags`` list every rule that fired
+    and the PII kinds (of ``pii_kinds``, the recipe's enabled ones) it holds."""
+    verdicts = [judge_sentence(t, settings, pii_kinds) for t in sentences["text"]]
+    index = sentences.index
+    reasons = pd.Series([v.reason for v in verdicts], index=index, dtype="object")
+    details = pd.Series([v.detail for v in verdicts], index=index, dtype="object")
+    flags = pd.Series([v.flags for v in verdicts], index=index, dtype="object")
+    return split_by_reason("noise", "sentence", sentences, reasons, details, {"flags": flags})

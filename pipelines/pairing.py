@@ -119,30 +119,41 @@ def _frame(
 
 def gsm_pairs(
     pool: pd.DataFrame, spec: GsmSpec, metric: str, seed: int
-) -> tuple[pd.DataFrame, dict]:
-    """GSM over ``pool``; keeps ``spec.pairs`` pairs spread evenly over the draw order."""
+) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """GSM over ``pool``; keeps ``spec.pairs`` pairs spread evenly over the draw order.
+    The drawn pairs that thinning leaves out are returned as rejects with reason
+    ``gsm_thinned`` (drawn == kept + thinned)."""
     tokens = [morphemes(t) for t in pool["text"]]
     result = greedy_sentence_matching(tokens, metric=metric, seed=seed, progress=True)
     drawn = len(result.first)
     keep = np.arange(drawn)
     if spec.pairs is not None and spec.pairs < drawn:
         keep = np.unique(np.linspace(0, drawn - 1, spec.pairs).round().astype(np.int64))
-    left = pool.iloc[result.first[keep]]
-    right = pool.iloc[result.second[keep]]
-    lineage = [{"gsm_draw": int(k), "pool": len(pool), "seed": seed} for k in keep]
-    pairs = _frame(
-        "gsm", left, right, right["text"].tolist(), result.score[keep].tolist(), metric, lineage
-    )
-    pairs["draw"] = keep
+
+    def frame(draws: np.ndarray) -> pd.DataFrame:
+        left = pool.iloc[result.first[draws]]
+        right = pool.iloc[result.second[draws]]
+        lineage = [{"gsm_draw": int(k), "pool": len(pool), "seed": seed} for k in draws]
+        out = _frame(
+            "gsm", left, right, right["text"].tolist(), result.score[draws].tolist(), metric,
+            lineage,
+        )  # fmt: skip
+        out["draw"] = draws
+        return out
+
+    pairs = frame(keep)
+    thinned = frame(np.setdiff1d(np.arange(drawn), keep))
+    rejects = pair_rejects(thinned, "gsm", "gsm_thinned")
     stats = {
         "pool": len(pool),
         "drawn": drawn,
         "kept": len(pairs),
+        "dropped": value_counts(rejects["reason"]),
         "leftover": None if result.leftover is None else pool["sent_id"].iloc[result.leftover],
         "score_first_quarter": _mean(result.score[: max(1, drawn // 4)]),
         "score_last_quarter": _mean(result.score[-max(1, drawn // 4) :]),
     }
-    return pairs, stats
+    return pairs, rejects, stats
 
 
 def _mean(values: np.ndarray) -> float | None:
@@ -200,6 +211,34 @@ def metadata_pairs_for(
     return pairs, stats
 
 
+def pair_rejects(pairs: pd.DataFrame, stage: str, reason: str) -> pd.DataFrame:
+    """Pairs left out, in the ``rejects`` layout: ``row_id`` the pair id, ``text`` and
+    ``sent_id`` its first sentence, ``detail`` the second sentence and the draw (JSON),
+    ``similarity`` its score."""
+    return pd.DataFrame(
+        {
+            "stage": stage,
+            "unit": "pair",
+            "reason": reason,
+            "detail": [
+                json.dumps({"sentence2": s, "sent_id2": i, "draw": int(d)}, ensure_ascii=False)
+                for s, i, d in zip(
+                    pairs["sentence2"], pairs["sent_id2"], pairs["draw"], strict=True
+                )
+            ],
+            "row_id": pairs["pair_id"],
+            "doc_id": pairs["doc_id1"],
+            "sent_id": pairs["sent_id1"],
+            "corpus": pairs["corpus"],
+            "text": pairs["sentence1"],
+            "duplicate_of": None,
+            "similarity": pairs["score"].astype("float64"),
+            "flags": reason,
+        },
+        columns=REJECT_COLUMNS,
+    )
+
+
 def _empty(corpus: pd.DataFrame) -> tuple:
     none = corpus.iloc[0:0]
     return none, None, [], [], "rougeL", []
@@ -240,6 +279,7 @@ def rtt_pairs(
             "text": dropped["text"],
             "duplicate_of": None,
             "similarity": dropped["score"].astype("float64"),
+            "flags": dropped["reason"],
         }
     )[REJECT_COLUMNS]
     stats = {

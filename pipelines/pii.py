@@ -209,6 +209,22 @@ def pii_kinds(text: str, kinds: tuple[str, ...] | list[str] = PII_KINDS) -> list
     return seen
 
 
+_ADDRESS_KINDS = ("email", "url", "mention")
+_ADDRESS_HINT = re.compile(r"[@.]|www|https?:", re.I)
+
+
+def mask_addresses(text: str) -> str:
+    """``text`` with e-mail addresses, URLs and mentions removed (whatever the recipe's
+    PII settings): the noise stage measures a sentence's Hangul share on this, so that
+    the Latin letters of an address do not make a Korean sentence ``not_korean``."""
+    if not _ADDRESS_HINT.search(text):
+        return text
+    for kind, pattern, _ in DETECTORS:
+        if kind in _ADDRESS_KINDS:
+            text = pattern.sub(" ", text)
+    return text
+
+
 _MAYBE = re.compile(
     r"[@\d]|www|https?|\.(?:com|net|org|kr|io|ly|me|be|tv|co|gl|to|jp|cn|info|biz)", re.I
 )
@@ -223,4 +239,5 @@ def filter_pii(sentences: pd.DataFrame, settings: PiiSettings) -> StageResult:
         details.append(",".join(found) or None)
     detail = pd.Series(details, index=sentences.index, dtype="object")
     reasons = detail.notna().map({True: "pii", False: None})
-    return split_by_reason("pii", "sentence", sentences, reasons, detail)
+    flags = detail.map(lambda d: ",".join(f"pii:{k}" for k in d.split(",")) if d else None)
+    return split_by_reason("pii", "sentence", sentences, reasons, detail, {"flags": flags})

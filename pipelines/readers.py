@@ -1,13 +1,16 @@
 """Streaming readers for source corpora: JSON Lines, CSV, TSV and plain text, any gzipped.
 
 Each reader yields one record per document with its line number, decoding line by line
-so that an encoding error names the exact line. Bad input raises :class:`InputError`
-with ``file:line: problem``; nothing is written before the whole corpus has been read,
-so earlier outputs stay intact.
+so that an encoding error names the exact line. A UTF-8 byte order mark at the start of a
+file (spreadsheet exports write one) is skipped. ``check_corpus_file`` runs before any
+work starts: a missing, empty or undecodable file fails in seconds. Bad input raises
+:class:`InputError` with ``file:line: problem``; nothing is written before the whole
+corpus has been read, so earlier outputs stay intact.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import json
@@ -63,6 +66,8 @@ def _decoded_lines(path: Path, encoding: str) -> Iterator[tuple[int, str]]:
         lineno = 0
         try:
             for lineno, raw in enumerate(fh, start=1):  # noqa: B007 - used in except
+                if lineno == 1 and raw.startswith(codecs.BOM_UTF8) and _is_utf8(encoding):
+                    raw = raw[len(codecs.BOM_UTF8) :]  # spreadsheet exports write one
                 try:
                     yield lineno, raw.decode(encoding)
                 except UnicodeDecodeError as exc:
@@ -72,6 +77,27 @@ def _decoded_lines(path: Path, encoding: str) -> Iterator[tuple[int, str]]:
                     ) from None
         except (OSError, EOFError) as exc:
             raise InputError(f"{path}:{lineno + 1}: cannot read: {exc}") from None
+
+
+def _is_utf8(encoding: str) -> bool:
+    return codecs.lookup(encoding).name in ("utf-8", "utf-8-sig")
+
+
+def check_corpus_file(corpus: CorpusSpec, path: Path) -> None:
+    """Before any work (and before a cluster starts): the file exists, is not empty and
+    decodes with the corpus's encoding from the first line to the last; an
+    :class:`InputError` names the file and the line otherwise."""
+    try:
+        codecs.lookup(corpus.encoding)
+    except LookupError:
+        raise InputError(f"{path}: unknown encoding {corpus.encoding!r}") from None
+    if path.is_file() and path.stat().st_size == 0:
+        raise InputError(f"{path}: empty file (0 bytes): corpus {corpus.name!r} has no documents")
+    n = 0
+    for n, _ in _decoded_lines(path, corpus.encoding):  # noqa: B007
+        pass
+    if n == 0:
+        raise InputError(f"{path}: no lines: corpus {corpus.name!r} has no documents")
 
 
 def iter_records(corpus: CorpusSpec, path: Path) -> Iterator[tuple[int, dict | None]]:

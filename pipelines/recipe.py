@@ -7,13 +7,23 @@ recipe file. Invalid recipes raise :class:`RecipeError` naming the file and the 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import typing
 from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    create_model,
+    field_validator,
+    model_validator,
+)
 
 
 class RecipeError(ValueError):
@@ -337,7 +347,7 @@ class AnnotationSpec(_Strict):
 
 class StageOptions(_Strict):
     """Settings passed through to a stage's settings class (agreement, split); checked
-    by that class."""
+    against that class's fields and types by ``load_recipe`` (``check_stage_options``)."""
 
     model_config = ConfigDict(extra="allow")
     rule: str
@@ -402,13 +412,56 @@ def load_recipe(path: str | Path, overrides: dict | None = None) -> Recipe:
         section.update({k: v for k, v in value.items() if v is not None})
     data["base_dir"] = str(path.parent.resolve())
     try:
-        return Recipe.model_validate(data)
+        recipe = Recipe.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}"
-            for err in exc.errors()
-        )
-        raise RecipeError(f"{path}: {problems}") from exc
+        raise RecipeError(f"{path}: {_problems(exc)}") from exc
+    check_stage_options(recipe, path)
+    return recipe
+
+
+def _problems(exc: ValidationError, prefix: str = "") -> str:
+    out = []
+    for err in exc.errors():
+        where = ".".join([prefix, *map(str, err["loc"])] if prefix else map(str, err["loc"]))
+        msg = "unknown setting" if err["type"] == "extra_forbidden" else err["msg"]
+        out.append(f"{where or '(top)'}: {msg}")
+    return "; ".join(out)
+
+
+def _options_model(cls: type) -> type[BaseModel]:
+    """A strict pydantic model of a settings dataclass's fields (types and defaults)."""
+    hints = typing.get_type_hints(cls)
+    fields: dict[str, tuple] = {}
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            fields[f.name] = (hints[f.name], f.default)
+        elif f.default_factory is not dataclasses.MISSING:
+            fields[f.name] = (hints[f.name], Field(default_factory=f.default_factory))
+        else:
+            fields[f.name] = (hints[f.name], ...)
+    return create_model(f"{cls.__name__}Options", __config__=ConfigDict(extra="forbid"), **fields)
+
+
+def check_stage_options(recipe: Recipe, path: str | Path) -> None:
+    """The ``agreement`` and ``split`` sections against their settings classes, at load
+    time: an unknown key, a value of the wrong type or a rule's own check fails here,
+    naming the file and the key, before any work (not after the annotation rounds)."""
+    from pipelines.agreement import AgreementSettings
+    from pipelines.splits import SplitSettings
+
+    for section, cls in (("agreement", AgreementSettings), ("split", SplitSettings)):
+        options = getattr(recipe, section)
+        if options is None:
+            continue
+        data = options.model_dump()
+        try:
+            _options_model(cls).model_validate(data)
+        except ValidationError as exc:
+            raise RecipeError(f"{path}: {_problems(exc, section)}") from None
+        try:
+            cls(**data)
+        except ValueError as exc:
+            raise RecipeError(f"{path}: {section}: {exc}") from None
 
 
 def settings_key(*parts: object) -> str:

@@ -28,6 +28,11 @@ The noise model (seeded, reproducible):
   next annotator, as Label Studio does); an account never annotates a task twice. An
   annotator skips only while enough accounts are left to finish the task, so every task
   gets its ``overlap`` (with K == overlap, nobody skips).
+
+Two ways to deliver them, with the same annotations for the same seed (``plan``):
+``with_simulated`` attaches them to new tasks in ``annotate.push``'s bulk import (one
+request per 2,000 tasks: the rebuild uses this), and ``simulate`` posts the ones still
+missing from existing tasks, one request per annotation, several tasks at a time.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from tqdm.auto import tqdm
 from pipelines.annotate import (
     SIM_DOMAIN,
     AnnotationError,
+    AttachAnnotations,
     client,
     export_tasks,
     find_project,
@@ -193,22 +199,38 @@ def _region(control: Control, kind: str, value: dict) -> dict:
     return {"from_name": control.name, "to_name": control.to_name, "type": kind, "value": value}
 
 
-def simulate(
-    project: str,
-    annotators: int,
-    seed: int = 0,
-    ls=None,  # noqa: ANN001
-    workers: int = 8,
-    progress: bool | None = None,
-    pool: str = "annotator",
-) -> dict:
-    """Post the simulated annotations that are missing (a rerun posts nothing twice):
-    each task gets ``overlap`` completed annotations, from the K accounts in a seeded
-    order."""
-    ls = ls or client()
-    proj = find_project(ls, project)
-    if proj is None:
-        raise AnnotationError(f"no Label Studio project named {project!r}")
+def plan(
+    config: LabelConfig,
+    tasks: list[dict],
+    people: list[Annotator],
+    overlap: int,
+    seed: int,
+) -> list[tuple[int, Annotator, dict]]:
+    """The simulated annotations that ``tasks`` (each with ``data`` and its existing
+    ``annotations``) still need, as ``(task index, annotator, payload)``: each task gets
+    ``overlap`` completed annotations, from the accounts in a seeded order per item, an
+    account never twice. Depends only on the seed, the item and what the task holds, so
+    posting them one by one or importing them with their tasks gives the same ones."""
+    jobs = []
+    for index, task in enumerate(tasks):
+        anns = task.get("annotations", [])
+        done = {_user_id(a.get("completed_by")) for a in anns}
+        need = overlap - sum(1 for a in anns if not a.get("was_cancelled"))
+        key = task["data"].get("item_id", task.get("id"))
+        order = np.random.default_rng(_seed(seed, "assign", key)).permutation(len(people))
+        candidates = [people[int(i)] for i in order if people[int(i)].user_id not in done]
+        for position, who in enumerate(candidates):
+            if need <= 0:
+                break
+            spare = len(candidates) - position - 1 >= need  # someone can take a skip over
+            payload = simulated_annotation(config, task["data"], who, seed, key, spare)
+            jobs.append((index, who, payload))
+            need -= 0 if payload["was_cancelled"] else 1
+    return jobs
+
+
+def _prepare(ls, proj, annotators: int, seed: int, pool: str) -> tuple[LabelConfig, list]:  # noqa: ANN001
+    """The project's config and the simulated accounts; the project is marked simulated."""
     config = parse_label_config(proj.label_config)
     overlap = int(proj.maximum_annotations or 1)
     people = ensure_annotators(ls, annotators, seed, pool)
@@ -223,21 +245,57 @@ def simulate(
             ),
             "mark project simulated",
         )
-    jobs = []
-    for task in export_tasks(ls, proj.id):
-        anns = task.get("annotations", [])
-        done = {_user_id(a.get("completed_by")) for a in anns}
-        need = overlap - sum(1 for a in anns if not a.get("was_cancelled"))
-        key = task["data"].get("item_id", task["id"])
-        order = np.random.default_rng(_seed(seed, "assign", key)).permutation(len(people))
-        candidates = [people[int(i)] for i in order if people[int(i)].user_id not in done]
-        for position, who in enumerate(candidates):
-            if need <= 0:
-                break
-            spare = len(candidates) - position - 1 >= need  # someone can take a skip over
-            payload = simulated_annotation(config, task["data"], who, seed, key, spare)
-            jobs.append((task["id"], who, payload))
-            need -= 0 if payload["was_cancelled"] else 1
+    return config, people
+
+
+def with_simulated(annotators: int, seed: int = 0, pool: str = "annotator") -> AttachAnnotations:
+    """For ``annotate.push``: attach each new task's simulated annotations to its import
+    record, so that tasks and annotations arrive in one bulk request per chunk (Label
+    Studio's import keeps each annotation's ``completed_by``, ``lead_time`` and
+    ``was_cancelled``) instead of one request per annotation. The annotations are those
+    ``simulate`` would post for the same seed (``plan``)."""
+
+    def attach(ls, proj, records: list[dict]) -> int:  # noqa: ANN001
+        config, people = _prepare(ls, proj, annotators, seed, pool)
+        overlap = int(proj.maximum_annotations or 1)
+        # the data as Label Studio will hand it back (JSON): the same input to the noise
+        # model as when the task is read from the server
+        tasks = [{"data": json.loads(json.dumps(r["data"])), "annotations": []} for r in records]
+        for record in records:
+            record["annotations"] = []
+        jobs = plan(config, tasks, people, overlap, seed)
+        for index, who, payload in jobs:
+            records[index]["annotations"].append(
+                {**payload, "completed_by": who.user_id, "ground_truth": False}
+            )
+        return len(jobs)
+
+    return attach
+
+
+def simulate(
+    project: str,
+    annotators: int,
+    seed: int = 0,
+    ls=None,  # noqa: ANN001
+    workers: int = 8,
+    progress: bool | None = None,
+    pool: str = "annotator",
+) -> dict:
+    """Post the simulated annotations that are missing (a rerun posts nothing twice):
+    each task gets ``overlap`` completed annotations, from the K accounts in a seeded
+    order (``plan``). Tasks pushed with ``with_simulated`` have theirs already."""
+    ls = ls or client()
+    proj = find_project(ls, project)
+    if proj is None:
+        raise AnnotationError(f"no Label Studio project named {project!r}")
+    config, people = _prepare(ls, proj, annotators, seed, pool)
+    overlap = int(proj.maximum_annotations or 1)
+    tasks = export_tasks(ls, proj.id)
+    jobs = [
+        (tasks[index]["id"], who, payload)
+        for index, who, payload in plan(config, tasks, people, overlap, seed)
+    ]
 
     by_task: dict[int, list[tuple]] = {}
     for job in jobs:
@@ -256,8 +314,8 @@ def simulate(
         return len(task_jobs)
 
     bar = tqdm(total=len(jobs), desc=f"simulate {project}", unit="annotation", disable=progress)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        for n in pool.map(post, by_task.values()):
+    with ThreadPoolExecutor(max_workers=workers) as executor:
+        for n in executor.map(post, by_task.values()):
             bar.update(n)
     bar.close()
     return {

@@ -1,6 +1,7 @@
 """The stage contract (DESIGN.md): a stage returns the rows it keeps and the rows it drops.
 
-Every dropped row carries a ``reason`` (and optionally a ``detail``), so that at every
+Every dropped row carries a ``reason`` (and optionally a ``detail``, and ``flags``: every
+rule that fired on it, when a stage checks several), so that at every
 stage ``rows in == rows kept + rows dropped`` and a data steward can audit each decision
 in ``rejects.parquet``. :class:`StageStats` counts rows per stage, corpus and reason and
 adds up across shards.
@@ -25,6 +26,7 @@ REJECT_COLUMNS = [
     "text",
     "duplicate_of",
     "similarity",
+    "flags",
 ]
 
 
@@ -74,6 +76,8 @@ class StageResult:
                 "text": col("text"),
                 "duplicate_of": col("duplicate_of"),
                 "similarity": col("similarity").astype("float64"),
+                # every rule that fired (the noise stage can fire several), else the reason
+                "flags": col("flags").fillna(col("reason")) if "flags" in d else col("reason"),
             }
         )
         return out[REJECT_COLUMNS]
@@ -126,6 +130,9 @@ class StageStats:
             if len(result.dropped):
                 sub = result.dropped[result.dropped["corpus"] == corpus]
                 entry["dropped"] = {str(k): int(v) for k, v in sub["reason"].value_counts().items()}
+                if "flags" in sub:
+                    fired = sub["flags"].dropna().str.split(",").explode()
+                    entry["flags"] = {str(k): int(v) for k, v in fired.value_counts().items()}
             stats.counts[(result.stage, result.unit, str(corpus))] = entry
         return stats
 
@@ -142,6 +149,9 @@ class StageStats:
                 acc["kept"] += entry["kept"]
                 for reason, n in entry["dropped"].items():
                     acc["dropped"][reason] = acc["dropped"].get(reason, 0) + n
+                for flag, n in entry.get("flags", {}).items():
+                    flags = acc.setdefault("flags", {})
+                    flags[flag] = flags.get(flag, 0) + n
         return out
 
     def to_dict(self) -> dict:
@@ -151,7 +161,7 @@ class StageStats:
             keys = [k for k in self.counts if k[0] == stage]
             if not keys:
                 continue
-            total = {"in": 0, "kept": 0, "dropped": {}}
+            total = {"in": 0, "kept": 0, "dropped": {}, "flags": {}}
             per_corpus = {}
             for key in sorted(keys):
                 entry = self.counts[key]
@@ -160,6 +170,8 @@ class StageStats:
                 total["kept"] += entry["kept"]
                 for reason, n in entry["dropped"].items():
                     total["dropped"][reason] = total["dropped"].get(reason, 0) + n
+                for flag, n in entry.get("flags", {}).items():
+                    total["flags"][flag] = total["flags"].get(flag, 0) + n
             n_dropped = sum(total["dropped"].values())
             if total["in"] != total["kept"] + n_dropped:
                 raise AssertionError(f"stage {stage}: in != kept + dropped: {total}")
@@ -171,6 +183,8 @@ class StageStats:
                     "kept": total["kept"],
                     "dropped_total": n_dropped,
                     "dropped": dict(sorted(total["dropped"].items())),
+                    # every rule that fired on the dropped rows (several per row possible)
+                    **({"flags": dict(sorted(total["flags"].items()))} if total["flags"] else {}),
                     "corpora": per_corpus,
                 }
             )

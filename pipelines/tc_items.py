@@ -44,6 +44,11 @@ def keyword_topic(title: str) -> str:
     return next(topic for topic, n in hits.items() if n == best)
 
 
+def title_item_id(sent_id: str) -> str:
+    """The item id of the headline sentence ``sent_id`` (stable across reruns)."""
+    return "t-" + hashlib.sha256(str(sent_id).encode()).hexdigest()[:16]
+
+
 def title_items(
     sentences: pd.DataFrame,
     sample: int | None,
@@ -57,10 +62,7 @@ def title_items(
     chosen = sample_evenly(sentences, sample, stratify, seed)
     items = pd.DataFrame(
         {
-            "item_id": [
-                "t-" + hashlib.sha256(s.encode()).hexdigest()[:16]
-                for s in chosen["sent_id"].astype(str)
-            ],
+            "item_id": [title_item_id(s) for s in chosen["sent_id"].astype(str)],
             "title": chosen["text"].astype(str).str.strip(),
             "source": chosen["corpus"].astype(str),
             "date": chosen["date"].astype("string"),

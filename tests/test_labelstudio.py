@@ -166,6 +166,39 @@ def test_simulate_then_pull_returns_exactly_what_was_posted(simulated):
     assert len(posted["careless"]) >= 1 and len(set(posted["annotators"])) == 5
 
 
+def test_bulk_import_gives_the_same_annotations_and_gold(simulated, tmp_path):
+    """Tasks imported with their simulated annotations (the rebuild's fast path) hold
+    exactly what posting them one by one gave for the same seed, and the same gold."""
+    from pipelines.agreement import AgreementSettings, run_agree
+    from pipelines.simulate import with_simulated
+
+    config = parse_label_config(CONFIGS / "sts.xml")
+    pushed = annotate.push(
+        sts_items(40), config, "simulated sts bulk", overlap=3, progress=True,
+        attach=with_simulated(5, seed=7),
+    )  # fmt: skip
+    assert pushed.created == 40 and pushed.annotations == simulated["posted"]["posted"]
+    assert simulate("simulated sts bulk", annotators=5, seed=7, progress=True)["posted"] == 0
+    assert annotate.wait("simulated sts bulk", timeout=10, poll=1)["done"]
+    cols = ["item_id", "annotator_id", "field", "value", "cancelled", "lead_time",
+            "report_flags", "simulated"]  # fmt: skip
+    one_by_one = annotate.pull("simulated sts")
+    bulk = annotate.pull("simulated sts bulk")
+    assert len(bulk) == len(one_by_one) > 0
+    key = ["item_id", "annotator_id", "field"]
+    pd.testing.assert_frame_equal(
+        bulk[cols].sort_values(key).reset_index(drop=True),
+        one_by_one[cols].sort_values(key).reset_index(drop=True),
+    )
+    gold = {}
+    for name, table in (("posted", one_by_one), ("bulk", bulk)):
+        table.to_parquet(tmp_path / f"{name}.parquet")
+        run_agree(tmp_path / f"{name}.parquet", AgreementSettings(), tmp_path / name)
+        gold[name] = pd.read_parquet(tmp_path / name / "gold.parquet")
+    assert len(gold["bulk"]) > 0
+    pd.testing.assert_frame_equal(gold["bulk"], gold["posted"])
+
+
 def test_simulate_rerun_posts_nothing_and_wait_is_done(simulated):
     again = simulate("simulated sts", annotators=5, seed=7, progress=True)
     assert again["posted"] == 0

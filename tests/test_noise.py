@@ -205,6 +205,58 @@ def test_noise_stage_reasons_and_details():
         "b": "not_korean",
         "c": "too_many_cjk",
     }
-    assert (
-        result.dropped.set_index("sent_id").loc["c", "detail"] == "12 Chinese/Japanese characters"
+    c = result.dropped.set_index("sent_id").loc["c"]
+    # every rule that fired is recorded: the first is the reason
+    assert c["detail"] == "12 Chinese/Japanese characters; also not_korean (Hangul share 0.14)"
+    assert c["flags"] == "too_many_cjk,not_korean"
+
+
+EMAIL = "자세한 문의는 hong.gildong@example.com 으로 메일 주세요."
+URL = "후기는 https://blog.example.co.kr/review/123 에 올렸어요."
+
+
+def test_addresses_do_not_make_a_korean_sentence_not_korean():
+    """Issue 15: the Hangul share is measured with e-mail addresses, URLs and mentions
+    masked, so these reach the PII stage and are counted as PII."""
+    from pipelines.ingest import filter_sentences
+    from pipelines.recipe import PiiSettings
+
+    for text in (EMAIL, URL, "@gildong_hong 님 답장 기다릴게요 감사합니다"):
+        assert judge_sentence(text, NoiseSettings()).reason is None, text
+    sents = pd.DataFrame({"sent_id": ["e", "u", "k"], "corpus": "c",
+                          "text": [EMAIL, URL, "정말 감동적인 영화"]})  # fmt: skip
+    out = filter_sentences(sents, NoiseSettings(), PiiSettings())
+    assert out.kept["sent_id"].tolist() == ["k"]
+    got = out.rejects.set_index("sent_id")
+    assert got.loc["e", "stage"] == got.loc["u", "stage"] == "pii"
+    assert (got.loc["e", "detail"], got.loc["u", "detail"]) == ("email", "url")
+    stages = out.stats.to_dict()["stages"]
+    assert [s["dropped"] for s in stages] == [{}, {"pii": 2}]
+    # with PII removal off, both sentences are kept (before, noise dropped them)
+    off = filter_sentences(sents, NoiseSettings(), PiiSettings(enabled=False))
+    assert off.kept["sent_id"].tolist() == ["e", "u", "k"]
+
+
+def test_pii_is_counted_when_another_rule_drops_the_sentence():
+    from flows.ingest import pii_kind_counts
+    from pipelines.ingest import filter_sentences
+    from pipelines.recipe import PiiSettings
+
+    sents = pd.DataFrame({"sent_id": ["a", "b"], "corpus": "c",
+                          "text": ["日本語日本語日本語日本語 메일 a@b.kr",
+                                   "010-1234-5678 로 전화주세요 연락처"]})  # fmt: skip
+    out = filter_sentences(sents, NoiseSettings(), PiiSettings())
+    got = out.rejects.set_index("sent_id")
+    assert got.loc["a", "reason"] == "too_many_cjk"
+    assert got.loc["a", "flags"] == "too_many_cjk,not_korean,pii:email"
+    assert got.loc["a", "detail"] == (
+        "12 Chinese/Japanese characters; also not_korean (Hangul share 0.14), pii (email)"
     )
+    assert got.loc["b", "reason"] == "pii" and got.loc["b", "flags"] == "pii:phone"
+    noise = out.stats.to_dict()["stages"][0]
+    assert noise["dropped"] == {"too_many_cjk": 1}
+    assert noise["flags"] == {"not_korean": 1, "pii:email": 1, "too_many_cjk": 1}
+    assert pii_kind_counts(out.rejects) == {"email": 1, "phone": 1}
+    # PII removal off: nothing is flagged as PII
+    off = filter_sentences(sents, NoiseSettings(), PiiSettings(enabled=False))
+    assert off.rejects.set_index("sent_id").loc["a", "flags"] == "too_many_cjk,not_korean"

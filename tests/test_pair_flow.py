@@ -154,7 +154,8 @@ def test_rerun_is_cached_and_new_checks_reuse_translations(run):
     report = json.loads(proc.stdout)
     assert report["tasks"] == {"computed": 1, "cached": 2}
     stats = report["stats"]["corpora"]["toy"]["rtt"]
-    assert stats.get("translations_made") == 0, stats and stats["translations_cached"] == 10
+    assert stats.get("translations_made") == 0, stats
+    assert stats["translations_cached"] == 10
     assert "rtt_drift" not in stats["dropped"]
     again = pd.read_parquet(out / "pairs.parquet")
     same = again[again["method"] != "rtt"]
