@@ -97,7 +97,41 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=defaults.report_min,
         help=f"annotators who must raise a flag for it to drop the item ({defaults.report_min})",
     )
+    allowed = agree.add_mutually_exclusive_group()
+    allowed.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="the Label Studio config the annotations came from: every value must be one of "
+        "its answer control's options (e.g. 0-5 for sts.xml); a value outside them is an "
+        "error naming the row",
+    )
+    allowed.add_argument(
+        "--values",
+        default=None,
+        help="the allowed values, comma-separated (e.g. 0,1,2,3,4,5), instead of --config. "
+        "Without either, any value is accepted, but the mean rule always needs finite numbers",
+    )
     agree.add_argument("--json", action="store_true", help="print agreement.json")
+
+
+def _allowed(args: argparse.Namespace) -> list[str] | None:
+    """The allowed values from --values or from the answer control of --config."""
+    from pipelines.agreement import AgreementError
+    from pipelines.label_config import parse_label_config
+
+    if args.values:
+        return [v.strip() for v in args.values.split(",") if v.strip()]
+    if args.config is None:
+        return None
+    controls = parse_label_config(args.config).answer_controls
+    chosen = [c for c in controls if c.name == args.field] if args.field else list(controls)
+    if len(chosen) != 1 or not chosen[0].options:
+        names = [c.name for c in controls]
+        raise AgreementError(
+            f"{args.config}: choose the answer control with --field (controls: {names})"
+        )
+    return list(chosen[0].options)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -115,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
         binary_threshold=args.binary_threshold,
         report_flags=list(args.report_flags),
         report_min=args.report_min,
+        values=_allowed(args),
     )
     figures = run_agree(args.annotations, settings, args.out)
     if args.json:

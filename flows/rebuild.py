@@ -106,8 +106,22 @@ def items_task(recipe: Recipe, pairs_dir: Path, out: Path, simulated: bool) -> d
 def agree_task(recipe: Recipe, annotations: Path, out: Path) -> dict:
     from pipelines.agreement import AgreementSettings, run_agree
 
-    settings = AgreementSettings(**recipe.agreement.model_dump())
-    return run_agree(annotations, settings, out)
+    options = recipe.agreement.model_dump()
+    if options.get("values") is None:
+        options["values"] = interface_answers(recipe, options.get("answer_field"))
+    return run_agree(annotations, AgreementSettings(**options), out)
+
+
+def interface_answers(recipe: Recipe, field: str | None) -> list[str] | None:
+    """The options of the recipe interface's single-choice answer control ``field`` (or
+    its only answer control): the values the agreement step accepts."""
+    from pipelines.label_config import parse_label_config
+
+    controls = parse_label_config(recipe.resolve(recipe.annotation.config)).answer_controls
+    chosen = [c for c in controls if c.name == field] if field else list(controls)
+    if len(chosen) == 1 and chosen[0].single and chosen[0].options:
+        return list(chosen[0].options)
+    return None
 
 
 @task(name="rebuild-split")

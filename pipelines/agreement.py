@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pipelines.io import read_table
 from pipelines.label_config import REPORT_FIELDS
 
 RULES = ("mean", "majority")
@@ -68,6 +69,9 @@ class AgreementSettings:
     variance_max: float | None = None  # JSTS: 1.0
     # majority
     min_votes: int | None = None
+    # the answers the annotation interface allows (a single-choice control's options; the
+    # rebuild takes them from the recipe's config): any other value is an error
+    values: list[str] | None = None
     # report flags
     report_min: int = 1
     report_flags: list[str] = field(
@@ -93,12 +97,9 @@ def read_annotations(path: Path) -> pd.DataFrame:
     """A Parquet or CSV long table with at least item_id, annotator_id and value."""
     if not path.is_file():
         raise AgreementError(f"{path}: file not found")
-    if path.suffix == ".parquet":
-        frame = pd.read_parquet(path)
-    elif path.suffix == ".csv":
-        frame = pd.read_csv(path, dtype={"item_id": str, "annotator_id": str, "value": str})
-    else:
+    if path.suffix not in (".parquet", ".csv"):
         raise AgreementError(f"{path}: expected a .parquet or .csv file")
+    frame = read_table(path, AgreementError, {"item_id": str, "annotator_id": str, "value": str})
     missing = [c for c in ("item_id", "annotator_id", "value") if c not in frame.columns]
     if missing:
         raise AgreementError(f"{path}: no column {missing} (columns: {list(frame.columns)})")
@@ -151,6 +152,7 @@ def split_annotations(
     ratings = work[["item_id", "annotator_id", "value"]].copy()
     ratings["role"] = work["role"].fillna("") if "role" in work.columns else ""
     ratings = ratings[ratings["value"].notna()]
+    check_values(ratings, settings)
     dup = ratings.duplicated(["item_id", "annotator_id"], keep=False)
     if dup.any():
         first = ratings[dup].iloc[0]
@@ -159,6 +161,40 @@ def split_annotations(
         )
     counts = {item: {f: len(who) for f, who in per.items()} for item, per in flags.items()}
     return ratings.reset_index(drop=True), counts
+
+
+def _canonical(value: object) -> str:
+    """A value as compared with the allowed answers: numbers by value ("5" == "5.0")."""
+    text = str(value).strip()
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return repr(number) if math.isfinite(number) else text
+
+
+def check_values(ratings: pd.DataFrame, settings: AgreementSettings) -> None:
+    """Every rating is one of ``settings.values`` (when given), and for the mean rule a
+    finite number; the error names the table row (counted from 1), the annotator, the
+    item and the value."""
+
+    def fail(index: object, problem: str) -> None:
+        row = ratings.loc[index]
+        raise AgreementError(
+            f"row {int(index) + 1}: annotator {row['annotator_id']!r}, item "
+            f"{row['item_id']!r}: value {row['value']!r} {problem}"
+        )
+
+    if settings.values is not None:
+        allowed = {_canonical(v) for v in settings.values}
+        bad = ~ratings["value"].map(_canonical).isin(allowed)
+        if bad.any():
+            fail(bad.idxmax(), f"is not one of the interface's answers {settings.values}")
+    if settings.rule == "mean":
+        numbers = pd.to_numeric(ratings["value"], errors="coerce").astype(float)
+        bad = ~np.isfinite(numbers.to_numpy())
+        if bad.any():
+            fail(ratings.index[int(np.flatnonzero(bad)[0])], "is not a finite number")
 
 
 def numeric_values(ratings: pd.DataFrame) -> pd.Series | None:
@@ -486,7 +522,13 @@ def run_agree(path: Path, settings: AgreementSettings, out: Path) -> dict:
     rewrites nothing). Returns the figures, with ``written``."""
     from pipelines.io import sha256_file, write_outputs
 
-    result = agree(read_annotations(path), settings)
+    try:
+        result = agree(read_annotations(path), settings)
+    except AgreementError as exc:
+        message = str(exc)
+        raise AgreementError(
+            message if message.startswith(str(path)) else f"{path}: {message}"
+        ) from None
     key = json.dumps({"input": sha256_file(path), "settings": asdict(settings)}, sort_keys=True)
     figures = {**result["figures"], "input": str(path)}
     written = write_outputs(

@@ -163,15 +163,33 @@ def _norm(xml: str | None) -> str:
 
 
 def export_tasks(ls, project_id: int) -> list[dict]:  # noqa: ANN001
-    """Every task of the project with its annotations (Label Studio's JSON export)."""
+    """Every task of the project with its annotations (Label Studio's JSON export). The
+    server keeps a snapshot file of every export (``data/export/project-N-at-*.json``);
+    those this call made on the managed server are removed, so they do not pile up."""
 
     def call() -> list[dict]:
-        chunks = ls.projects.exports.download_sync(
-            project_id, export_type="JSON", download_all_tasks=True
-        )
-        return json.loads(b"".join(chunks))
+        before = _snapshots(project_id)
+        try:
+            chunks = ls.projects.exports.download_sync(
+                project_id, export_type="JSON", download_all_tasks=True
+            )
+            return json.loads(b"".join(chunks))
+        finally:
+            for path in _snapshots(project_id) - before:
+                path.unlink(missing_ok=True)
 
     return with_retries(call, "export tasks")
+
+
+def _snapshots(project_id: int) -> set[Path]:
+    """The export snapshot files of the project on the managed server's disk (none for a
+    server of the user's own: benchforge cannot reach its files)."""
+    from pipelines.ls_server import managed_export_dir
+
+    folder = managed_export_dir()
+    if folder is None:
+        return set()
+    return set(folder.glob(f"project-{int(project_id)}-at-*.json"))
 
 
 @dataclass

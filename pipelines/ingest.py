@@ -27,6 +27,7 @@ CLEANING_FIELDS = (
     "collapse_blanks",
     "news_boilerplate",
     "news_domains",
+    "max_document_chars",
 )
 
 

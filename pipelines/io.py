@@ -30,6 +30,30 @@ def _atomic(path: Path, write) -> None:  # noqa: ANN001 - a callable taking the 
         raise
 
 
+def read_table(
+    path: Path, error: type[Exception] = ValueError, dtype: dict | None = None
+) -> pd.DataFrame:
+    """A Parquet, CSV or JSON Lines table; a missing, truncated or malformed file raises
+    ``error`` naming the file and the problem (never a raw pyarrow or parser traceback)."""
+    import pyarrow
+
+    if not path.is_file():
+        raise error(f"{path}: file not found")
+    name = path.name
+    try:
+        if name.endswith(".parquet"):
+            return pd.read_parquet(path)
+        if name.endswith(".csv"):
+            return pd.read_csv(path, dtype=dtype)
+        if ".jsonl" in name:
+            return pd.read_json(path, lines=True, dtype=dtype)
+    except (pyarrow.ArrowException, OSError, ValueError, UnicodeDecodeError) as exc:
+        kind = "Parquet" if name.endswith(".parquet") else "CSV" if ".csv" in name else "JSONL"
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise error(f"{path}: not a readable {kind} file ({detail})") from None
+    raise error(f"{path}: expected .parquet, .csv or .jsonl")
+
+
 def write_parquet(df: pd.DataFrame, path: str | Path) -> None:
     """Write ``df`` to ``path`` as Parquet, atomically."""
     _atomic(Path(path), lambda tmp: df.to_parquet(tmp, index=False))

@@ -371,6 +371,15 @@ def _reap(pid: int) -> None:
         os.waitpid(pid, os.WNOHANG)
 
 
+def managed_export_dir() -> Path | None:
+    """Where the managed server writes export snapshots; None when ``LABEL_STUDIO_URL``
+    names a server of the user's own or none was started."""
+    if os.environ.get("LABEL_STUDIO_URL"):
+        return None
+    state = _read_state()
+    return Path(state["data_dir"]) / "export" if state else None
+
+
 def ensure_reachable(port: int | None = None) -> dict:
     """Before any work: ``LABEL_STUDIO_URL`` answers and accepts ``LABEL_STUDIO_API_KEY``,
     or the managed server runs (started with ``up(port)`` when it does not)."""

@@ -221,23 +221,35 @@ def apply_cleaners(text: str, chain: list[Cleaner]) -> tuple[str, list[str]]:
 
 def clean_documents(docs: pd.DataFrame, settings: NoiseSettings) -> StageResult:
     """Stage ``clean`` (documents): rewrite text with the cleaners; a document that is
-    empty after cleaning is dropped with reason ``empty_after_cleaning``."""
+    empty after cleaning is dropped with reason ``empty_after_cleaning``, one longer than
+    ``max_document_chars`` (before cleaning) with reason ``too_long_document``, before
+    sentence splitting."""
     texts: list[str] = []
     edits: list[str | None] = []
+    reasons: list[str | None] = []
+    details: list[str | None] = []
     chains: dict[str, list[Cleaner]] = {}
     for text, domain in zip(docs["text"], docs["domain"], strict=True):
+        if len(text) > settings.max_document_chars:
+            texts.append(text)
+            edits.append(None)
+            reasons.append("too_long_document")
+            details.append(f"{len(text):,} characters > {settings.max_document_chars:,}")
+            continue
         chain = chains.setdefault(domain, cleaners_for(settings, domain))
         new, changed = apply_cleaners(text, chain)
         texts.append(new)
         edits.append(",".join(changed) or None)
+        reasons.append(None if new else "empty_after_cleaning")
+        details.append(None)
     out = docs.copy()
     out["raw_text"] = docs["text"]
     out["text"] = texts
     out["edits"] = pd.Series(edits, index=docs.index, dtype="object")
-    reasons = out["text"].eq("").map({True: "empty_after_cleaning", False: None})
+    reasons = pd.Series(reasons, index=docs.index, dtype="object")
     # a dropped document is audited with its original text
     dropped_text = docs["text"]
-    result = split_by_reason("clean", "document", out, reasons)
+    result = split_by_reason("clean", "document", out, reasons, details)
     if len(result.dropped):
         result.dropped["text"] = dropped_text[reasons.notna()].to_numpy()
     return result

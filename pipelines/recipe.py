@@ -83,6 +83,9 @@ class NoiseSettings(_Strict):
     min_hangul_share: float = Field(default=0.5, ge=0.0, le=1.0)
     min_chars: int = Field(default=5, ge=0)
     max_chars: int = Field(default=1000, ge=1)
+    # a document longer than this is dropped before sentence splitting (too_long_document):
+    # kss on one multi-megabyte line stalls a worker for minutes
+    max_document_chars: int = Field(default=100_000, ge=1)
 
 
 PII_KINDS = ("email", "url", "rrn", "card", "phone", "account", "mention")

@@ -391,21 +391,23 @@ def settings_dict(settings: SplitSettings) -> dict:
 
 
 def read_table(path: Path) -> pd.DataFrame:
-    """A Parquet, CSV or JSON Lines table with an item_id column."""
-    if not path.is_file():
-        raise SplitError(f"{path}: file not found")
-    name = path.name
-    if name.endswith(".parquet"):
-        frame = pd.read_parquet(path)
-    elif name.endswith(".csv"):
-        frame = pd.read_csv(path, dtype={"item_id": str})
-    elif ".jsonl" in name:
-        frame = pd.read_json(path, lines=True, dtype={"item_id": str})
-    else:
-        raise SplitError(f"{path}: expected .parquet, .csv or .jsonl")
+    """A Parquet, CSV or JSON Lines table with a unique item_id per row and at least one
+    row; errors name the file (and the row of a repeated id)."""
+    from pipelines.io import read_table as read_any
+
+    frame = read_any(path, SplitError, {"item_id": str})
     if "item_id" not in frame.columns:
         raise SplitError(f"{path}: no item_id column (columns: {list(frame.columns)})")
+    if frame.empty:
+        raise SplitError(f"{path}: no rows: nothing to split")
     frame["item_id"] = frame["item_id"].astype(str)
+    repeated = frame["item_id"].duplicated()
+    if repeated.any():
+        row = int(np.flatnonzero(repeated.to_numpy())[0])
+        first = int(np.flatnonzero((frame["item_id"] == frame["item_id"].iloc[row]).to_numpy())[0])
+        raise SplitError(
+            f"{path}: row {row + 1}: item_id {frame['item_id'].iloc[row]!r} repeats row {first + 1}"
+        )
     return frame
 
 

@@ -109,6 +109,13 @@ def test_gsm_pairs_scores_are_rouge_l_on_morphemes(run):
     stats = run["report"]["stats"]["corpora"]["nsmc"]["gsm"]
     assert stats["pool"] == 200 and stats["drawn"] == 100
     assert stats["score_first_quarter"] > stats["score_last_quarter"]
+    # the pairs thinned out of the draw are kept with their reason: drawn = kept + thinned
+    thinned = run["rejects"][run["rejects"]["reason"] == "gsm_thinned"]
+    assert len(thinned) == 50 and stats["dropped"] == {"gsm_thinned": 50}
+    assert (thinned["stage"] == "gsm").all() and (thinned["unit"] == "pair").all()
+    draws = sorted(set(gsm["draw"]) | {json.loads(d)["draw"] for d in thinned["detail"]})
+    assert draws == list(range(100))
+    assert not set(thinned["row_id"]) & set(gsm["pair_id"])
 
 
 def test_intent_and_topic_pairs_follow_the_metadata(run):

@@ -98,6 +98,18 @@ def test_resume_after_kill_finishes_without_duplicate_tasks(rebuilt):
         assert (out / "dataset" / f"{split}.parquet").is_file()
 
 
+def test_pairs_not_sampled_are_kept_with_their_reason(rebuilt):
+    """in = kept + dropped for item sampling too: every pair is an item or a reject."""
+    out = rebuilt["out"]
+    pairs = pd.read_parquet(out / "pairs" / "pairs.parquet")
+    items = pd.read_parquet(out / "items" / "items.parquet")
+    rejects = pd.read_parquet(out / "items" / "rejects.parquet")
+    assert set(rejects["reason"]) == {"not_sampled"} and len(items) == 30
+    assert sorted([*items["item_id"], *rejects["row_id"]]) == sorted(pairs["pair_id"])
+    info = json.loads((out / "items" / "items.json").read_text(encoding="utf-8"))
+    assert info["in"] == len(pairs) and info["dropped"] == {"not_sampled": len(pairs) - 30}
+
+
 def test_export_follows_the_klue_sts_layout(rebuilt):
     out = rebuilt["out"]
     gold = pd.read_parquet(out / "agree" / "gold.parquet").set_index("item_id")
@@ -331,6 +343,12 @@ def test_tc_export_layout_majority_and_undated_split(tc_rebuilt):
     assert "date criterion was **not** applied" in card and "{{" not in card
     assert f"| gold items kept | {len(gold)} |" in card
     assert "sim_topic1" not in (out / "dataset" / "train.jsonl").read_text(encoding="utf-8")
+    # every headline is an item or kept with reason not_sampled
+    sentences = pd.read_parquet(out / "ingest" / "sentences.parquet")
+    rejects = pd.read_parquet(out / "items" / "rejects.parquet")
+    assert set(rejects["reason"]) == {"not_sampled"}
+    assert len(rejects) + 20 == len(sentences)
+    assert rejects["sent_id"].is_unique and set(rejects["sent_id"]) <= set(sentences["sent_id"])
 
 
 def _load_with_datasets(folder: Path, cache: Path) -> tuple:
