@@ -11,9 +11,11 @@ not changed is skipped on a rerun.
                (``flows.ingest``, ``flows.pair``) -> OUT/pairs
 2. ``items``    the seeded sample that goes to annotators -> OUT/items
 3. ``push``     Label Studio project with the recipe's interface and overlap; items
-               already there are not imported again (no duplicate tasks on a rerun)
-4. ``simulate`` only when the recipe (or ``--simulate``) asks: posts the missing simulated
-               annotations
+               already there are not imported again (no duplicate tasks on a rerun);
+               with simulated annotators, new tasks arrive with their simulated
+               annotations in the same bulk import
+4. ``simulate`` only when the recipe (or ``--simulate``) asks: posts the simulated
+               annotations still missing (after a kill between push and simulate)
 5. ``wait``     until every task has its annotations; on timeout the run stops (exit 3)
                and the same command resumes it later
 6. ``pull``     every annotation as a long table -> OUT/annotate/annotations.parquet

@@ -164,6 +164,9 @@ def test_simulate_then_pull_returns_exactly_what_was_posted(simulated):
     per_task = table.drop_duplicates("annotation_id").groupby("item_id")["annotator_id"]
     assert (per_task.count() == per_task.nunique()).all()  # no account annotates twice
     assert len(posted["careless"]) >= 1 and len(set(posted["annotators"])) == 5
+    # the export snapshots Label Studio keeps per export are removed after each pull
+    snapshots = ls_server.managed_export_dir()
+    assert snapshots.is_dir() and list(snapshots.glob("project-*-at-*.json")) == []
 
 
 def test_bulk_import_gives_the_same_annotations_and_gold(simulated, tmp_path):
