@@ -28,6 +28,8 @@ def port_free(port: int) -> bool:
         if sock.connect_ex((HOST, port)) == 0:
             return False
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # as servers do: a port left in TIME_WAIT by a server just stopped is usable
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((HOST, port))
         except OSError:

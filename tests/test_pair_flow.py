@@ -138,7 +138,7 @@ def test_rtt_pairs_are_checked_and_drops_are_kept(run):
     assert rtt["sent_id2"].isna().all()
     lineage = [json.loads(x) for x in rtt["lineage"]]
     assert {x["pivot"] for x in lineage} == {KO_EN[0][1], KO_EN[4][1]}
-    dropped = run["rejects"]
+    dropped = run["rejects"][run["rejects"]["stage"] == "rtt"]
     assert sorted(dropped["reason"]) == ["rtt_drift", "rtt_identical", "rtt_length_ratio"]
     stats = run["report"]["stats"]["corpora"]["toy"]["rtt"]
     assert stats["in"] == stats["kept"] + sum(stats["dropped"].values()) == 5

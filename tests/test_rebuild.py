@@ -159,7 +159,7 @@ def test_rerun_changes_nothing_and_same_seed_same_dataset(rebuilt, server):
     stamp = {p.name: p.stat().st_mtime_ns for p in (out / "dataset").iterdir()}
     again = rebuild(recipe, out, server["port"])
     assert again.returncode == 0, again.stderr[-3000:]
-    assert "0 annotations posted" in again.stdout
+    assert "0 missing annotations posted" in again.stdout
     assert {p.name: p.stat().st_mtime_ns for p in (out / "dataset").iterdir()} == stamp
     # a fresh run into another project and folder gives the same dataset, byte for byte
     other = small_recipe(rebuilt["folder"], "sts-rebuild-test-2")
@@ -295,7 +295,10 @@ def test_nli_card_numbers_match_the_stage_outputs(nli_rebuilt, server):
     again = rebuild(nli_rebuilt["recipe"], out, server["port"])
     assert again.returncode == 0, again.stderr[-3000:]
     progress = [line for line in again.stdout.splitlines() if line.startswith("[")]
-    assert sum("] simulate" in line and " 0 annotations posted" in line for line in progress) == 2
+    assert (
+        sum("] simulate" in line and " 0 missing annotations posted" in line for line in progress)
+        == 2
+    )
     assert {p.name: p.stat().st_mtime_ns for p in (out / "dataset").iterdir()} == stamp
 
 
