@@ -230,11 +230,14 @@ def _ingest(args: argparse.Namespace) -> int:
             "shard_size": args.shard_size,
         }
     }
-    load_recipe(args.recipe, overrides)  # fail fast on a bad recipe, before any server starts
+    from pipelines.preflight import check_ingest_inputs
+
+    # fail fast on a bad recipe or corpus, before any server or cluster starts
+    check_ingest_inputs(load_recipe(args.recipe, overrides), args.recipe)
     with prefect_server():
         from flows.ingest import run_ingest
 
-        report = run_ingest(args.recipe, args.out, overrides)
+        report = run_ingest(args.recipe, args.out, overrides, check=False)
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=2))
     else:

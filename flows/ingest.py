@@ -241,12 +241,16 @@ def ingest_flow(recipe_path: str, out_dir: str, overrides: dict | None = None) -
     return {"stats": stats, "tasks": tasks, "written": written, "out_dir": str(out)}
 
 
-def run_ingest(recipe_path: Path, out_dir: Path, overrides: dict | None = None) -> dict:
-    """Run the flow on the recipe's task runner (inside ``flows.runtime.prefect_server``)."""
+def run_ingest(
+    recipe_path: Path, out_dir: Path, overrides: dict | None = None, check: bool = True
+) -> dict:
+    """Run the flow on the recipe's task runner (inside ``flows.runtime.prefect_server``);
+    the corpora and checkpoints are checked first (``check=False``: the caller did)."""
     from flows.runtime import dask_task_runner, result_storage
 
     recipe = load_recipe(recipe_path, overrides)
-    check_ingest_inputs(recipe, recipe_path)  # before the cluster starts
+    if check:
+        check_ingest_inputs(recipe, recipe_path)  # before the cluster starts
     out_dir.mkdir(parents=True, exist_ok=True)
     with result_storage(out_dir):
         runner = dask_task_runner(recipe.runner.workers, recipe.runner.dask_address)

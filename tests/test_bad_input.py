@@ -232,3 +232,18 @@ def test_unreadable_or_empty_tables_are_clear_errors(ratings, tmp_path):
     pd.DataFrame({"item_id": ["a", "b", "a"], "label": [1.0, 2.0, 3.0]}).to_parquet(dup)
     proc = cli("split", str(dup), "--rule", "random", "--out", str(tmp_path / "o"))
     assert proc.returncode == 2 and f"{dup}: row 3: item_id 'a' repeats row 1" in proc.stderr
+
+
+def test_ingest_checks_corpora_before_any_server_or_cluster(tmp_path):
+    recipe = yaml.safe_load((ROOT / "recipes" / "ingest-demo.yaml").read_text(encoding="utf-8"))
+    for c in recipe["corpora"]:
+        c["path"] = str((ROOT / "recipes" / c["path"]).resolve())
+    recipe["corpora"][1]["path"] = str(tmp_path / "missing.txt")
+    path = tmp_path / "recipe.yaml"
+    path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
+    env = {"PREFECT_HOME": str(tmp_path / "prefect")}
+    proc = cli("ingest", str(path), "--out", str(tmp_path / "out"), env=env)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().endswith(f"{tmp_path / 'missing.txt'}: file not found")
+    assert "temporary Prefect server" not in proc.stderr  # nothing was started
+    assert not (tmp_path / "out").exists()
