@@ -11,6 +11,7 @@ from pathlib import Path
 from pipelines.agreement import AgreementError
 from pipelines.annotate import AnnotationError
 from pipelines.classifier import ClassifierError
+from pipelines.io import FolderLocked
 from pipelines.label_config import LabelConfigError
 from pipelines.ls_server import LabelStudioError
 from pipelines.pairing import PairingError
@@ -365,6 +366,7 @@ def main(argv: list[str] | None = None) -> int:
         LabelConfigError,
         AgreementError,
         SplitError,
+        FolderLocked,
     ) as exc:
         print(f"benchforge: error: {exc}", file=sys.stderr)
         return 2

@@ -107,6 +107,19 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "(default annotator; the NLI rebuild's writers are 'writer', kept apart from the "
         "validators)",
     )
+    repair = asub.add_parser(
+        "repair",
+        help="find and remove duplicate tasks and annotations a past fault left",
+        description=(
+            "Find tasks that repeat an item_id (the task with the lowest id is kept; the "
+            "later ones are removed with their annotations) and second annotations by the "
+            "same account on one task (the earliest is kept), remove them, and report what "
+            "was removed. benchforge's own writes no longer leave such duplicates; this "
+            "mends projects written before, or by other tools."
+        ),
+    )
+    repair.add_argument("--project", required=True, help="project name")
+    repair.add_argument("--dry-run", action="store_true", help="only report what would be removed")
     pull = asub.add_parser(
         "pull",
         help="every annotation as a long Parquet table",
@@ -119,7 +132,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     pull.add_argument("--project", required=True, help="project name")
     pull.add_argument("--out", type=Path, required=True, help="output .parquet file")
-    for parser in (up, push, wait, sim, pull):
+    for parser in (up, push, wait, sim, repair, pull):
         parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -155,6 +168,13 @@ def run(args: argparse.Namespace) -> int:
         )
         result.pop("payloads")
         _print(args, result, f"{result['posted']} simulated annotations posted")
+        return 0
+    if args.action == "repair":
+        result = annotate.repair(args.project, dry_run=args.dry_run)
+        verb = "would remove" if args.dry_run else "removed"
+        _print(args, result, f"{verb} {len(result['duplicate_tasks'])} duplicate tasks and "
+               f"{len(result['duplicate_annotations'])} duplicate annotations of "
+               f"{result['tasks']} tasks in {args.project!r}")  # fmt: skip
         return 0
     from pipelines.io import write_parquet
 

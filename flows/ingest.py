@@ -28,9 +28,9 @@ from pipelines.ingest import (
     filter_sentences,
     process_documents,
 )
-from pipelines.io import folder_stamp, write_outputs
+from pipelines.io import folder_stamp, output_lock, write_outputs
 from pipelines.preflight import check_ingest_inputs
-from pipelines.readers import file_fingerprint, read_documents
+from pipelines.readers import InputError, file_fingerprint, read_documents
 from pipelines.recipe import (
     ClassifierSettings,
     CorpusSpec,
@@ -227,6 +227,12 @@ def ingest_flow(recipe_path: str, out_dir: str, overrides: dict | None = None) -
         }
         for name, futures in states.items()
     }
+    if final.kept.empty and not all(c.allow_empty for c in recipe.corpora):
+        raise InputError(
+            f"{recipe_path}: no sentence is left after the filters ({stats['corpora']}); "
+            f"the outputs in {out} are left as they were (see the rejects of a run with "
+            "looser filters, or set allow_empty: true on the corpora if that is expected)"
+        )
     written = write_outputs(
         out,
         final_key,
@@ -252,7 +258,7 @@ def run_ingest(
     if check:
         check_ingest_inputs(recipe, recipe_path)  # before the cluster starts
     out_dir.mkdir(parents=True, exist_ok=True)
-    with result_storage(out_dir):
+    with output_lock(out_dir), result_storage(out_dir):  # one run at a time writes into OUT
         runner = dask_task_runner(recipe.runner.workers, recipe.runner.dask_address)
         return ingest_flow.with_options(task_runner=runner)(
             str(Path(recipe_path).resolve()), str(out_dir.resolve()), overrides

@@ -15,7 +15,7 @@ import pandas as pd
 from prefect import flow, get_run_logger, task
 
 from flows.ingest import CACHE_OPTIONS, code_fingerprint
-from pipelines.io import folder_stamp, read_manifest, write_outputs
+from pipelines.io import folder_stamp, output_lock, read_manifest, write_outputs
 from pipelines.pairing import (
     PAIR_COLUMNS,
     PairingError,
@@ -29,6 +29,7 @@ from pipelines.recipe import (
     GsmSpec,
     MetadataSpec,
     PairingSettings,
+    Recipe,
     RttSettings,
     load_recipe,
     settings_key,
@@ -158,14 +159,21 @@ def pair_flow(recipe_path: str, out_dir: str, input_dir: str, seed: int | None =
 def run_pair(
     recipe_path: Path, out_dir: Path, input_dir: Path | None = None, seed: int | None = None
 ) -> dict:
-    """Run ingest when no input is given, then the pairing flow (inside a Prefect server)."""
-    from flows.ingest import run_ingest
-    from flows.runtime import result_storage
-
+    """Run ingest when no input is given, then the pairing flow (inside a Prefect server),
+    holding OUT's lock."""
     recipe = load_recipe(recipe_path)
     if recipe.pairing is None:
         raise PairingError(f"{recipe_path}: the recipe has no 'pairing' section")
     out_dir.mkdir(parents=True, exist_ok=True)
+    with output_lock(out_dir):  # one run at a time writes into OUT
+        return _pair(recipe_path, recipe, out_dir, input_dir, seed)
+
+
+def _pair(recipe_path: Path, recipe: Recipe, out_dir: Path, input_dir: Path | None,
+          seed: int | None) -> dict:  # fmt: skip
+    from flows.ingest import run_ingest
+    from flows.runtime import result_storage
+
     ingest_report = None
     if input_dir is None and recipe.pairing.input:
         input_dir = recipe.resolve(recipe.pairing.input)

@@ -51,6 +51,7 @@ import pandas as pd
 from prefect import flow, get_run_logger, task
 
 from pipelines.io import (
+    output_lock,
     outputs_current,
     sha256_file,
     write_json,
@@ -623,7 +624,7 @@ def run_rebuild(
     from flows.runtime import result_storage
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    with result_storage(out_dir):
+    with output_lock(out_dir), result_storage(out_dir):  # one run at a time writes into OUT
         return rebuild_flow(str(Path(recipe_path).resolve()), str(out_dir.resolve()), simulate,
                             seed, port)  # fmt: skip
 

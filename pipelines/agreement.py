@@ -338,6 +338,14 @@ def mean_rule(
                  "detail": "; ".join(reasons)}
             )  # fmt: skip
     figures["screened_out"] = figures["annotator_id"].isin(screened)
+    if screened and screened == set(ratings["annotator_id"]):
+        detail = "; ".join(f"{d['id']}: {d['detail']}" for d in dropped)
+        raise AgreementError(
+            f"the screening would remove every annotator ({len(screened)}: {detail}) with "
+            f"pearson_min {settings.pearson_min} and alpha_min {settings.alpha_min}; with so "
+            "few or so noisy annotators, lower the thresholds (or set them to null) in the "
+            "recipe's agreement section, or collect more annotations"
+        )
     kept = ratings[~ratings["annotator_id"].isin(screened)]
     stats = kept.groupby("item_id")["v"].agg(["mean", "std", "var", "count"])
     stats[["std", "var"]] = stats[["std", "var"]].fillna(0.0)  # one rating: no spread
@@ -508,6 +516,12 @@ def agree(frame: pd.DataFrame, settings: AgreementSettings) -> dict:
     return {"gold": gold, "dropped": dropped_frame, "figures": figures}
 
 
+def _settings_text(settings: AgreementSettings) -> str:
+    keys = ("min_votes",) if settings.rule == "majority" else (
+        "pearson_min", "alpha_min", "sd_max", "variance_max")  # fmt: skip
+    return ", ".join(f"{k} {getattr(settings, k)}" for k in (*keys, "report_min"))
+
+
 def _reason_counts(dropped: list[dict], kind: str) -> dict[str, int]:
     out: dict[str, int] = {}
     for row in dropped:
@@ -519,16 +533,33 @@ def _reason_counts(dropped: list[dict], kind: str) -> dict[str, int]:
 def run_agree(path: Path, settings: AgreementSettings, out: Path) -> dict:
     """Read ``path``, apply the rule, write gold.parquet, dropped.parquet and
     agreement.json (atomically, manifest last; a rerun with the same input and settings
-    rewrites nothing). Returns the figures, with ``written``."""
-    from pipelines.io import sha256_file, write_outputs
+    rewrites nothing). Returns the figures, with ``written``. When no item keeps a gold
+    label the step stops (AgreementError naming the figures and settings) and writes
+    nothing: an empty gold table would only fail later, in the split."""
+    from pipelines.io import output_lock
 
     try:
         result = agree(read_annotations(path), settings)
+        if result["gold"].empty:
+            figures = result["figures"]
+            raise AgreementError(
+                f"no item keeps a gold label: all {figures['items']} items dropped "
+                f"({figures['dropped_items']}; annotators screened out: "
+                f"{figures['dropped_annotators'] or 'none'}) by rule {settings.rule!r} with "
+                f"{_settings_text(settings)}; nothing to split"
+            )
     except AgreementError as exc:
         message = str(exc)
         raise AgreementError(
             message if message.startswith(str(path)) else f"{path}: {message}"
         ) from None
+    with output_lock(out):  # one run at a time writes into OUT
+        return _write_agree(path, settings, out, result)
+
+
+def _write_agree(path: Path, settings: AgreementSettings, out: Path, result: dict) -> dict:
+    from pipelines.io import sha256_file, write_outputs
+
     key = json.dumps({"input": sha256_file(path), "settings": asdict(settings)}, sort_keys=True)
     figures = {**result["figures"], "input": str(path)}
     written = write_outputs(

@@ -10,7 +10,11 @@
   annotation and field; skipped (cancelled) annotations are kept, marked, with no value.
 
 Every call to the server goes through ``with_retries``: transport errors and 5xx answers
-(a server that is slow or restarting) are retried with backoff.
+(a server that is slow or restarting) are retried with backoff. The SDK's own retries are
+off (it would repeat a POST whose response was lost, after the server had saved it): a
+write is retried only after reading back whether the failed attempt was saved
+(``recheck``), so a retry never duplicates a task, an annotation, an account or a
+project.
 """
 
 from __future__ import annotations
@@ -60,17 +64,33 @@ def client(conn: Connection | None = None):  # noqa: ANN201 - label_studio_sdk.L
     from label_studio_sdk import LabelStudio
 
     conn = conn or connection()
-    return LabelStudio(base_url=conn.url, api_key=conn.api_key, timeout=120)
+    # max_retries=0: the SDK would resend a POST whose response was lost (see with_retries)
+    return LabelStudio(base_url=conn.url, api_key=conn.api_key, timeout=120, max_retries=0)
 
 
-def with_retries(call: Callable[[], T], what: str, attempts: int = 8, base: float = 0.5) -> T:
+def with_retries(
+    call: Callable[[], T],
+    what: str,
+    attempts: int = 8,
+    base: float = 0.5,
+    recheck: Callable[[], T | None] | None = None,
+) -> T:
     """``call()``, retried with exponential backoff (0.5 s doubling, 8 attempts, about two
-    minutes in all) on transport errors and 5xx/429 answers; other errors are raised."""
+    minutes in all) on transport errors and 5xx/429 answers; other errors are raised.
+
+    For a write, ``recheck`` reads back whether the failed attempt was saved after all
+    (a response lost after the server committed it): before each retry it is called, and
+    what it returns (not None) is taken as the result instead of writing again."""
     import httpx
     from label_studio_sdk.core.api_error import ApiError
 
     for attempt in range(attempts):
         try:
+            if attempt and recheck is not None:
+                saved = recheck()
+                if saved is not None:
+                    log.info("%s: the failed attempt was saved; not writing again", what)
+                    return saved
             return call()
         except (httpx.TransportError, ApiError) as exc:
             code = getattr(exc, "status_code", None)
@@ -144,6 +164,7 @@ def ensure_project(ls, name: str, config: LabelConfig, overlap: int, simulated: 
                 description="benchforge project",
             ),
             "create project",
+            recheck=lambda: find_project(ls, name),
         )
     if _norm(project.label_config) != _norm(config.xml):
         raise AnnotationError(
@@ -232,12 +253,35 @@ def push(
     bar = tqdm(total=len(records), desc=f"push {project}", unit="task", disable=progress)
     for start in range(0, len(records), IMPORT_CHUNK):
         chunk = records[start : start + IMPORT_CHUNK]
-        with_retries(lambda c=chunk: ls.projects.import_tasks(proj.id, request=c), "import")
+        _import_once(ls, proj.id, chunk)
         bar.update(len(chunk))
     bar.close()
     return PushResult(
         proj.id, project, len(items), len(records), len(items) - len(fresh), overlap, annotations
     )
+
+
+def _import_once(ls, project_id: int, chunk: list[dict]) -> None:  # noqa: ANN001
+    """Import ``chunk`` (task records with ``item_id``); after a failed attempt, only the
+    records whose item is not in the project yet (an import is one transaction: it was
+    saved whole or not at all)."""
+
+    def missing() -> list[dict]:
+        have = {str(t["data"].get("item_id")) for t in _task_data(ls, project_id)}
+        return [r for r in chunk if str(r["data"].get("item_id")) not in have]
+
+    def rest() -> int | None:
+        todo = missing()
+        if not todo:
+            return 0
+        if len(todo) < len(chunk):
+            log.warning("import: %d of %d tasks were saved before the failure; importing "
+                        "the other %d", len(chunk) - len(todo), len(chunk), len(todo))  # fmt: skip
+        ls.projects.import_tasks(project_id, request=todo)
+        return len(todo)
+
+    with_retries(lambda: ls.projects.import_tasks(project_id, request=chunk), "import",
+                 recheck=rest)  # fmt: skip
 
 
 def _task_data(ls, project_id: int) -> list[dict]:  # noqa: ANN001
@@ -381,6 +425,51 @@ def pull(project: str, ls=None) -> pd.DataFrame:  # noqa: ANN001
         raise AnnotationError(f"no Label Studio project named {project!r}")
     tasks = export_tasks(ls, proj.id)
     return annotations_table(tasks, users_by_id(ls), project)
+
+
+def repair(project: str, ls=None, dry_run: bool = False) -> dict:  # noqa: ANN001
+    """Find, and unless ``dry_run`` remove, the duplicates a past fault left in
+    ``project``: tasks that repeat an ``item_id`` (the task with the lowest id is kept,
+    the later ones go with their annotations) and a second annotation by the same account
+    on one task (the earliest is kept). Returns what was found and removed."""
+    ls = ls or client()
+    proj = find_project(ls, project)
+    if proj is None:
+        raise AnnotationError(f"no Label Studio project named {project!r}")
+    tasks = sorted(export_tasks(ls, proj.id), key=lambda t: int(t["id"]))
+    first_task: dict[str, int] = {}
+    tasks_out, anns_out = [], []
+    for task in tasks:
+        item = str(task["data"].get("item_id", task["id"]))
+        if item in first_task:
+            tasks_out.append({"task_id": int(task["id"]), "item_id": item,
+                              "kept_task_id": first_task[item],
+                              "annotations": len(task.get("annotations", []))})  # fmt: skip
+            continue
+        first_task[item] = int(task["id"])
+        first_ann: dict[int | None, int] = {}
+        for ann in sorted(task.get("annotations", []), key=lambda a: int(a["id"])):
+            user = ann.get("completed_by")
+            user_id = int(user["id"] if isinstance(user, dict) else user)
+            if user_id in first_ann:
+                anns_out.append({"annotation_id": int(ann["id"]), "task_id": int(task["id"]),
+                                 "item_id": item, "annotator_id": f"ls-user-{user_id}",
+                                 "kept_annotation_id": first_ann[user_id]})  # fmt: skip
+            else:
+                first_ann[user_id] = int(ann["id"])
+    if not dry_run:
+        for row in anns_out:
+            with_retries(lambda a=row["annotation_id"]: ls.annotations.delete(id=a),
+                         "delete annotation")  # fmt: skip
+        for row in tasks_out:
+            with_retries(lambda t=row["task_id"]: ls.tasks.delete(id=t), "delete task")
+    return {
+        "project": project,
+        "tasks": len(tasks),
+        "duplicate_tasks": tasks_out,
+        "duplicate_annotations": anns_out,
+        "removed": not dry_run,
+    }
 
 
 def load_config(path: Path) -> LabelConfig:

@@ -286,6 +286,16 @@ def _limitations(facts: dict) -> str:
         out.append("No hate-speech or gender-bias detector was applied.")
     if "pairs" in facts and "rtt" not in facts["pairs"]["pairs"]:
         out.append("No round-trip-translation pairs (no translator configured).")
+    g, overlap = facts["agreement"], facts["annotation"]["overlap"]
+    screened = sum(g.get("dropped_annotators", {}).values())
+    left = g["annotators"] - screened
+    if left < max(3, overlap):
+        out.append(
+            f"**Few annotators**: {left} of {g['annotators']} annotators remain after "
+            f"screening ({screened} screened out) for an overlap of {overlap} per item; "
+            "the gold labels rest on few people, and items may carry fewer ratings than "
+            "the interface asked for."
+        )
     small = {k: v for k, v in facts["split"]["splits"].items() if k != "train" and v < 100}
     if small:
         out.append(f"Small evaluation splits ({small}): figures on them have wide intervals.")

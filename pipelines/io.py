@@ -3,16 +3,85 @@ place, so a crash never leaves a half-written file that looks complete."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
+import logging
 import os
+import socket
 import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
+log = logging.getLogger(__name__)
+LOCK_NAME = ".benchforge.lock"
+
+
+class FolderLocked(RuntimeError):
+    """Another run writes into the same output folder; the message names it."""
+
+
+@contextlib.contextmanager
+def output_lock(folder: Path) -> Iterator[None]:
+    """Hold ``folder``'s lock while a run writes into it: a second run into the same
+    folder fails at once with a message naming the owner (pid, host, start time) instead
+    of mixing its outputs with the first one's. The lock is an ``flock`` on
+    ``FOLDER/.benchforge.lock``, which the kernel releases when its process dies; the
+    file keeps the owner's details, so a lock left by a killed run is taken over with a
+    message. Temporary files of interrupted atomic writes are removed on taking it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / LOCK_NAME
+    fh = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held until the run ends
+    try:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            owner = fh.read().strip() or "owner unknown"
+            raise FolderLocked(
+                f"{folder}: another benchforge run is writing here ({owner}); wait for it "
+                "to finish or choose another output folder"
+            ) from None
+        fh.seek(0)
+        previous = fh.read().strip()
+        if previous:
+            log.warning("%s: taking over the lock of a run that ended without releasing it "
+                        "(%s)", folder, previous)  # fmt: skip
+        fh.seek(0)
+        fh.truncate()
+        fh.write(
+            f"pid {os.getpid()} on {socket.gethostname()}, started "
+            f"{time.strftime('%Y-%m-%d %H:%M:%S %z')}\n"
+        )
+        fh.flush()
+        removed = remove_temporaries(folder)
+        if removed:
+            log.info("%s: removed %d temporary files of interrupted writes", folder, removed)
+        yield
+        fh.seek(0)
+        fh.truncate()  # an empty lock file: released cleanly
+    finally:
+        fh.close()  # closing releases the flock
+
+
+def remove_temporaries(folder: Path) -> int:
+    """Remove the temporary files (``.NAME.*.tmp``) that interrupted atomic writes left
+    under ``folder``; folders with a lock of their own are left to their own runs."""
+    removed = 0
+    for root, dirs, files in os.walk(folder):
+        here = Path(root)
+        dirs[:] = [d for d in dirs if not (here / d / LOCK_NAME).exists()]
+        for name in files:
+            if name.startswith(".") and name.endswith(".tmp"):
+                (here / name).unlink(missing_ok=True)
+                removed += 1
+    return removed
 
 
 def _atomic(path: Path, write) -> None:  # noqa: ANN001 - a callable taking the temp path

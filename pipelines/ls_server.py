@@ -4,10 +4,12 @@ Label Studio's pins clash with Prefect's, so the server lives in a virtual envir
 of its own (``BENCHFORGE_HOME/labelstudio/venv``, installed from
 ``scripts/labelstudio-constraints.txt`` the first time). ``up`` starts it on 127.0.0.1
 with an admin account and a legacy API token created without any prompt, and waits until
-it answers; the account's password and token are generated once and kept in a
-credentials file with mode 0600 outside the repository (``BENCHFORGE_CONFIG``, default
-``~/.config/benchforge``). Secrets reach the server through its environment, never its
-command line, and are never printed or logged. ``status`` says whether it runs and where;
+it answers; its data folder (whose database holds every account's token) is private to
+the owner (folders 0700, files 0600, the server started with umask 077); the account's
+password and token are generated once and kept in a credentials file with mode 0600
+outside the repository (``BENCHFORGE_CONFIG``, default ``~/.config/benchforge``).
+Secrets reach the server through its environment, never its command line, and are never
+printed or logged. ``status`` says whether it runs and where;
 ``down`` stops the process it started.
 
 A user who runs Label Studio already sets ``LABEL_STUDIO_URL`` and
@@ -267,6 +269,7 @@ def up(port: int | None = None, timeout: float = 300.0) -> dict:
     data_dir = server / "data"
     data_dir.mkdir(parents=True, exist_ok=True)
     log_path = server / "server.log"
+    make_private(server, skip=venv_dir())
     env = {
         **os.environ,
         "LABEL_STUDIO_USERNAME": creds["username"],
@@ -302,6 +305,7 @@ def up(port: int | None = None, timeout: float = 300.0) -> dict:
             env=env,
             cwd=server,
             start_new_session=True,  # its own process group: `down` stops all of it
+            umask=0o077,  # its database holds every account's token: owner only
         )
     state = {
         "pid": proc.pid,
@@ -312,6 +316,7 @@ def up(port: int | None = None, timeout: float = 300.0) -> dict:
         "started_at": time.time(),
     }
     _state_path().write_text(json.dumps(state), encoding="utf-8")
+    _state_path().chmod(0o600)
     log.info("starting Label Studio on %s (log: %s)", url, log_path)
     deadline = time.monotonic() + timeout
     while not _answers(url):
@@ -325,6 +330,24 @@ def up(port: int | None = None, timeout: float = 300.0) -> dict:
         time.sleep(0.5)
     _check_token(url, creds["token"])
     return status()
+
+
+def make_private(folder: Path, skip: Path | None = None) -> None:
+    """``folder`` and every folder under it 0700, every file 0600 (``skip``, the shared
+    virtual environment, excepted): Label Studio's SQLite database holds the admin's and
+    every annotator's API token in plain text. Fixes installs made before."""
+    skip = skip.resolve() if skip else None
+    for root, dirs, files in os.walk(folder):
+        here = Path(root)
+        if skip and here.resolve() == skip:
+            dirs[:] = []
+            continue
+        here.chmod(0o700)
+        dirs[:] = [d for d in dirs if not (skip and (here / d).resolve() == skip)]
+        for name in files:
+            path = here / name
+            if not path.is_symlink():
+                path.chmod(0o600)
 
 
 def _check_token(url: str, token: str, source: str | None = None) -> None:

@@ -91,13 +91,14 @@ def check_corpus_file(corpus: CorpusSpec, path: Path) -> None:
         codecs.lookup(corpus.encoding)
     except LookupError:
         raise InputError(f"{path}: unknown encoding {corpus.encoding!r}") from None
-    if path.is_file() and path.stat().st_size == 0:
-        raise InputError(f"{path}: empty file (0 bytes): corpus {corpus.name!r} has no documents")
     n = 0
     for n, _ in _decoded_lines(path, corpus.encoding):  # noqa: B007
         pass
-    if n == 0:
-        raise InputError(f"{path}: no lines: corpus {corpus.name!r} has no documents")
+    if n == 0 and not corpus.allow_empty:
+        raise InputError(
+            f"{path}: empty file: corpus {corpus.name!r} has no documents (set allow_empty: "
+            "true on the corpus if that is expected)"
+        )
 
 
 def iter_records(corpus: CorpusSpec, path: Path) -> Iterator[tuple[int, dict | None]]:
@@ -191,7 +192,8 @@ def read_documents(corpus: CorpusSpec, path: Path) -> StageResult:
     """Read a whole corpus into the ``documents`` table (stage ``read``).
 
     Documents whose text is empty or blank are dropped with reason ``empty_document``;
-    blank lines of JSON Lines, CSV and TSV files with reason ``blank_line``.
+    blank lines of JSON Lines, CSV and TSV files with reason ``blank_line``. A corpus with
+    no document that has text is an error unless the recipe sets ``allow_empty``.
     A missing field, a malformed line, an unparsable date or a repeated id is an
     :class:`InputError` naming the file and line.
     """
@@ -237,6 +239,11 @@ def read_documents(corpus: CorpusSpec, path: Path) -> StageResult:
         rows.append(_row(corpus, source_id, lineno, text, date, meta))
         if corpus.limit and len(rows) >= corpus.limit:
             break
+    if not corpus.allow_empty and not any(str(r[4]).strip() for r in rows):
+        raise InputError(
+            f"{path}: no documents with text in {len(rows)} lines: corpus {corpus.name!r} is "
+            "empty (set allow_empty: true on the corpus if that is expected)"
+        )
     docs = pd.DataFrame.from_records(rows, columns=DOCUMENT_COLUMNS)
     docs["line"] = docs["line"].astype("int64")
     reasons = docs["text"].str.strip().eq("").map({True: "empty_document", False: None})

@@ -53,6 +53,9 @@ class CorpusSpec(_Strict):
     columns: list[str] | None = None
     keep_fields: list[str] = Field(default_factory=list)
     limit: int | None = Field(default=None, ge=1)
+    # a corpus that may be empty (no documents): otherwise an empty file is an error, so
+    # that a truncated export never silently replaces good outputs with empty ones
+    allow_empty: bool = False
 
     @model_validator(mode="after")
     def _check(self) -> CorpusSpec:

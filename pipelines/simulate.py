@@ -102,6 +102,7 @@ def ensure_annotators(ls, k: int, seed: int, pool: str = "annotator") -> list[An
                     last_name=f"{pool.capitalize()} {n + 1}",
                 ),
                 "create user",
+                recheck=lambda e=email: next((u for u in ls.users.list() if u.email == e), None),
             )
         out.append(
             Annotator(
@@ -310,6 +311,7 @@ def simulate(
                     id=t, completed_by=w.user_id, **p
                 ),
                 "post annotation",
+                recheck=lambda t=task_id, w=who: _saved_annotation(ls, t, w.user_id),
             )
         return len(task_jobs)
 
@@ -330,6 +332,15 @@ def simulate(
             for task_id, who, payload in jobs
         ],
     }
+
+
+def _saved_annotation(ls, task_id: int, user_id: int) -> object | None:  # noqa: ANN001
+    """The task's annotation by ``user_id`` if one is saved (a simulated account
+    annotates a task at most once: its (item, annotator, round) key)."""
+    for ann in ls.annotations.list(id=task_id):
+        if _user_id(ann.completed_by) == user_id:
+            return ann
+    return None
 
 
 def _user_id(value: object) -> int | None:

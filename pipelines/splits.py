@@ -416,6 +416,15 @@ def run_split(
 ) -> dict:
     """Split the gold items (joined with ``items_path`` for their texts), write
     splits.parquet, artifacts.json and artifacts.md atomically; return a summary."""
+    from pipelines.io import output_lock
+
+    with output_lock(out):  # one run at a time writes into OUT
+        return _run_split(gold_path, settings, out, items_path)
+
+
+def _run_split(
+    gold_path: Path, settings: SplitSettings, out: Path, items_path: Path | None
+) -> dict:
     import json
 
     from pipelines.artifacts import artifact_report, report_markdown

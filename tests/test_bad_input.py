@@ -181,11 +181,12 @@ def test_an_over_long_document_is_dropped_before_sentence_splitting(tmp_path):
 
 @pytest.fixture
 def ratings(tmp_path) -> Path:
-    rows = [
-        {"item_id": f"i{i}", "annotator_id": f"a{a}", "value": str((i + a) % 6)}
+    rows = [  # four annotators who agree closely (one a point higher on every third item)
+        {"item_id": f"i{i}", "annotator_id": f"a{a}",
+         "value": str(min(5, i % 6 + (a == 0 and i % 3 == 0)))}
         for i in range(12)
         for a in range(4)
-    ]
+    ]  # fmt: skip
     path = tmp_path / "ratings.parquet"
     pd.DataFrame(rows).to_parquet(path)
     return path
@@ -201,7 +202,7 @@ def test_agreement_refuses_values_outside_the_interface(ratings, tmp_path, bad):
                str(tmp_path / "gold"))  # fmt: skip
     assert proc.returncode == 2, proc.stderr
     assert f"{ratings}: row 6: annotator 'a1', item 'i1': value '{bad}'" in proc.stderr
-    assert not (tmp_path / "gold").exists()
+    assert not (tmp_path / "gold" / "gold.parquet").exists()
     if bad in ("nan", "inf"):  # the mean rule needs finite numbers even without a config
         proc = cli("agree", str(ratings), "--rule", "mean", "--out", str(tmp_path / "gold"))
         assert proc.returncode == 2 and "is not a finite number" in proc.stderr
@@ -247,3 +248,120 @@ def test_ingest_checks_corpora_before_any_server_or_cluster(tmp_path):
     assert proc.stderr.strip().endswith(f"{tmp_path / 'missing.txt'}: file not found")
     assert "temporary Prefect server" not in proc.stderr  # nothing was started
     assert not (tmp_path / "out").exists()
+
+
+def test_screening_every_annotator_away_stops_with_the_figures(tmp_path):
+    """Issue 16: 3 annotators, overlap 3, 20 STS items of random ratings: KLUE-STS's
+    screening drops all three; the step stops naming them and the thresholds."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    rows = [{"item_id": f"i{i}", "annotator_id": f"a{a}", "value": str(int(rng.integers(6)))}
+            for i in range(20) for a in range(3)]  # fmt: skip
+    path = tmp_path / "three.parquet"
+    pd.DataFrame(rows).to_parquet(path)
+    proc = cli("agree", str(path), "--rule", "mean", "--out", str(tmp_path / "gold"))
+    assert proc.returncode == 2, proc.stderr
+    assert "the screening would remove every annotator (3: a0: pearson" in proc.stderr
+    assert "pearson_min 0.8 and alpha_min 0.2" in proc.stderr
+    assert not (tmp_path / "gold" / "gold.parquet").exists()
+
+
+def test_no_gold_item_left_stops_before_the_split(tmp_path):
+    rows = [{"item_id": f"i{i}", "annotator_id": f"a{a}", "value": ["x", "y"][a % 2]}
+            for i in range(4) for a in range(2)]  # fmt: skip
+    path = tmp_path / "ties.parquet"
+    pd.DataFrame(rows).to_parquet(path)
+    proc = cli("agree", str(path), "--rule", "majority", "--min-votes", "2", "--out",
+               str(tmp_path / "gold"))  # fmt: skip
+    assert proc.returncode == 2, proc.stderr
+    assert "no item keeps a gold label: all 4 items dropped ({'no_majority': 4}" in proc.stderr
+    assert "min_votes 2" in proc.stderr
+
+
+# ------------------------------------------------------- issue 16: folders and inputs
+
+
+def test_a_second_run_into_a_locked_folder_fails_clearly(ratings, tmp_path):
+    from pipelines.io import output_lock
+
+    out = tmp_path / "gold"
+    with output_lock(out):
+        proc = cli("agree", str(ratings), "--rule", "mean", "--out", str(out))
+        assert proc.returncode == 2, proc.stderr
+        assert f"{out}: another benchforge run is writing here (pid {os.getpid()} on" in (
+            proc.stderr
+        )
+        assert not (out / "gold.parquet").exists()  # nothing mixed in
+    proc = cli("agree", str(ratings), "--rule", "mean", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr  # released at the end of the first run
+
+
+def test_a_stale_lock_is_taken_over_and_temporaries_removed(ratings, tmp_path):
+    out = tmp_path / "gold"
+    out.mkdir()
+    (out / ".benchforge.lock").write_text("pid 999999 on elsewhere, started yesterday\n")
+    (out / ".gold.parquet.abc123.tmp").write_bytes(b"")  # a killed write's leftover
+    proc = cli("agree", str(ratings), "--rule", "mean", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "taking over the lock of a run that ended without releasing it" in proc.stderr
+    assert "pid 999999" in proc.stderr
+    assert not list(out.glob(".*.tmp")) and (out / "gold.parquet").is_file()
+    assert (out / ".benchforge.lock").read_text() == ""  # released cleanly
+
+
+def test_a_corpus_without_documents_is_an_error_unless_allowed(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    check_corpus_file(corpus(allow_empty=True), empty)
+    blank = tmp_path / "blank.jsonl"
+    blank.write_text('{"review": "  "}\n\n')
+    with pytest.raises(InputError, match=r"blank.jsonl: no documents with text in 2 lines"):
+        read_documents(corpus(), blank)
+    assert read_documents(corpus(allow_empty=True), blank).kept.empty
+
+
+def test_the_card_says_when_few_annotators_remain():
+    from pipelines.data_card import _limitations
+
+    facts = {
+        "annotation": {"simulated": False, "overlap": 3},
+        "recipe": {"filters": {"classifiers": {"detectors": {"hate": {}}}}},
+        "split": {"splits": {"train": 500, "dev": 100, "test": 100}},
+        "agreement": {"annotators": 4, "dropped_annotators": {"low_pearson": 2}},
+    }
+    assert "**Few annotators**: 2 of 4 annotators remain" in _limitations(facts)
+    facts["agreement"]["dropped_annotators"] = {}
+    assert "Few annotators" not in _limitations(facts)
+
+
+def test_an_ingest_that_keeps_nothing_leaves_earlier_outputs_alone(tmp_path):
+    """Issue 16: a run whose corpora yield no sentence must not replace good outputs with
+    empty tables."""
+    import hashlib
+
+    corpus_file = tmp_path / "reviews.jsonl"
+    lines = ["배우들의 연기가 정말 좋았어요.", "다시 보고 싶은 영화입니다."]
+    corpus_file.write_text("".join(json.dumps({"review": t}, ensure_ascii=False) + "\n"
+                                   for t in lines), encoding="utf-8")  # fmt: skip
+    recipe = {"name": "tiny", "corpora": [{
+        "name": "tiny", "path": str(corpus_file), "format": "jsonl", "text_field": "review",
+        "license": "CC0-1.0", "domain": "review", "style": "colloquial"}],
+        "runner": {"workers": 1}}  # fmt: skip
+    path = tmp_path / "recipe.yaml"
+    path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
+    out = tmp_path / "out"
+    env = {"PREFECT_HOME": str(tmp_path / "prefect"), "PREFECT_API_URL": ""}
+    first = cli("ingest", str(path), "--out", str(out), env=env)
+    assert first.returncode == 0, first.stderr[-2000:]
+
+    def digests() -> dict:
+        return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in out.iterdir()
+                if p.is_file() and p.suffix in (".parquet", ".json")}  # fmt: skip
+
+    before = digests()
+    corpus_file.write_text('{"review": "This movie was great fun to watch."}\n')
+    second = cli("ingest", str(path), "--out", str(out), env=env)
+    assert second.returncode == 2, second.stderr[-2000:]
+    assert "no sentence is left after the filters" in second.stderr
+    assert digests() == before

@@ -306,3 +306,186 @@ def test_prefect_round_trip_flow(server, tmp_path):
     assert report["push"]["created"] == 12 and report["wait"]["done"]
     table = pd.read_parquet(out)
     assert table.loc[~table["cancelled"], "item_id"].value_counts().eq(2).all()
+
+
+# ------------------------------------------------ issue 16: faults never duplicate work
+
+
+class DropProxy:
+    """A proxy on loopback in front of Label Studio that forwards every request and, when
+    armed for a method and a path fragment, forwards that request (so the server commits
+    it) and then closes the connection instead of answering: a lost response."""
+
+    def __init__(self, upstream: str) -> None:
+        import http.server
+        import socket
+        import urllib.error
+        import urllib.request
+
+        self.armed: list[list] = []  # [method, path fragment, times left]
+        self.dropped: list[str] = []
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def forward(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else None
+                skip = {"host", "connection", "content-length", "accept-encoding"}
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in skip}
+                req = urllib.request.Request(upstream + self.path, data=body,
+                                             method=self.command, headers=headers)  # fmt: skip
+                try:
+                    with urllib.request.urlopen(req, timeout=120) as resp:
+                        status, rheaders, data = resp.status, resp.headers, resp.read()
+                except urllib.error.HTTPError as exc:
+                    status, rheaders, data = exc.code, exc.headers, exc.read()
+                if proxy.take(self.command, self.path):
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)  # committed, never answered
+                    return
+                self.send_response(status)
+                drop = {"transfer-encoding", "connection", "content-length", "content-encoding"}
+                for key, value in rheaders.items():
+                    if key.lower() not in drop:
+                        self.send_header(key, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = forward
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def arm(self, method: str, fragment: str, times: int = 1) -> None:
+        self.armed.append([method, fragment, times])
+
+    def take(self, method: str, path: str) -> bool:
+        for entry in self.armed:
+            if entry[0] == method and entry[1] in path and entry[2] > 0:
+                entry[2] -= 1
+                self.dropped.append(f"{method} {path}")
+                return True
+        return False
+
+    def close(self) -> None:
+        self.server.shutdown()
+
+
+def _exactly(project: str, tasks: int, overlap: int) -> pd.DataFrame:
+    """The project holds ``tasks`` tasks, one per item, each with ``overlap`` completed
+    annotations and no account twice."""
+    ls = annotate.client()
+    proj = annotate.find_project(ls, project)
+    exported = annotate.export_tasks(ls, proj.id)
+    assert len(exported) == tasks
+    assert len({t["data"]["item_id"] for t in exported}) == tasks
+    table = annotate.pull(project)
+    per_ann = table.drop_duplicates("annotation_id")
+    assert not per_ann.duplicated(["item_id", "annotator_id"]).any()
+    done = per_ann[~per_ann["cancelled"]].groupby("item_id").size()
+    assert len(done) == tasks and (done == overlap).all()
+    return per_ann
+
+
+def test_a_lost_response_never_duplicates_tasks_or_annotations(server):
+    """Issue 16: the server saves an import or an annotation but its answer is lost; the
+    retry reads back what was saved and writes only what is missing."""
+    from pipelines.ls_server import Connection
+    from pipelines.simulate import with_simulated
+
+    token = ls_server.credentials()["token"]
+    proxy = DropProxy(server["url"])
+    try:
+        ls = annotate.client(Connection(proxy.url, token, managed=False))
+        config = parse_label_config(CONFIGS / "sts.xml")
+        proxy.arm("POST", "/import")
+        pushed = annotate.push(sts_items(20), config, "lost import", 3, ls=ls, progress=True)
+        assert pushed.created == 20 and proxy.dropped  # the first answer was lost
+        proxy.arm("POST", "/annotations", times=3)
+        posted = simulate("lost import", annotators=4, seed=3, ls=ls, progress=True)
+        assert len(proxy.dropped) == 4
+        per_ann = _exactly("lost import", 20, 3)
+        assert len(per_ann) == posted["posted"]
+        # tasks imported with their annotations, the answer lost
+        proxy.arm("POST", "/import")
+        bulk = annotate.push(sts_items(20, start=100), config, "lost bulk import", 3, ls=ls,
+                             progress=True, attach=with_simulated(4, seed=3))  # fmt: skip
+        assert len(proxy.dropped) == 5
+        assert len(_exactly("lost bulk import", 20, 3)) == bulk.annotations
+    finally:
+        proxy.close()
+
+
+def test_killing_the_server_mid_simulate_and_rerunning_leaves_exact_counts(server):
+    config = parse_label_config(CONFIGS / "sts.xml")
+    annotate.push(sts_items(60, start=200), config, "killed simulate", 3, progress=True)
+    result: dict = {}
+
+    def run() -> None:
+        try:
+            result["first"] = simulate("killed simulate", annotators=4, seed=5, progress=True)
+        except Exception as exc:  # noqa: BLE001 - the run may give up while the server is down
+            result["error"] = exc
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    import time
+
+    time.sleep(3)  # some annotations are posted, others in flight
+    ls_server.down()
+    ls_server.up(server["port"])
+    thread.join(timeout=300)
+    again = simulate("killed simulate", annotators=4, seed=5, progress=True)  # the rerun
+    per_ann = _exactly("killed simulate", 60, 3)
+    assert again["posted"] < len(per_ann)
+    assert simulate("killed simulate", annotators=4, seed=5, progress=True)["posted"] == 0
+
+
+def test_repair_removes_duplicates_a_past_fault_left(server):
+    ls = annotate.client()
+    config = parse_label_config(CONFIGS / "sts.xml")
+    annotate.push(sts_items(6, start=300), config, "needs repair", 2, progress=True)
+    simulate("needs repair", annotators=3, seed=1, progress=True)
+    proj = annotate.find_project(ls, "needs repair")
+    tasks = annotate.export_tasks(ls, proj.id)
+    # what the old retries did: a task imported twice and an annotation posted twice
+    ls.projects.import_tasks(proj.id, request=[{"data": tasks[0]["data"]}])
+    first = tasks[1]["annotations"][0]
+    ls.annotations.create(id=tasks[1]["id"], completed_by=first["completed_by"],
+                          result=first["result"], lead_time=1.0)  # fmt: skip
+    dry = cli("annotate", "repair", "--project", "needs repair", "--dry-run", "--json")
+    assert dry.returncode == 0, dry.stderr
+    found = json.loads(dry.stdout)
+    assert len(found["duplicate_tasks"]) == 1 and len(found["duplicate_annotations"]) == 1
+    assert found["duplicate_tasks"][0]["kept_task_id"] == tasks[0]["id"]
+    assert found["duplicate_annotations"][0]["kept_annotation_id"] == first["id"]
+    fixed = cli("annotate", "repair", "--project", "needs repair")
+    assert fixed.returncode == 0 and "removed 1 duplicate tasks and 1 duplicate" in fixed.stdout
+    _exactly("needs repair", 6, 2)
+    again = json.loads(cli("annotate", "repair", "--project", "needs repair", "--json").stdout)
+    assert again["duplicate_tasks"] == [] and again["duplicate_annotations"] == []
+
+
+def test_server_data_is_private_and_old_installs_are_fixed(server):
+    data = Path(ls_server.status()["data_dir"])
+    database = data / "label_studio.sqlite3"
+    # an install made before: world-readable
+    data.chmod(0o755)
+    database.chmod(0o644)
+    ls_server.down()
+    ls_server.up(server["port"])
+    for folder in (data, data.parent):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+    for path in data.rglob("*"):
+        mode = stat.S_IMODE(path.stat().st_mode)
+        assert mode & 0o077 == 0, f"{path} {mode:o}"
+    assert stat.S_IMODE(database.stat().st_mode) == 0o600
+    state = data.parent / "server.json"
+    assert stat.S_IMODE(state.stat().st_mode) == 0o600
