@@ -391,6 +391,8 @@ def _exactly(project: str, tasks: int, overlap: int) -> pd.DataFrame:
     assert not per_ann.duplicated(["item_id", "annotator_id"]).any()
     done = per_ann[~per_ann["cancelled"]].groupby("item_id").size()
     assert len(done) == tasks and (done == overlap).all()
+    print(f"{project}: {len(exported)} tasks, {len(per_ann)} annotations "
+          f"({int(done.sum())} completed, {int(per_ann['cancelled'].sum())} skipped)")  # fmt: skip
     return per_ann
 
 
