@@ -238,7 +238,7 @@ def _ingest(args: argparse.Namespace) -> int:
     with prefect_server():
         from flows.ingest import run_ingest
 
-        report = run_ingest(args.recipe, args.out, overrides, check=False)
+        report = run_ingest(args.recipe, args.out, overrides)
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=2))
     else:

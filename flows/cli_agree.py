@@ -124,14 +124,14 @@ def _allowed(args: argparse.Namespace) -> list[str] | None:
         return [v.strip() for v in args.values.split(",") if v.strip()]
     if args.config is None:
         return None
-    controls = parse_label_config(args.config).answer_controls
-    chosen = [c for c in controls if c.name == args.field] if args.field else list(controls)
-    if len(chosen) != 1 or not chosen[0].options:
-        names = [c.name for c in controls]
+    config = parse_label_config(args.config)
+    control = config.answer_control(args.field)
+    if control is None or not control.options:
+        names = [c.name for c in config.answer_controls]
         raise AgreementError(
             f"{args.config}: choose the answer control with --field (controls: {names})"
         )
-    return list(chosen[0].options)
+    return list(control.options)
 
 
 def run(args: argparse.Namespace) -> int:

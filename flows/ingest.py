@@ -247,16 +247,13 @@ def ingest_flow(recipe_path: str, out_dir: str, overrides: dict | None = None) -
     return {"stats": stats, "tasks": tasks, "written": written, "out_dir": str(out)}
 
 
-def run_ingest(
-    recipe_path: Path, out_dir: Path, overrides: dict | None = None, check: bool = True
-) -> dict:
+def run_ingest(recipe_path: Path, out_dir: Path, overrides: dict | None = None) -> dict:
     """Run the flow on the recipe's task runner (inside ``flows.runtime.prefect_server``);
-    the corpora and checkpoints are checked first (``check=False``: the caller did)."""
+    the corpora and checkpoints are checked first, before the cluster starts."""
     from flows.runtime import dask_task_runner, result_storage
 
     recipe = load_recipe(recipe_path, overrides)
-    if check:
-        check_ingest_inputs(recipe, recipe_path)  # before the cluster starts
+    check_ingest_inputs(recipe, recipe_path)  # files checked already are not read again
     out_dir.mkdir(parents=True, exist_ok=True)
     with output_lock(out_dir), result_storage(out_dir):  # one run at a time writes into OUT
         runner = dask_task_runner(recipe.runner.workers, recipe.runner.dask_address)

@@ -120,10 +120,9 @@ def interface_answers(recipe: Recipe, field: str | None) -> list[str] | None:
     its only answer control): the values the agreement step accepts."""
     from pipelines.label_config import parse_label_config
 
-    controls = parse_label_config(recipe.resolve(recipe.annotation.config)).answer_controls
-    chosen = [c for c in controls if c.name == field] if field else list(controls)
-    if len(chosen) == 1 and chosen[0].single and chosen[0].options:
-        return list(chosen[0].options)
+    control = parse_label_config(recipe.resolve(recipe.annotation.config)).answer_control(field)
+    if control and control.single and control.options:
+        return list(control.options)
     return None
 
 

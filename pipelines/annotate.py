@@ -244,9 +244,7 @@ def push(
         raise AnnotationError(f"overlap must be 1 or more, got {overlap}")
     ls = ls or client()
     proj = ensure_project(ls, project, config, overlap)
-    existing = {
-        str(t["data"].get("item_id")) for t in _task_data(ls, proj.id) if "item_id" in t["data"]
-    }
+    existing = _item_ids(ls, proj.id)
     fresh = items[~items["item_id"].isin(existing)]
     records = _records(fresh)
     annotations = attach(ls, proj, records) if attach and records else 0
@@ -266,12 +264,9 @@ def _import_once(ls, project_id: int, chunk: list[dict]) -> None:  # noqa: ANN00
     records whose item is not in the project yet (an import is one transaction: it was
     saved whole or not at all)."""
 
-    def missing() -> list[dict]:
-        have = {str(t["data"].get("item_id")) for t in _task_data(ls, project_id)}
-        return [r for r in chunk if str(r["data"].get("item_id")) not in have]
-
     def rest() -> int | None:
-        todo = missing()
+        have = _item_ids(ls, project_id)
+        todo = [r for r in chunk if str(r["data"].get("item_id")) not in have]
         if not todo:
             return 0
         if len(todo) < len(chunk):
@@ -282,6 +277,20 @@ def _import_once(ls, project_id: int, chunk: list[dict]) -> None:  # noqa: ANN00
 
     with_retries(lambda: ls.projects.import_tasks(project_id, request=chunk), "import",
                  recheck=rest)  # fmt: skip
+
+
+def _item_ids(ls, project_id: int) -> set[str]:  # noqa: ANN001
+    """The item ids of the project's tasks."""
+    return {
+        str(t["data"].get("item_id")) for t in _task_data(ls, project_id) if "item_id" in t["data"]
+    }
+
+
+def user_id_of(completed_by: object) -> int | None:
+    """The account id in an annotation's ``completed_by`` (an id, or a user object)."""
+    if isinstance(completed_by, dict):
+        return int(completed_by["id"])
+    return int(completed_by) if completed_by is not None else None
 
 
 def _task_data(ls, project_id: int) -> list[dict]:  # noqa: ANN001
@@ -385,8 +394,7 @@ def annotations_table(tasks: list[dict], users: dict[int, str], project: str) ->
     for task in tasks:
         item_id = str(task["data"].get("item_id", task["id"]))
         for ann in task.get("annotations", []):
-            user = ann.get("completed_by")
-            user_id = int(user["id"] if isinstance(user, dict) else user)
+            user_id = user_id_of(ann.get("completed_by"))
             email = users.get(user_id, "")
             base = {
                 "item_id": item_id,
@@ -449,8 +457,7 @@ def repair(project: str, ls=None, dry_run: bool = False) -> dict:  # noqa: ANN00
         first_task[item] = int(task["id"])
         first_ann: dict[int | None, int] = {}
         for ann in sorted(task.get("annotations", []), key=lambda a: int(a["id"])):
-            user = ann.get("completed_by")
-            user_id = int(user["id"] if isinstance(user, dict) else user)
+            user_id = user_id_of(ann.get("completed_by"))
             if user_id in first_ann:
                 anns_out.append({"annotation_id": int(ann["id"]), "task_id": int(task["id"]),
                                  "item_id": item, "annotator_id": f"ls-user-{user_id}",

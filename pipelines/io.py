@@ -72,11 +72,13 @@ def output_lock(folder: Path) -> Iterator[None]:
 
 def remove_temporaries(folder: Path) -> int:
     """Remove the temporary files (``.NAME.*.tmp``) that interrupted atomic writes left
-    under ``folder``; folders with a lock of their own are left to their own runs."""
+    under ``folder``; folders with a lock of their own are left to their own runs, and
+    ``.cache`` (Prefect's task results, thousands of files, never written by ``_atomic``)
+    is not walked."""
     removed = 0
     for root, dirs, files in os.walk(folder):
         here = Path(root)
-        dirs[:] = [d for d in dirs if not (here / d / LOCK_NAME).exists()]
+        dirs[:] = [d for d in dirs if d != ".cache" and not (here / d / LOCK_NAME).exists()]
         for name in files:
             if name.startswith(".") and name.endswith(".tmp"):
                 (here / name).unlink(missing_ok=True)

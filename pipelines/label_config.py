@@ -45,6 +45,13 @@ class LabelConfig:
                 return ctl
         raise KeyError(name)
 
+    def answer_control(self, name: str | None = None) -> Control | None:
+        """The answer control ``name``, or with no name the only answer control; None
+        when there is no such control or several to choose from."""
+        controls = self.answer_controls
+        chosen = [c for c in controls if c.name == name] if name else list(controls)
+        return chosen[0] if len(chosen) == 1 else None
+
     @property
     def answer_controls(self) -> tuple[Control, ...]:
         """Controls that carry the annotation itself (not report flags)."""

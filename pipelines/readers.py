@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import functools
 import gzip
 import json
 import sys
@@ -86,17 +87,31 @@ def _is_utf8(encoding: str) -> bool:
 def check_corpus_file(corpus: CorpusSpec, path: Path) -> None:
     """Before any work (and before a cluster starts): the file exists, is not empty and
     decodes with the corpus's encoding from the first line to the last; an
-    :class:`InputError` names the file and the line otherwise."""
+    :class:`InputError` names the file and the line otherwise. A file already found good
+    in this process (same size and modification time) is not decoded again, so callers
+    at several depths (the CLI, then the ingest it starts) may all check."""
     try:
-        codecs.lookup(corpus.encoding)
+        stat = path.stat()
+        stamp = (stat.st_size, stat.st_mtime_ns)
+    except OSError:
+        stamp = None  # _decoded_lines names the problem
+    _check_decodes(path, corpus.encoding, corpus.allow_empty, corpus.name, stamp)
+
+
+@functools.lru_cache(maxsize=256)
+def _check_decodes(
+    path: Path, encoding: str, allow_empty: bool, name: str, stamp: tuple | None
+) -> None:
+    try:
+        codecs.lookup(encoding)
     except LookupError:
-        raise InputError(f"{path}: unknown encoding {corpus.encoding!r}") from None
+        raise InputError(f"{path}: unknown encoding {encoding!r}") from None
     n = 0
-    for n, _ in _decoded_lines(path, corpus.encoding):  # noqa: B007
+    for n, _ in _decoded_lines(path, encoding):  # noqa: B007
         pass
-    if n == 0 and not corpus.allow_empty:
+    if n == 0 and not allow_empty:
         raise InputError(
-            f"{path}: empty file: corpus {corpus.name!r} has no documents (set allow_empty: "
+            f"{path}: empty file: corpus {name!r} has no documents (set allow_empty: "
             "true on the corpus if that is expected)"
         )
 

@@ -54,6 +54,7 @@ from pipelines.annotate import (
     client,
     export_tasks,
     find_project,
+    user_id_of,
     with_retries,
 )
 from pipelines.label_config import Control, LabelConfig, parse_label_config
@@ -215,7 +216,7 @@ def plan(
     jobs = []
     for index, task in enumerate(tasks):
         anns = task.get("annotations", [])
-        done = {_user_id(a.get("completed_by")) for a in anns}
+        done = {user_id_of(a.get("completed_by")) for a in anns}
         need = overlap - sum(1 for a in anns if not a.get("was_cancelled"))
         key = task["data"].get("item_id", task.get("id"))
         order = np.random.default_rng(_seed(seed, "assign", key)).permutation(len(people))
@@ -230,8 +231,15 @@ def plan(
     return jobs
 
 
-def _prepare(ls, proj, annotators: int, seed: int, pool: str) -> tuple[LabelConfig, list]:  # noqa: ANN001
-    """The project's config and the simulated accounts; the project is marked simulated."""
+def _prepare(
+    ls,
+    proj,
+    annotators: int,
+    seed: int,
+    pool: str,  # noqa: ANN001
+) -> tuple[LabelConfig, list[Annotator], int]:
+    """The project's config, the simulated accounts and the overlap; the project is marked
+    simulated."""
     config = parse_label_config(proj.label_config)
     overlap = int(proj.maximum_annotations or 1)
     people = ensure_annotators(ls, annotators, seed, pool)
@@ -246,7 +254,7 @@ def _prepare(ls, proj, annotators: int, seed: int, pool: str) -> tuple[LabelConf
             ),
             "mark project simulated",
         )
-    return config, people
+    return config, people, overlap
 
 
 def with_simulated(annotators: int, seed: int = 0, pool: str = "annotator") -> AttachAnnotations:
@@ -257,8 +265,7 @@ def with_simulated(annotators: int, seed: int = 0, pool: str = "annotator") -> A
     ``simulate`` would post for the same seed (``plan``)."""
 
     def attach(ls, proj, records: list[dict]) -> int:  # noqa: ANN001
-        config, people = _prepare(ls, proj, annotators, seed, pool)
-        overlap = int(proj.maximum_annotations or 1)
+        config, people, overlap = _prepare(ls, proj, annotators, seed, pool)
         # the data as Label Studio will hand it back (JSON): the same input to the noise
         # model as when the task is read from the server
         tasks = [{"data": json.loads(json.dumps(r["data"])), "annotations": []} for r in records]
@@ -290,8 +297,7 @@ def simulate(
     proj = find_project(ls, project)
     if proj is None:
         raise AnnotationError(f"no Label Studio project named {project!r}")
-    config, people = _prepare(ls, proj, annotators, seed, pool)
-    overlap = int(proj.maximum_annotations or 1)
+    config, people, overlap = _prepare(ls, proj, annotators, seed, pool)
     tasks = export_tasks(ls, proj.id)
     jobs = [
         (tasks[index]["id"], who, payload)
@@ -338,15 +344,9 @@ def _saved_annotation(ls, task_id: int, user_id: int) -> object | None:  # noqa:
     """The task's annotation by ``user_id`` if one is saved (a simulated account
     annotates a task at most once: its (item, annotator, round) key)."""
     for ann in ls.annotations.list(id=task_id):
-        if _user_id(ann.completed_by) == user_id:
+        if user_id_of(ann.completed_by) == user_id:
             return ann
     return None
-
-
-def _user_id(value: object) -> int | None:
-    if isinstance(value, dict):
-        return int(value["id"])
-    return int(value) if value is not None else None
 
 
 def noise_parameters(people: list[Annotator]) -> str:
