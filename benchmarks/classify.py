@@ -27,9 +27,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pipelines.checkpoints import default_device, is_checkpoint  # noqa: E402
-from pipelines.classifier import SequenceClassifier  # noqa: E402
-from pipelines.train_classifier import (  # noqa: E402
+from pipelines.models.checkpoints import default_device, is_checkpoint  # noqa: E402
+from pipelines.models.classifier import SequenceClassifier  # noqa: E402
+from pipelines.models.train_classifier import (  # noqa: E402
     DEFAULT_DATA,
     TASKS,
     TrainSettings,

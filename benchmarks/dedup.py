@@ -1,4 +1,4 @@
-"""Benchmark: near-duplicate removal, batch MinHash (pipelines.minhash) against datasketch.
+"""Benchmark: near-duplicate removal, batch MinHash (pipelines.quality.minhash) against datasketch.
 
 Both run on the same real NSMC reviews in this process: the reference builds one
 datasketch MinHash per sentence (its default SHA-1 shingle hash) and queries a datasketch
@@ -28,8 +28,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 from nsmc_corpus import add_corpus_argument  # noqa: E402
 from test_minhash import reference_near_dedup  # noqa: E402
 
-from pipelines.dedup import deduplicate  # noqa: E402
-from pipelines.recipe import DedupSettings  # noqa: E402
+from pipelines.core.recipe import DedupSettings  # noqa: E402
+from pipelines.quality.dedup import deduplicate  # noqa: E402
 
 
 def main() -> int:

@@ -28,8 +28,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 from nsmc_corpus import add_corpus_argument  # noqa: E402
 from test_gsm import reference_gsm  # noqa: E402
 
-from pipelines.gsm import greedy_sentence_matching  # noqa: E402
-from pipelines.korean import morphemes, split_sentences  # noqa: E402
+from pipelines.lang.ko import morphemes, split_sentences  # noqa: E402
+from pipelines.pairing.gsm import greedy_sentence_matching  # noqa: E402
 
 
 def nsmc_sentences(path: Path, count: int) -> list[str]:

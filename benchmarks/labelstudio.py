@@ -34,9 +34,9 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from pipelines import annotate, ls_server  # noqa: E402
-from pipelines.label_config import parse_label_config  # noqa: E402
-from pipelines.simulate import ensure_annotators  # noqa: E402
+from pipelines.annotation import annotate, ls_server  # noqa: E402
+from pipelines.annotation.label_config import parse_label_config  # noqa: E402
+from pipelines.annotation.simulate import ensure_annotators  # noqa: E402
 
 SAMPLE = 200
 

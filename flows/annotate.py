@@ -1,11 +1,11 @@
 """The Label Studio operations as Prefect tasks with retries, and a round-trip flow.
 
-Each task wraps one function of ``pipelines.annotate`` / ``pipelines.simulate``; besides
-the per-request backoff inside those functions, Prefect retries a whole operation 3
-times, 10 s apart, for a server that is slow or restarting. The push is idempotent and
-the simulation posts only what is missing, so a retry never duplicates a task or an
-annotation. ``annotation_round`` runs push -> (simulate) -> wait -> pull and writes the
-long table atomically.
+Each task wraps one function of ``pipelines.annotation.annotate`` /
+``pipelines.annotation.simulate``; besides the per-request backoff inside those
+functions, Prefect retries a whole operation 3 times, 10 s apart, for a server that is
+slow or restarting. The push is idempotent and the simulation posts only what is
+missing, so a retry never duplicates a task or an annotation. ``annotation_round``
+runs push -> (simulate) -> wait -> pull and writes the long table atomically.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from pathlib import Path
 
 from prefect import flow, task
 
-from pipelines import annotate
-from pipelines.io import write_parquet
-from pipelines.simulate import simulate, with_simulated
+from pipelines.annotation import annotate
+from pipelines.annotation.simulate import simulate, with_simulated
+from pipelines.core.io import write_parquet
 
 RETRIES = {"retries": 3, "retry_delay_seconds": 10}
 

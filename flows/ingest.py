@@ -19,19 +19,9 @@ from prefect import flow, get_run_logger, task
 from prefect.futures import as_completed
 from tqdm.auto import tqdm
 
-from pipelines.classifier import SequenceClassifier
-from pipelines.dedup import deduplicate
-from pipelines.ingest import (
-    CLEANING_FIELDS,
-    ShardOutput,
-    check_continuity,
-    filter_sentences,
-    process_documents,
-)
-from pipelines.io import folder_stamp, output_lock, write_outputs
-from pipelines.preflight import check_ingest_inputs
-from pipelines.readers import InputError, file_fingerprint, read_documents
-from pipelines.recipe import (
+from pipelines.core.io import folder_stamp, output_lock, write_outputs
+from pipelines.core.preflight import check_ingest_inputs
+from pipelines.core.recipe import (
     ClassifierSettings,
     CorpusSpec,
     DedupSettings,
@@ -40,17 +30,27 @@ from pipelines.recipe import (
     load_recipe,
     settings_key,
 )
-from pipelines.segment import SENTENCE_COLUMNS
-from pipelines.stage import StageResult, StageStats, value_counts
-from pipelines.toxic import filter_toxic
+from pipelines.core.stage import StageResult, StageStats, value_counts
+from pipelines.ingest.readers import InputError, file_fingerprint, read_documents
+from pipelines.ingest.segment import SENTENCE_COLUMNS
+from pipelines.ingest.shards import (
+    CLEANING_FIELDS,
+    ShardOutput,
+    check_continuity,
+    filter_sentences,
+    process_documents,
+)
+from pipelines.models.classifier import SequenceClassifier
+from pipelines.quality.dedup import deduplicate
+from pipelines.quality.toxic import filter_toxic
 
 
 def code_fingerprint() -> str:
     """Hash of the pipeline source: editing a stage invalidates cached results."""
     digest = hashlib.sha256()
     root = Path(__file__).resolve().parent.parent / "pipelines"
-    for path in sorted(root.glob("*.py")):
-        digest.update(path.name.encode())
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 

@@ -15,17 +15,8 @@ import pandas as pd
 from prefect import flow, get_run_logger, task
 
 from flows.ingest import CACHE_OPTIONS, code_fingerprint
-from pipelines.io import folder_stamp, output_lock, read_manifest, write_outputs
-from pipelines.pairing import (
-    PAIR_COLUMNS,
-    PairingError,
-    gsm_pairs,
-    metadata_pairs_for,
-    rtt_pairs,
-    sample_pools,
-    with_metadata,
-)
-from pipelines.recipe import (
+from pipelines.core.io import folder_stamp, output_lock, read_manifest, write_outputs
+from pipelines.core.recipe import (
     GsmSpec,
     MetadataSpec,
     PairingSettings,
@@ -34,8 +25,17 @@ from pipelines.recipe import (
     load_recipe,
     settings_key,
 )
-from pipelines.stage import REJECT_COLUMNS, value_counts
-from pipelines.translate import make_translator
+from pipelines.core.stage import REJECT_COLUMNS, value_counts
+from pipelines.pairing.pairs import (
+    PAIR_COLUMNS,
+    PairingError,
+    gsm_pairs,
+    metadata_pairs_for,
+    rtt_pairs,
+    sample_pools,
+    with_metadata,
+)
+from pipelines.pairing.translate import make_translator
 
 
 @task(name="gsm", **CACHE_OPTIONS)

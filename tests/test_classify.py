@@ -15,9 +15,9 @@ import pytest
 import yaml
 from test_ingest_flow import ingest, make_recipe
 
-from pipelines.classifier import ClassifierError, SequenceClassifier
-from pipelines.recipe import ClassifierSettings
-from pipelines.toxic import filter_toxic
+from pipelines.core.recipe import ClassifierSettings
+from pipelines.models.classifier import ClassifierError, SequenceClassifier
+from pipelines.quality.toxic import filter_toxic
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ["--epochs", "2", "--layers", "1", "--hidden", "32", "--heads", "2", "--vocab-size", "800"]
@@ -238,7 +238,7 @@ def test_pretrained_encoder_is_reused_by_train(tmp_path):
 def test_tokenizer_is_identical_on_every_run():
     """tokenizers' WordPiece trainer is not (huggingface/tokenizers#1794); ours must be,
     or a seeded training is not reproducible."""
-    from pipelines.train_classifier import DEFAULT_DATA, load_split, train_tokenizer
+    from pipelines.models.train_classifier import DEFAULT_DATA, load_split, train_tokenizer
 
     texts, _ = load_split(DEFAULT_DATA / "train.tsv", "hate")
     vocabs, encodings = [], []

@@ -4,8 +4,8 @@ import random
 
 import pandas as pd
 
-from pipelines.dedup import deduplicate, jaccard, normalize, shingles
-from pipelines.recipe import DedupSettings
+from pipelines.core.recipe import DedupSettings
+from pipelines.quality.dedup import deduplicate, jaccard, normalize, shingles
 
 
 def frame(texts, corpora=None):

@@ -7,8 +7,8 @@ import argparse
 import re
 from pathlib import Path
 
-from flows.cli import _parser
-from pipelines.recipe import FilterSettings, NoiseSettings, Recipe
+from flows.cli.app import _parser
+from pipelines.core.recipe import FilterSettings, NoiseSettings, Recipe
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
 

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from rouge_score import rouge_scorer
 
-from pipelines.gsm import greedy_sentence_matching
-from pipelines.korean import morphemes
+from pipelines.lang.ko import morphemes
+from pipelines.pairing.gsm import greedy_sentence_matching
 
 ROOT = Path(__file__).resolve().parents[1]
 SEP = "\x1f"

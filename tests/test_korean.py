@@ -2,8 +2,8 @@
 
 import pandas as pd
 
-from pipelines.korean import count_cjk, hangul_share, kss_backend, morphemes, split_sentences
-from pipelines.segment import segment_documents
+from pipelines.ingest.segment import segment_documents
+from pipelines.lang.ko import count_cjk, hangul_share, kss_backend, morphemes, split_sentences
 
 
 def test_kss_runs_on_mecab():

@@ -18,9 +18,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from pipelines import annotate, ls_server
-from pipelines.label_config import parse_label_config
-from pipelines.simulate import simulate
+from pipelines.annotation import annotate, ls_server
+from pipelines.annotation.label_config import parse_label_config
+from pipelines.annotation.simulate import simulate
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = ROOT / "annotation_configs"
@@ -172,8 +172,8 @@ def test_simulate_then_pull_returns_exactly_what_was_posted(simulated):
 def test_bulk_import_gives_the_same_annotations_and_gold(simulated, tmp_path):
     """Tasks imported with their simulated annotations (the rebuild's fast path) hold
     exactly what posting them one by one gave for the same seed, and the same gold."""
-    from pipelines.agreement import AgreementSettings, run_agree
-    from pipelines.simulate import with_simulated
+    from pipelines.agreement.rules import AgreementSettings, run_agree
+    from pipelines.annotation.simulate import with_simulated
 
     config = parse_label_config(CONFIGS / "sts.xml")
     pushed = annotate.push(
@@ -399,8 +399,8 @@ def _exactly(project: str, tasks: int, overlap: int) -> pd.DataFrame:
 def test_a_lost_response_never_duplicates_tasks_or_annotations(server):
     """Issue 16: the server saves an import or an annotation but its answer is lost; the
     retry reads back what was saved and writes only what is missing."""
-    from pipelines.ls_server import Connection
-    from pipelines.simulate import with_simulated
+    from pipelines.annotation.ls_server import Connection
+    from pipelines.annotation.simulate import with_simulated
 
     token = ls_server.credentials()["token"]
     proxy = DropProxy(server["url"])

@@ -7,16 +7,16 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from pipelines.export import klue_nli_records
-from pipelines.nli_items import (
+from pipelines.core.recipe import PremiseRules
+from pipelines.export.records import klue_nli_records
+from pipelines.tasks.nli import (
     hypothesis_items,
     plain_form,
     premise_items,
     templated_hypotheses,
     with_authors,
 )
-from pipelines.premises import premise_reason, select_premises
-from pipelines.recipe import PremiseRules
+from pipelines.tasks.nli_premises import premise_reason, select_premises
 
 RULES = PremiseRules()
 

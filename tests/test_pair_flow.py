@@ -17,8 +17,8 @@ from rouge_score import rouge_scorer
 from test_gsm import SEP, _Pretokenized
 from tiny_translators import EN_KO, KO_EN, build_tiny_marian
 
-from pipelines.korean import morphemes
-from pipelines.metapairs import metadata_pairs
+from pipelines.lang.ko import morphemes
+from pipelines.pairing.metapairs import metadata_pairs
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "recipes" / "sts-pairs-demo.yaml"

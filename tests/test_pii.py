@@ -3,8 +3,8 @@
 import pandas as pd
 import pytest
 
-from pipelines.pii import filter_pii, find_pii, luhn_valid, pii_kinds
-from pipelines.recipe import PiiSettings
+from pipelines.core.recipe import PiiSettings
+from pipelines.quality.pii import filter_pii, find_pii, luhn_valid, pii_kinds
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.readers import InputError, read_documents
-from pipelines.recipe import CorpusSpec
+from pipelines.core.recipe import CorpusSpec
+from pipelines.ingest.readers import InputError, read_documents
 
 
 def spec(**kw) -> CorpusSpec:

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipelines.split_ner import entity_set
-from pipelines.splits import SplitError, SplitSettings, split_with_figures
+from pipelines.splits.ner import entity_set
+from pipelines.splits.rules import SplitError, SplitSettings, split_with_figures
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "data" / "demo"

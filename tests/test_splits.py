@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipelines.artifacts import artifact_report
-from pipelines.splits import SplitError, SplitSettings, split_items, units
+from pipelines.splits.artifacts import artifact_report
+from pipelines.splits.rules import SplitError, SplitSettings, split_items, units
 
 ROOT = Path(__file__).resolve().parent.parent
 PARAKQC = ROOT / "data" / "demo" / "parakqc" / "paraKQC_v1.txt"

@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from pipelines.stage import StageResult, StageStats, split_by_reason
+from pipelines.core.stage import StageResult, StageStats, split_by_reason
 
 
 def test_split_by_reason_and_stats():
@@ -33,7 +33,7 @@ def test_a_drop_without_reason_is_refused():
 
 
 def test_rows_lost_between_stages_are_caught():
-    from pipelines.ingest import check_continuity
+    from pipelines.ingest.shards import check_continuity
 
     def stage(name, n_in, kept):
         return {

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pipelines.export import klue_ynat_records
-from pipelines.tc_items import DEFAULT_TOPIC, keyword_topic, title_items
+from pipelines.export.records import klue_ynat_records
+from pipelines.tasks.ynat import DEFAULT_TOPIC, keyword_topic, title_items
 
 
 def test_keyword_topic():

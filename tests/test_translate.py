@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 from tiny_translators import EN_KO, KO_EN, build_tiny_marian, build_tiny_multilingual
 
-from pipelines.recipe import RttSettings, TranslatorSpec
-from pipelines.rtt import check_round_trip, round_trip
-from pipelines.translate import (
+from pipelines.core.recipe import RttSettings, TranslatorSpec
+from pipelines.pairing.rtt import check_round_trip, round_trip
+from pipelines.pairing.translate import (
     CachedTranslator,
     HttpTranslator,
     TransformersTranslator,

@@ -1,0 +1,172 @@
+"""``benchforge agree``: gold labels and reliability figures from an annotation table."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from pipelines.agreement.rules import RULES, AgreementSettings
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    defaults = AgreementSettings()
+    agree = sub.add_parser(
+        "agree",
+        help="gold labels from annotations: screening, rules, reliability figures",
+        description=(
+            "Turn a long table of annotations (Parquet or CSV with item_id, annotator_id, "
+            "value; optional role, field, cancelled, report_flags, as `annotate pull` "
+            "writes) into gold labels. Writes OUT/gold.parquet (one row per kept item with "
+            "its label, number of annotations and agreement figures), OUT/dropped.parquet "
+            "(every dropped item and annotator with its reason) and OUT/agreement.json "
+            "(Krippendorff's alpha at four levels, Fleiss' kappa, per-annotator Pearson, "
+            "and KLUE's NLI validation table when an author role is present)."
+        ),
+    )
+    agree.add_argument("annotations", type=Path, help="the annotation table (.parquet/.csv)")
+    agree.add_argument(
+        "--rule",
+        required=True,
+        choices=RULES,
+        help="mean: KLUE-STS (screening, mean label rounded, binary label, disagreement "
+        "drops); majority: the label with at least --min-votes votes",
+    )
+    agree.add_argument("--out", type=Path, required=True, help="output folder")
+    agree.add_argument(
+        "--field",
+        default=None,
+        help="which field of a pulled table to aggregate (default: the only answer field)",
+    )
+    agree.add_argument(
+        "--min-votes",
+        type=int,
+        default=None,
+        help="majority: votes needed, the author's included (KLUE-NLI 3 of 5, KLUE-TC 2 of "
+        "3, JNLI 6 of 10, MARC-ja 7 of 10)",
+    )
+    agree.add_argument(
+        "--pearson-min",
+        type=float,
+        default=defaults.pearson_min,
+        help="mean: drop an annotator whose Pearson r with the others' mean is lower "
+        f"({defaults.pearson_min}; KLUE-STS)",
+    )
+    agree.add_argument(
+        "--alpha-min",
+        type=float,
+        default=defaults.alpha_min,
+        help="mean: drop an annotator whose Krippendorff alpha with the others' mean is "
+        f"lower ({defaults.alpha_min}; KLUE-STS)",
+    )
+    agree.add_argument(
+        "--min-shared-items",
+        type=int,
+        default=defaults.min_shared_items,
+        help="mean: annotators sharing fewer items with others are not screened "
+        f"({defaults.min_shared_items})",
+    )
+    agree.add_argument(
+        "--sd-max",
+        type=float,
+        default=defaults.sd_max,
+        help="mean: drop items whose label sd is more than this many sd above the mean item "
+        f"sd ({defaults.sd_max}; KLUE-STS); a negative value turns it off",
+    )
+    agree.add_argument(
+        "--variance-max",
+        type=float,
+        default=None,
+        help="mean: drop items whose label variance is this or more (JSTS: 1.0; off)",
+    )
+    agree.add_argument(
+        "--binary-threshold",
+        type=float,
+        default=defaults.binary_threshold,
+        help=f"mean: binary label 1 at or above this label ({defaults.binary_threshold})",
+    )
+    agree.add_argument(
+        "--report-flags",
+        nargs="*",
+        default=defaults.report_flags,
+        help="report flags that drop an item (default: " + " ".join(defaults.report_flags) + ")",
+    )
+    agree.add_argument(
+        "--report-min",
+        type=int,
+        default=defaults.report_min,
+        help=f"annotators who must raise a flag for it to drop the item ({defaults.report_min})",
+    )
+    allowed = agree.add_mutually_exclusive_group()
+    allowed.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="the Label Studio config the annotations came from: every value must be one of "
+        "its answer control's options (e.g. 0-5 for sts.xml); a value outside them is an "
+        "error naming the row",
+    )
+    allowed.add_argument(
+        "--values",
+        default=None,
+        help="the allowed values, comma-separated (e.g. 0,1,2,3,4,5), instead of --config. "
+        "Without either, any value is accepted, but the mean rule always needs finite numbers",
+    )
+    agree.add_argument("--json", action="store_true", help="print agreement.json")
+
+
+def _allowed(args: argparse.Namespace) -> list[str] | None:
+    """The allowed values from --values or from the answer control of --config."""
+    from pipelines.agreement.rules import AgreementError
+    from pipelines.annotation.label_config import parse_label_config
+
+    if args.values:
+        return [v.strip() for v in args.values.split(",") if v.strip()]
+    if args.config is None:
+        return None
+    config = parse_label_config(args.config)
+    control = config.answer_control(args.field)
+    if control is None or not control.options:
+        names = [c.name for c in config.answer_controls]
+        raise AgreementError(
+            f"{args.config}: choose the answer control with --field (controls: {names})"
+        )
+    return list(control.options)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pipelines.agreement.rules import run_agree
+
+    settings = AgreementSettings(
+        rule=args.rule,
+        answer_field=args.field,
+        min_votes=args.min_votes,
+        pearson_min=args.pearson_min,
+        alpha_min=args.alpha_min,
+        min_shared_items=args.min_shared_items,
+        sd_max=None if args.sd_max is not None and args.sd_max < 0 else args.sd_max,
+        variance_max=args.variance_max,
+        binary_threshold=args.binary_threshold,
+        report_flags=list(args.report_flags),
+        report_min=args.report_min,
+        values=_allowed(args),
+    )
+    figures = run_agree(args.annotations, settings, args.out)
+    if args.json:
+        print(json.dumps(figures, ensure_ascii=False, indent=2))
+        return 0
+    alpha = figures["krippendorff_alpha"]
+    print(
+        f"{figures['gold_items']} of {figures['items']} items kept "
+        f"({figures['annotators']} annotators, {figures['ratings']} ratings); dropped items: "
+        f"{figures['dropped_items'] or 'none'}; dropped annotators: "
+        f"{figures['dropped_annotators'] or 'none'}"
+    )
+    print(
+        "Krippendorff alpha "
+        + ", ".join(f"{k} {v}" for k, v in alpha.items())
+        + f"; Fleiss kappa {figures['fleiss_kappa']['kappa']}"
+    )
+    state = "written to" if figures["written"] else "unchanged in"
+    print(f"Outputs {state} {args.out}")
+    return 0

@@ -1,0 +1,195 @@
+"""``benchforge labelstudio`` and ``benchforge annotate``: the Label Studio commands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from pipelines.annotation.ls_server import DEFAULT_PORT
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    server = sub.add_parser(
+        "labelstudio",
+        help="install, start, stop a local Label Studio server",
+        description=(
+            "A local Label Studio server in a virtual environment of its own "
+            "(BENCHFORGE_HOME/labelstudio, default ~/.local/share/benchforge/labelstudio), "
+            "listening on 127.0.0.1 only. Its admin password and API token are generated "
+            "once and stored with mode 0600 in BENCHFORGE_CONFIG/labelstudio-credentials.json "
+            "(default ~/.config/benchforge); they are never printed. To use a server of your "
+            "own instead, set LABEL_STUDIO_URL and LABEL_STUDIO_API_KEY."
+        ),
+    )
+    ssub = server.add_subparsers(dest="action", required=True, metavar="ACTION")
+    up = ssub.add_parser(
+        "up",
+        help="install (first time), start and wait until it answers",
+        description="Install Label Studio the first time, start it, wait until it answers.",
+    )
+    up.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help=f"port on 127.0.0.1 (default: BENCHFORGE_LS_PORT, else {DEFAULT_PORT}, when free; "
+        "else a free port chosen by the system, printed and remembered until `down`). A port "
+        "given here must be free",
+    )
+    up.add_argument(
+        "--timeout", type=float, default=300.0, help="seconds to wait for it to answer (300)"
+    )
+    ssub.add_parser("status", help="whether it runs, and where", description="Print status.")
+    ssub.add_parser("down", help="stop the server `up` started", description="Stop it.")
+
+    ann = sub.add_parser(
+        "annotate",
+        help="push items to Label Studio, wait, simulate annotators, pull annotations",
+        description=(
+            "Label Studio round trips. The server is LABEL_STUDIO_URL + LABEL_STUDIO_API_KEY "
+            "when set, else the one `benchforge labelstudio up` started."
+        ),
+    )
+    asub = ann.add_subparsers(dest="action", required=True, metavar="ACTION")
+    push = asub.add_parser(
+        "push",
+        help="create or find a project and import items as tasks (idempotent)",
+        description=(
+            "Create the project (or find it by name) with a labeling config and K "
+            "annotations per task, and import the items not already there: each task keeps "
+            "its item_id, so pushing the same items again adds no task."
+        ),
+    )
+    push.add_argument(
+        "items",
+        type=Path,
+        help="items (.parquet, .csv or .jsonl) with an item_id column and every $field the "
+        "config reads",
+    )
+    push.add_argument(
+        "--config", type=Path, required=True, help="labeling config XML (annotation_configs/)"
+    )
+    push.add_argument("--project", required=True, help="project name (3 characters or more)")
+    push.add_argument(
+        "--overlap", type=int, default=1, help="annotations wanted per task, K (default 1)"
+    )
+    wait = asub.add_parser(
+        "wait",
+        help="poll until every task has its K annotations",
+        description=(
+            "Poll the project until every task has K annotations that were not skipped, with a "
+            "progress bar. Exit 0 when done, 3 when the timeout passed first (run it again "
+            "to resume waiting)."
+        ),
+    )
+    wait.add_argument("--project", required=True, help="project name")
+    wait.add_argument("--timeout", type=float, required=True, help="seconds to wait at most")
+    wait.add_argument("--poll", type=float, default=5.0, help="seconds between polls (5)")
+    sim = asub.add_parser(
+        "simulate",
+        help="demos and tests only: post annotations from K simulated accounts",
+        description=(
+            "For demos and tests only. Post the missing annotations of every task from K "
+            "simulated Label Studio accounts (annotator-NN@simulated.benchforge.local), drawn "
+            "from the noise model documented in pipelines/annotation/simulate.py: "
+            "per-annotator bias and noise, at least one careless annotator, 2%% skips, "
+            "1%% report flags. Everything pulled from them is marked simulated. A rerun "
+            "posts nothing twice."
+        ),
+    )
+    sim.add_argument("--project", required=True, help="project name")
+    sim.add_argument("--annotators", type=int, required=True, help="simulated accounts, K")
+    sim.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    sim.add_argument("--workers", type=int, default=8, help="parallel requests (default 8)")
+    sim.add_argument(
+        "--pool",
+        default="annotator",
+        help="account pool name: accounts are <pool>-NN@simulated.benchforge.local "
+        "(default annotator; the NLI rebuild's writers are 'writer', kept apart from the "
+        "validators)",
+    )
+    repair = asub.add_parser(
+        "repair",
+        help="find and remove duplicate tasks and annotations a past fault left",
+        description=(
+            "Find tasks that repeat an item_id (the task with the lowest id is kept; the "
+            "later ones are removed with their annotations) and second annotations by the "
+            "same account on one task (the earliest is kept), remove them, and report what "
+            "was removed. benchforge's own writes no longer leave such duplicates; this "
+            "mends projects written before, or by other tools."
+        ),
+    )
+    repair.add_argument("--project", required=True, help="project name")
+    repair.add_argument("--dry-run", action="store_true", help="only report what would be removed")
+    pull = asub.add_parser(
+        "pull",
+        help="every annotation as a long Parquet table",
+        description=(
+            "Write every annotation of the project as a long table, one row per annotation "
+            "and field: item_id, task_id, annotation_id, annotator_id, field, value, "
+            "created_at, lead_time, cancelled (skipped annotations: kept, no value), "
+            "report_flags, simulated, project. Written atomically."
+        ),
+    )
+    pull.add_argument("--project", required=True, help="project name")
+    pull.add_argument("--out", type=Path, required=True, help="output .parquet file")
+    for parser in (up, push, wait, sim, repair, pull):
+        parser.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pipelines.annotation import annotate, ls_server
+
+    if args.command == "labelstudio":
+        if args.action == "up":
+            info = ls_server.up(args.port, args.timeout)
+            print(json.dumps(info) if args.json else f"Label Studio answers at {info['url']}")
+            return 0
+        if args.action == "status":
+            print(json.dumps(ls_server.status(), indent=2))
+            return 0
+        stopped = ls_server.down()
+        print("stopped" if stopped else "not running")
+        return 0
+    if args.action == "push":
+        config = annotate.load_config(args.config)
+        items = annotate.read_items(args.items, config)
+        result = annotate.push(items, config, args.project, args.overlap)
+        _print(args, result.__dict__, f"{result.created} tasks created, {result.existing} there")
+        return 0
+    if args.action == "wait":
+        result = annotate.wait(args.project, args.timeout, args.poll)
+        _print(args, result, f"{result['finished']}/{result['tasks']} tasks complete")
+        return 0 if result["done"] else 3
+    if args.action == "simulate":
+        from pipelines.annotation.simulate import simulate
+
+        result = simulate(
+            args.project, args.annotators, args.seed, workers=args.workers, pool=args.pool
+        )
+        result.pop("payloads")
+        _print(args, result, f"{result['posted']} simulated annotations posted")
+        return 0
+    if args.action == "repair":
+        result = annotate.repair(args.project, dry_run=args.dry_run)
+        verb = "would remove" if args.dry_run else "removed"
+        _print(args, result, f"{verb} {len(result['duplicate_tasks'])} duplicate tasks and "
+               f"{len(result['duplicate_annotations'])} duplicate annotations of "
+               f"{result['tasks']} tasks in {args.project!r}")  # fmt: skip
+        return 0
+    from pipelines.core.io import write_parquet
+
+    table = annotate.pull(args.project)
+    write_parquet(table, args.out)
+    summary = {
+        "rows": len(table),
+        "annotations": int(table["annotation_id"].nunique()),
+        "cancelled": int(table.drop_duplicates("annotation_id")["cancelled"].sum()),
+        "out": str(args.out),
+    }
+    _print(args, summary, f"{summary['annotations']} annotations ({len(table)} rows) -> {args.out}")
+    return 0
+
+
+def _print(args: argparse.Namespace, result: dict, line: str) -> None:
+    print(json.dumps(result, ensure_ascii=False, default=str) if args.json else line)

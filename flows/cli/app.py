@@ -1,0 +1,377 @@
+"""The ``benchforge`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+from pipelines.agreement.rules import AgreementError
+from pipelines.annotation.annotate import AnnotationError
+from pipelines.annotation.label_config import LabelConfigError
+from pipelines.annotation.ls_server import LabelStudioError
+from pipelines.core.io import FolderLocked
+from pipelines.core.recipe import RecipeError, load_recipe
+from pipelines.ingest.readers import InputError
+from pipelines.models.classifier import ClassifierError
+from pipelines.models.train_classifier import TrainingDataError
+from pipelines.pairing.pairs import PairingError
+from pipelines.pairing.translate import TranslationError
+from pipelines.splits.rules import SplitError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="benchforge",
+        description="Rebuild Korean NLU benchmark datasets end to end.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    ingest = sub.add_parser(
+        "ingest",
+        help="read, clean, split, filter and deduplicate a recipe's corpora",
+        description=(
+            "Run the Prefect ingestion flow for RECIPE: read every corpus, clean documents "
+            "(KLUE 2.3 noise rules), split them into sentences with kss (MeCab backend), drop "
+            "noisy sentences and sentences with personal information, remove exact and near "
+            "duplicates. Writes documents.parquet, sentences.parquet, rejects.parquet (every "
+            "dropped row with its stage and reason), stats.json and manifest.json to --out. "
+            "Task results are cached under OUT/.cache: running again recomputes only what "
+            "changed."
+        ),
+    )
+    ingest.add_argument("recipe", type=Path, help="the recipe YAML file")
+    ingest.add_argument("--out", type=Path, required=True, help="output folder (created)")
+    ingest.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="local Dask worker processes (default: the recipe's runner.workers, else all cores)",
+    )
+    ingest.add_argument(
+        "--dask-address",
+        default=None,
+        help="address of an existing Dask scheduler, e.g. tcp://10.0.0.5:8786 "
+        "(default: the recipe's runner.dask_address, else a local cluster)",
+    )
+    ingest.add_argument(
+        "--shard-size",
+        type=int,
+        default=None,
+        help="documents per shard (default: the recipe's runner.shard_size, 20000)",
+    )
+    ingest.add_argument("--json", action="store_true", help="print the run report as JSON")
+
+    pair = sub.add_parser(
+        "pair",
+        help="build STS sentence pairs (GSM, round-trip translation, metadata)",
+        description=(
+            "Run the Prefect pairing flow for RECIPE's 'pairing' section (KLUE 3.2.1): greedy "
+            "sentence matching on MeCab-morpheme ROUGE for less similar pairs, round-trip "
+            "translation for similar pairs (each round trip checked; drops kept in "
+            "rejects.parquet), and intent/topic pairs from metadata. Reads an ingest run's "
+            "output (--input, else the recipe's pairing.input, else ingests the recipe's "
+            "corpora into OUT/ingest first). Writes pairs.parquet, rejects.parquet, "
+            "stats.json and manifest.json to --out; tasks and translations are cached under "
+            "OUT/.cache."
+        ),
+    )
+    pair.add_argument("recipe", type=Path, help="the recipe YAML file (with a pairing section)")
+    pair.add_argument("--out", type=Path, required=True, help="output folder (created)")
+    pair.add_argument(
+        "--input",
+        type=Path,
+        default=None,
+        help="folder of a finished `benchforge ingest` run to pair (default: see above)",
+    )
+    pair.add_argument(
+        "--seed", type=int, default=None, help="random seed (default: the recipe's pairing.seed)"
+    )
+    pair.add_argument("--json", action="store_true", help="print the run report as JSON")
+
+    classifiers = sub.add_parser(
+        "classifiers",
+        help="train the hate-speech and bias detectors used as filters",
+        description="Detectors for the KLUE 2.3 toxic-content filter.",
+    )
+    csub = classifiers.add_subparsers(dest="action", required=True, metavar="ACTION")
+    train = csub.add_parser(
+        "train",
+        help="train one detector on the shipped Korean HateSpeech data",
+        description=(
+            "Train a BPE tokenizer and a small BERT encoder from scratch on the Korean "
+            "HateSpeech train split (optionally pretrained with masked language modelling on "
+            "unlabeled text first), evaluate on its dev split, and save a transformers "
+            "checkpoint with a model card (README.md: dev macro-F1, per-class F1, score "
+            "distribution) and metrics.json to --out. Defaults train in minutes on a CPU; "
+            "a larger encoder is used when a GPU is present."
+        ),
+    )
+    train.add_argument(
+        "--task",
+        required=True,
+        choices=["hate", "bias", "gender_bias"],
+        help="hate: none/offensive/hate; bias: none/others/gender; gender_bias: False/True",
+    )
+    train.add_argument("--out", type=Path, required=True, help="checkpoint folder (created)")
+    train.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="folder with train.tsv and dev.tsv (default: data/demo/korean-hate-speech/labeled)",
+    )
+    train.add_argument("--epochs", type=int, default=None, help="fine-tuning epochs (default 6)")
+    train.add_argument("--lr", type=float, default=None, help="peak learning rate (default 3e-4)")
+    train.add_argument(
+        "--encoder",
+        type=Path,
+        default=None,
+        help="start from this pretrained encoder (a `classifiers pretrain` output folder or "
+        "any local BERT checkpoint with its tokenizer); the size options are then ignored",
+    )
+    _encoder_options(train)
+    train.add_argument(
+        "--pretrain-texts",
+        type=Path,
+        nargs="*",
+        default=None,
+        help="unlabeled text files (one text a line, or .jsonl[.gz]) for MLM pretraining "
+        "before fine-tuning, in the same run",
+    )
+    train.add_argument(
+        "--pretrain-epochs", type=int, default=None, help="MLM epochs over them (default 0)"
+    )
+    train.add_argument(
+        "--pretrain-lr", type=float, default=None, help="MLM peak learning rate (default 5e-4)"
+    )
+    train.add_argument(
+        "--limit", type=int, default=None, help="train on the first N comments only (quick runs)"
+    )
+    train.add_argument("--json", action="store_true", help="print the metrics as JSON")
+
+    pretrain = csub.add_parser(
+        "pretrain",
+        help="pretrain an encoder once with masked language modelling, for train --encoder",
+        description=(
+            "Train a BPE tokenizer and a small BERT encoder with masked language "
+            "modelling (15%% of tokens, BERT's 80/10/10) on unlabeled text files plus the "
+            "comments of the labeled train split (without their labels; the dev split is "
+            "never seen), and save it to --out as a transformers checkpoint with "
+            "pretrain.json (texts, loss per epoch, settings). `classifiers train --encoder "
+            "DIR` fine-tunes it for each task."
+        ),
+    )
+    pretrain.add_argument(
+        "--texts",
+        type=Path,
+        nargs="+",
+        required=True,
+        help="unlabeled text files: one text a line (.txt, .txt.gz) or .jsonl[.gz] with a "
+        "text, review or comments field",
+    )
+    pretrain.add_argument("--out", type=Path, required=True, help="encoder folder (created)")
+    pretrain.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="folder with the labeled train.tsv whose comments are added "
+        "(default: data/demo/korean-hate-speech/labeled)",
+    )
+    pretrain.add_argument("--epochs", type=int, default=None, help="MLM epochs (default 3)")
+    pretrain.add_argument(
+        "--lr", type=float, default=None, help="MLM peak learning rate (default 5e-4)"
+    )
+    _encoder_options(pretrain)
+    pretrain.add_argument(
+        "--limit", type=int, default=None, help="pretrain on the first N texts only (quick runs)"
+    )
+    pretrain.add_argument("--json", action="store_true", help="print the summary as JSON")
+    from flows.cli.agree import add_parser as add_agree
+    from flows.cli.annotate import add_parsers
+    from flows.cli.rebuild import add_parser as add_rebuild
+    from flows.cli.split import add_parser as add_split
+
+    add_parsers(sub)
+    add_agree(sub)
+    add_split(sub)
+    add_rebuild(sub)
+    return parser
+
+
+def _encoder_options(parser: argparse.ArgumentParser) -> None:
+    """The encoder-size, batching, device and seed options shared by train and pretrain."""
+    parser.add_argument("--layers", type=int, default=None, help="encoder layers (default 4)")
+    parser.add_argument("--hidden", type=int, default=None, help="hidden size (default 256)")
+    parser.add_argument("--heads", type=int, default=None, help="attention heads (default 4)")
+    parser.add_argument(
+        "--intermediate", type=int, default=None, help="feed-forward size (default 4x hidden)"
+    )
+    parser.add_argument(
+        "--vocab-size", type=int, default=None, help="BPE vocabulary size (default 8000)"
+    )
+    parser.add_argument("--batch-size", type=int, default=None, help="batch size (default 32)")
+    parser.add_argument(
+        "--dropout", type=float, default=None, help="hidden and attention dropout (default 0.1)"
+    )
+    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
+    parser.add_argument("--seed", type=int, default=None, help="random seed (default 0)")
+
+
+def _ingest(args: argparse.Namespace) -> int:
+    from flows.runtime import prefect_server
+    from pipelines.core.report import print_report
+
+    overrides = {
+        "runner": {
+            "workers": args.workers,
+            "dask_address": args.dask_address,
+            "shard_size": args.shard_size,
+        }
+    }
+    from pipelines.core.preflight import check_ingest_inputs
+
+    # fail fast on a bad recipe or corpus, before any server or cluster starts
+    check_ingest_inputs(load_recipe(args.recipe, overrides), args.recipe)
+    with prefect_server():
+        from flows.ingest import run_ingest
+
+        report = run_ingest(args.recipe, args.out, overrides)
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=2))
+    else:
+        print_report(report["stats"], report["tasks"])
+        state = "written to" if report["written"] else "unchanged in"
+        print(f"Outputs {state} {args.out}")
+    return 0
+
+
+def _pair(args: argparse.Namespace) -> int:
+    from flows.runtime import prefect_server
+    from pipelines.core.report import print_pair_report
+
+    recipe = load_recipe(args.recipe)
+    if recipe.pairing is None:
+        raise RecipeError(f"{args.recipe}: the recipe has no 'pairing' section")
+    with prefect_server():
+        from flows.pair import run_pair
+
+        report = run_pair(args.recipe, args.out, args.input, args.seed)
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=2))
+    else:
+        print_pair_report(report["stats"], report["tasks"])
+        state = "written to" if report["written"] else "unchanged in"
+        print(f"Outputs {state} {args.out}")
+    return 0
+
+
+def _train_settings(args: argparse.Namespace, **chosen: object):  # noqa: ANN202
+    """TrainSettings from the options given on the command line (the rest default)."""
+    from pipelines.models.checkpoints import default_device
+    from pipelines.models.train_classifier import TrainSettings
+
+    for name in ("layers", "hidden", "heads", "intermediate", "vocab_size", "batch_size"):
+        chosen[name] = getattr(args, name)
+    chosen.update(dropout=args.dropout, limit=args.limit, device=args.device, seed=args.seed)
+    chosen = {k: v for k, v in chosen.items() if v is not None}
+    if "hidden" in chosen and "intermediate" not in chosen:
+        chosen["intermediate"] = 4 * chosen["hidden"]
+    return TrainSettings.for_device(args.device or default_device(), **chosen)
+
+
+def _classifiers_train(args: argparse.Namespace) -> int:
+    from pipelines.models.train_classifier import DEFAULT_DATA, train_classifier
+
+    settings = _train_settings(
+        args,
+        epochs=args.epochs,
+        lr=args.lr,
+        encoder=str(args.encoder) if args.encoder else None,
+        pretrain_texts=[str(p) for p in args.pretrain_texts] if args.pretrain_texts else None,
+        pretrain_epochs=args.pretrain_epochs,
+        pretrain_lr=args.pretrain_lr,
+    )
+    metrics = train_classifier(args.task, args.out, args.data or DEFAULT_DATA, settings)
+    if args.json:
+        print(json.dumps(metrics, ensure_ascii=False, indent=2))
+    else:
+        dev = metrics["dev"]
+        per_class = ", ".join(f"{k} {v}" for k, v in dev["per_class_f1"].items())
+        print(
+            f"{args.task}: dev macro-F1 {dev['macro_f1']} ({per_class}); "
+            f"{metrics['train_seconds']:.0f} s on {metrics['device']}; saved to {args.out}"
+        )
+    return 0
+
+
+def _classifiers_pretrain(args: argparse.Namespace) -> int:
+    from pipelines.models.train_classifier import DEFAULT_DATA, pretrain
+
+    settings = _train_settings(args, pretrain_epochs=args.epochs or 3, pretrain_lr=args.lr)
+    info = pretrain(args.texts, args.out, settings, args.data or DEFAULT_DATA)
+    if args.json:
+        print(json.dumps(info, ensure_ascii=False, indent=2))
+    else:
+        print(
+            f"pretrained on {info['texts']} texts, MLM loss by epoch {info['epoch_loss']}; "
+            f"{info['train_seconds']:.0f} s on {info['device']}; saved to {args.out}"
+        )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    logging.getLogger("httpx").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
+    try:
+        if args.command == "ingest":
+            return _ingest(args)
+        if args.command == "pair":
+            return _pair(args)
+        if args.command == "classifiers" and args.action == "pretrain":
+            return _classifiers_pretrain(args)
+        if args.command == "classifiers":
+            return _classifiers_train(args)
+        if args.command == "agree":
+            from flows.cli.agree import run as run_agree
+
+            return run_agree(args)
+        if args.command == "split":
+            from flows.cli.split import run as run_split
+
+            return run_split(args)
+        if args.command == "rebuild":
+            from flows.cli.rebuild import run as run_rebuild
+
+            return run_rebuild(args)
+        if args.command in ("labelstudio", "annotate"):
+            from flows.cli.annotate import run
+
+            return run(args)
+    except (
+        InputError,
+        RecipeError,
+        PairingError,
+        TranslationError,
+        TrainingDataError,
+        ClassifierError,
+        LabelStudioError,
+        AnnotationError,
+        LabelConfigError,
+        AgreementError,
+        SplitError,
+        FolderLocked,
+    ) as exc:
+        print(f"benchforge: error: {exc}", file=sys.stderr)
+        return 2
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,102 @@
+"""``benchforge rebuild``: the main job, corpora to a released dataset and its card."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    rebuild = sub.add_parser(
+        "rebuild",
+        help="the whole pipeline: recipe in, dataset and data card out",
+        description=(
+            "Run one Prefect flow: ingest -> rule filters -> classifier filters -> items "
+            "(STS: sentence pairs; NLI: premises by KLUE's rules, then a hypothesis-writing "
+            "round; TC: headlines) -> Label Studio push -> (simulated annotators) -> wait -> "
+            "pull -> agreement -> split -> export (the recipe's KLUE layout: klue-sts, "
+            "klue-nli or klue-ynat; JSON Lines and Parquet) -> data card. "
+            "Every step's output is kept under OUT; run the same command again after a "
+            "crash, a kill or a wait that timed out and it resumes without redoing finished "
+            "steps or duplicating Label Studio tasks. With no LABEL_STUDIO_URL set, the "
+            "local Label Studio server is started (installed on first use)."
+        ),
+    )
+    rebuild.add_argument(
+        "recipe", type=Path, help="recipe YAML (recipes/sts-demo.yaml, nli-demo.yaml, tc-demo.yaml)"
+    )
+    rebuild.add_argument(
+        "--out", type=Path, default=None, help="output folder (default: runs/<recipe name>)"
+    )
+    sim = rebuild.add_mutually_exclusive_group()
+    sim.add_argument(
+        "--simulate",
+        dest="simulate",
+        action="store_true",
+        default=None,
+        help="simulated annotators even if the recipe has none (demos and tests; the "
+        "dataset and its card say so)",
+    )
+    sim.add_argument(
+        "--no-simulate",
+        dest="simulate",
+        action="store_false",
+        help="wait for real annotators even if the recipe simulates them",
+    )
+    rebuild.add_argument(
+        "--seed", type=int, default=None, help="seed for pairing and split (default: recipe's)"
+    )
+    rebuild.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help="port of the local Label Studio server; it must be free (default: "
+        "BENCHFORGE_LS_PORT, else 8080 when free, else a free port the system chooses)",
+    )
+    rebuild.add_argument(
+        "--stop-server",
+        action="store_true",
+        help="stop the local Label Studio server at the end if this run started it",
+    )
+    rebuild.add_argument("--json", action="store_true", help="print the step summary as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from flows.runtime import prefect_server
+    from pipelines.annotation import ls_server
+    from pipelines.core.preflight import check_ingest_inputs, check_rebuild_recipe
+    from pipelines.core.recipe import load_recipe
+
+    recipe = load_recipe(args.recipe)  # every section validated, agreement and split too
+    check_rebuild_recipe(recipe, args.recipe)
+    if not (recipe.pairing and recipe.pairing.input):
+        check_ingest_inputs(recipe, args.recipe)
+    out = args.out or Path("runs") / recipe.name
+
+    was_running = bool(os.environ.get("LABEL_STUDIO_URL")) or ls_server.status()["running"]
+    try:
+        # every server check before the first step: a run that cannot reach Label Studio
+        # fails in seconds, not after ingest and pairing
+        server = ls_server.ensure_reachable(args.port)
+        print(f"Label Studio at {server['url']}", flush=True)
+        with prefect_server():
+            from flows.rebuild import AnnotationsPending, run_rebuild
+
+            try:
+                result = run_rebuild(args.recipe, out, args.simulate, args.seed, args.port)
+            except AnnotationsPending as exc:
+                print(f"benchforge: {exc}")
+                return 3
+    finally:
+        if args.stop_server and not was_running:
+            ls_server.down()
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2, default=str))
+        return 0
+    from pipelines.core.report import print_rebuild_summary
+
+    print_rebuild_summary(result)
+    print(f"Dataset and data card in {out / 'dataset'} (DATA_CARD.md)")
+    return 0

@@ -1,0 +1,197 @@
+"""``benchforge split``: artifact-aware train/dev/test splits and the artifact report."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from pipelines.splits.rules import HYPOTHESIS_MODEL, SPLIT_RULES, SplitError, SplitSettings
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    defaults = SplitSettings()
+    split = sub.add_parser(
+        "split",
+        help="artifact-aware train/dev/test splits with an artifact report",
+        description=(
+            "Split gold items (e.g. `agree`'s gold.parquet, joined with --items for their "
+            "texts) into train/dev/test. Items that share a group (--group) or whose texts "
+            "are exact or near duplicates always land in one split. Writes OUT/splits.parquet "
+            "(item_id, split, rule, reason, ...), OUT/artifacts.json and OUT/artifacts.md "
+            "(label, length and overlap per label, cue morphemes by PMI and skew, a "
+            "last-column-only classifier against the majority baseline; train and dev+test "
+            "side by side)."
+        ),
+    )
+    split.add_argument(
+        "gold", type=Path, help="gold items: .parquet/.csv/.jsonl with item_id, label"
+    )
+    split.add_argument(
+        "--rule",
+        required=True,
+        choices=SPLIT_RULES,
+        help="sts: KLUE 3.2.1 (uniform score bins, overlap preference, source shares, "
+        "dev:test 1:2); nli: KLUE 3.3.1 (cross-fitted hypothesis-only classifier, only the "
+        "lowest 20%% of premise sets by cross entropy with the uniform distribution in "
+        "dev/test, 60/40 formal/colloquial source quotas); tc: KLUE 3.1.1 (by date, unseen "
+        "terms preferred); ner: KLUE 3.4.1 (test holds entities unseen in train); random: "
+        "seeded, by unit",
+    )
+    split.add_argument("--out", type=Path, required=True, help="output folder")
+    split.add_argument(
+        "--items", type=Path, default=None, help="items with the text columns, joined on item_id"
+    )
+    split.add_argument(
+        "--text-columns",
+        nargs="+",
+        default=None,
+        help="text columns, first and last compared for overlap (by rule: sts/random "
+        "sentence1 sentence2; nli premise hypothesis; tc title; ner sentence)",
+    )
+    split.add_argument(
+        "--group", nargs="*", default=[], help="columns whose shared values keep items together"
+    )
+    split.add_argument(
+        "--source-column", default=defaults.source_column, help="source column (source)"
+    )
+    split.add_argument(
+        "--eval-fraction",
+        type=float,
+        default=defaults.eval_fraction,
+        help=f"dev+test share of the items ({defaults.eval_fraction})",
+    )
+    split.add_argument(
+        "--dev-share",
+        type=float,
+        default=None,
+        help="dev's share of dev+test (sts 1/3: dev:test = 1:2, KLUE-STS; others 1/2)",
+    )
+    split.add_argument(
+        "--near-duplicate-threshold",
+        type=float,
+        default=defaults.near_duplicate_threshold,
+        help="character 3-gram Jaccard at which texts count as duplicates (0.8)",
+    )
+    nli = split.add_argument_group("nli rule")
+    nli.add_argument(
+        "--eligible-fraction",
+        type=float,
+        default=defaults.eligible_fraction,
+        help="share of premise sets, lowest cross entropy first, that may go to dev/test (0.2)",
+    )
+    nli.add_argument(
+        "--folds", type=int, default=defaults.folds, help="cross-fitting folds of the "
+        "hypothesis-only classifier (5)",
+    )  # fmt: skip
+    nli.add_argument(
+        "--style-column", default=defaults.style_column, help="a source's style column (style)"
+    )
+    nli.add_argument(
+        "--style-shares",
+        nargs="+",
+        default=[f"{k}={v}" for k, v in defaults.style_shares.items()],
+        metavar="STYLE=SHARE",
+        help="dev/test share of each style, equal counts per source within a style "
+        "(formal=0.6 colloquial=0.4)",
+    )
+    nli.add_argument(
+        "--hypothesis-model",
+        nargs="*",
+        default=[],
+        metavar="KEY=VALUE",
+        help="hypothesis-only classifier settings: vocab_size hidden layers heads "
+        "intermediate max_length epochs batch_size lr (defaults: a 2x128 BERT, 4 epochs)",
+    )
+    nli.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
+    tc = split.add_argument_group("tc rule")
+    tc.add_argument(
+        "--date-column",
+        default=defaults.date_column,
+        help="date column (date); 'none' for undated items: dev/test then go to the units "
+        "with the most terms found in no other unit (KLUE 3.1.1's second criterion only)",
+    )
+    tc.add_argument(
+        "--cutoff",
+        default=None,
+        help="items on or after this date go to dev/test (default: the date that puts "
+        "--eval-fraction of the items on or after it)",
+    )
+    ner = split.add_argument_group("ner rule")
+    ner.add_argument(
+        "--entity-column",
+        default=defaults.entity_column,
+        help="entities column: a list of strings or of spans with text, or JSON (entities)",
+    )
+    ner.add_argument(
+        "--unseen-test-share",
+        type=float,
+        default=defaults.unseen_test_share,
+        help="share of test filled first with items whose entities occur nowhere else (0.5)",
+    )
+    split.add_argument("--seed", type=int, default=0, help="random seed (0)")
+    split.add_argument("--json", action="store_true", help="print artifacts.json")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pipelines.splits.rules import run_split
+
+    settings = SplitSettings(
+        rule=args.rule,
+        seed=args.seed,
+        eval_fraction=args.eval_fraction,
+        dev_share=args.dev_share,
+        text_columns=list(args.text_columns) if args.text_columns else None,
+        group_columns=list(args.group),
+        source_column=args.source_column,
+        near_duplicate_threshold=args.near_duplicate_threshold,
+        eligible_fraction=args.eligible_fraction,
+        folds=args.folds,
+        style_column=args.style_column,
+        style_shares=_pairs(args.style_shares, "--style-shares", float),
+        hypothesis_model={**HYPOTHESIS_MODEL, **_pairs(args.hypothesis_model,
+                                                        "--hypothesis-model", _number)},
+        device=args.device,
+        date_column=None if str(args.date_column).lower() == "none" else args.date_column,
+        cutoff=args.cutoff,
+        entity_column=args.entity_column,
+        unseen_test_share=args.unseen_test_share,
+    )  # fmt: skip
+    result = run_split(args.gold, settings, args.out, args.items)
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+        return 0
+    print(f"splits: {result['splits']}")
+    only = result.get("last_column_only")
+    if only:
+        print(
+            f"last-column-only accuracy {only['accuracy']} vs majority baseline "
+            f"{only['majority_baseline']}"
+        )
+    hyp = result.get("rule_figures", {}).get("hypothesis_only")
+    if hyp:
+        print(
+            f"hypothesis-only classifier (cross-fitted): train {hyp['accuracy_train']}, "
+            f"dev+test {hyp['accuracy_dev_test']} vs majority {hyp['majority_baseline_dev_test']}"
+        )
+    state = "written to" if result["written"] else "unchanged in"
+    print(f"Outputs {state} {args.out} (artifacts.md for the report)")
+    return 0
+
+
+def _number(text: str) -> int | float:
+    return int(text) if text.lstrip("-").isdigit() else float(text)
+
+
+def _pairs(values: list[str], option: str, cast) -> dict:  # noqa: ANN001
+    """KEY=VALUE arguments as a dict; a clear error for a malformed one."""
+    out = {}
+    for value in values:
+        key, sep, raw = value.partition("=")
+        try:
+            if not sep or not key:
+                raise ValueError
+            out[key] = cast(raw)
+        except ValueError:
+            raise SplitError(f"{option}: expected KEY=VALUE with a number, got {value!r}") from None
+    return out

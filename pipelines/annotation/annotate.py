@@ -1,0 +1,483 @@
+"""Label Studio round trips through label-studio-sdk: push items, wait, simulate, pull.
+
+- ``push``: find or create the project (by title) with a labeling config and an overlap
+  of K annotations per task, and import the items that are not there yet. Each task's
+  data carries the item's ``item_id``, so pushing the same items again adds no task.
+- ``wait``: poll until every task has K annotations that were not skipped, with a progress
+  bar; returns when done or when the timeout passes (the caller can resume later).
+- ``simulate``: for demos and tests only; see ``pipelines.annotation.simulate``.
+- ``pull``: every annotation as a long table (``ANNOTATION_COLUMNS``), one row per
+  annotation and field; skipped (cancelled) annotations are kept, marked, with no value.
+
+Every call to the server goes through ``with_retries``: transport errors and 5xx answers
+(a server that is slow or restarting) are retried with backoff. The SDK's own retries are
+off (it would repeat a POST whose response was lost, after the server had saved it): a
+write is retried only after reading back whether the failed attempt was saved
+(``recheck``), so a retry never duplicates a task, an annotation, an account or a
+project.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from pipelines.annotation.label_config import REPORT_FIELDS, LabelConfig, parse_label_config
+from pipelines.annotation.ls_server import Connection, connection
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+SIM_DOMAIN = "simulated.benchforge.local"
+IMPORT_CHUNK = 2000
+ANNOTATION_COLUMNS = [
+    "item_id",
+    "task_id",
+    "annotation_id",
+    "annotator_id",
+    "field",
+    "value",
+    "created_at",
+    "lead_time",
+    "cancelled",
+    "report_flags",
+    "simulated",
+    "project",
+]
+
+
+class AnnotationError(ValueError):
+    """Items or a project that cannot be used; the message names the file, row or project."""
+
+
+def client(conn: Connection | None = None):  # noqa: ANN201 - label_studio_sdk.LabelStudio
+    """An SDK client for ``conn`` (default: ``ls_server.connection()``)."""
+    from label_studio_sdk import LabelStudio
+
+    conn = conn or connection()
+    # max_retries=0: the SDK would resend a POST whose response was lost (see with_retries)
+    return LabelStudio(base_url=conn.url, api_key=conn.api_key, timeout=120, max_retries=0)
+
+
+def with_retries(
+    call: Callable[[], T],
+    what: str,
+    attempts: int = 8,
+    base: float = 0.5,
+    recheck: Callable[[], T | None] | None = None,
+) -> T:
+    """``call()``, retried with exponential backoff (0.5 s doubling, 8 attempts, about two
+    minutes in all) on transport errors and 5xx/429 answers; other errors are raised.
+
+    For a write, ``recheck`` reads back whether the failed attempt was saved after all
+    (a response lost after the server committed it): before each retry it is called, and
+    what it returns (not None) is taken as the result instead of writing again."""
+    import httpx
+    from label_studio_sdk.core.api_error import ApiError
+
+    for attempt in range(attempts):
+        try:
+            if attempt and recheck is not None:
+                saved = recheck()
+                if saved is not None:
+                    log.info("%s: the failed attempt was saved; not writing again", what)
+                    return saved
+            return call()
+        except (httpx.TransportError, ApiError) as exc:
+            code = getattr(exc, "status_code", None)
+            if isinstance(exc, ApiError) and not (code == 429 or (code or 0) >= 500):
+                raise
+            if attempt == attempts - 1:
+                raise
+            delay = base * 2**attempt
+            log.warning("%s: %s; retrying in %.1f s", what, type(exc).__name__, delay)
+            time.sleep(delay)
+    raise AssertionError("unreachable")
+
+
+# ---------------------------------------------------------------- items and projects
+
+
+def read_items(path: Path, config: LabelConfig) -> pd.DataFrame:
+    """Items from Parquet, CSV or JSON Lines, with a unique ``item_id`` and every data
+    field the config reads; errors name the file and the row."""
+    if not path.is_file():
+        raise AnnotationError(f"{path}: file not found")
+    suffixes = "".join(path.suffixes)
+    if suffixes.endswith(".parquet"):
+        frame = pd.read_parquet(path)
+    elif suffixes.endswith(".csv"):
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    elif ".jsonl" in suffixes:
+        frame = pd.read_json(path, lines=True, dtype=False)
+    else:
+        raise AnnotationError(f"{path}: expected .parquet, .csv or .jsonl")
+    if "item_id" not in frame.columns:
+        raise AnnotationError(f"{path}: no item_id column (columns: {list(frame.columns)})")
+    missing = [f for f in config.data_fields if f not in frame.columns]
+    if missing:
+        raise AnnotationError(f"{path}: the labeling config reads {missing}, not in the items")
+    ids = frame["item_id"].astype("string")
+    for row, value in enumerate(ids, start=1):
+        if pd.isna(value) or not str(value).strip():
+            raise AnnotationError(f"{path}: row {row}: empty item_id")
+    dup = ids[ids.duplicated()]
+    if len(dup):
+        row = int(dup.index[0]) + 1
+        raise AnnotationError(f"{path}: row {row}: item_id {dup.iloc[0]!r} appears twice")
+    frame = frame.copy()
+    frame["item_id"] = ids.astype(str)
+    return frame
+
+
+def find_project(ls, name: str):  # noqa: ANN001, ANN201
+    """The project titled ``name``, or None (an error when two have that title)."""
+    found = [p for p in with_retries(lambda: list(ls.projects.list(title=name)), "list projects")]
+    found = [p for p in found if p.title == name]
+    if len(found) > 1:
+        raise AnnotationError(f"{len(found)} Label Studio projects are titled {name!r}")
+    return found[0] if found else None
+
+
+def ensure_project(ls, name: str, config: LabelConfig, overlap: int, simulated: bool = False):  # noqa: ANN001, ANN201
+    """Find the project ``name`` or create it with ``config`` and ``overlap``. An existing
+    project must have the same config; its overlap is updated when it differs."""
+    if len(name) < 3:
+        raise AnnotationError(f"project name {name!r}: Label Studio needs 3 characters or more")
+    project = find_project(ls, name)
+    if project is None:
+        return with_retries(
+            lambda: ls.projects.create(
+                title=name,
+                label_config=config.xml,
+                maximum_annotations=overlap,
+                overlap_cohort_percentage=100,
+                description="benchforge project",
+            ),
+            "create project",
+            recheck=lambda: find_project(ls, name),
+        )
+    if _norm(project.label_config) != _norm(config.xml):
+        raise AnnotationError(
+            f"project {name!r} exists with another labeling config; use a new project name"
+        )
+    if project.maximum_annotations != overlap:
+        log.info("project %r: overlap %s -> %s", name, project.maximum_annotations, overlap)
+        project = with_retries(
+            lambda: ls.projects.update(id=project.id, maximum_annotations=overlap),
+            "update project",
+        )
+    return project
+
+
+def _norm(xml: str | None) -> str:
+    return " ".join((xml or "").split())
+
+
+def export_tasks(ls, project_id: int) -> list[dict]:  # noqa: ANN001
+    """Every task of the project with its annotations (Label Studio's JSON export). The
+    server keeps a snapshot file of every export (``data/export/project-N-at-*.json``);
+    those this call made on the managed server are removed, so they do not pile up."""
+
+    def call() -> list[dict]:
+        before = _snapshots(project_id)
+        try:
+            chunks = ls.projects.exports.download_sync(
+                project_id, export_type="JSON", download_all_tasks=True
+            )
+            return json.loads(b"".join(chunks))
+        finally:
+            for path in _snapshots(project_id) - before:
+                path.unlink(missing_ok=True)
+
+    return with_retries(call, "export tasks")
+
+
+def _snapshots(project_id: int) -> set[Path]:
+    """The export snapshot files of the project on the managed server's disk (none for a
+    server of the user's own: benchforge cannot reach its files)."""
+    from pipelines.annotation.ls_server import managed_export_dir
+
+    folder = managed_export_dir()
+    if folder is None:
+        return set()
+    return set(folder.glob(f"project-{int(project_id)}-at-*.json"))
+
+
+@dataclass
+class PushResult:
+    project_id: int
+    project: str
+    items: int
+    created: int
+    existing: int
+    overlap: int
+    annotations: int = 0  # imported with the new tasks (simulated annotators)
+
+
+# attach(ls, project, records) adds "annotations" to new task records; returns how many
+AttachAnnotations = Callable[[object, object, list[dict]], int]
+
+
+def push(
+    items: pd.DataFrame,
+    config: LabelConfig,
+    project: str,
+    overlap: int,
+    ls=None,  # noqa: ANN001
+    progress: bool | None = None,
+    attach: AttachAnnotations | None = None,
+) -> PushResult:
+    """Import ``items`` (with ``item_id``) as tasks; items already in the project are not
+    imported again. ``attach`` (``simulate.with_simulated``) adds annotations to the new
+    tasks, imported in the same request."""
+    if overlap < 1:
+        raise AnnotationError(f"overlap must be 1 or more, got {overlap}")
+    ls = ls or client()
+    proj = ensure_project(ls, project, config, overlap)
+    existing = _item_ids(ls, proj.id)
+    fresh = items[~items["item_id"].isin(existing)]
+    records = _records(fresh)
+    annotations = attach(ls, proj, records) if attach and records else 0
+    bar = tqdm(total=len(records), desc=f"push {project}", unit="task", disable=progress)
+    for start in range(0, len(records), IMPORT_CHUNK):
+        chunk = records[start : start + IMPORT_CHUNK]
+        _import_once(ls, proj.id, chunk)
+        bar.update(len(chunk))
+    bar.close()
+    return PushResult(
+        proj.id, project, len(items), len(records), len(items) - len(fresh), overlap, annotations
+    )
+
+
+def _import_once(ls, project_id: int, chunk: list[dict]) -> None:  # noqa: ANN001
+    """Import ``chunk`` (task records with ``item_id``); after a failed attempt, only the
+    records whose item is not in the project yet (an import is one transaction: it was
+    saved whole or not at all)."""
+
+    def rest() -> int | None:
+        have = _item_ids(ls, project_id)
+        todo = [r for r in chunk if str(r["data"].get("item_id")) not in have]
+        if not todo:
+            return 0
+        if len(todo) < len(chunk):
+            log.warning("import: %d of %d tasks were saved before the failure; importing "
+                        "the other %d", len(chunk) - len(todo), len(chunk), len(todo))  # fmt: skip
+        ls.projects.import_tasks(project_id, request=todo)
+        return len(todo)
+
+    with_retries(lambda: ls.projects.import_tasks(project_id, request=chunk), "import",
+                 recheck=rest)  # fmt: skip
+
+
+def _item_ids(ls, project_id: int) -> set[str]:  # noqa: ANN001
+    """The item ids of the project's tasks."""
+    return {
+        str(t["data"].get("item_id")) for t in _task_data(ls, project_id) if "item_id" in t["data"]
+    }
+
+
+def user_id_of(completed_by: object) -> int | None:
+    """The account id in an annotation's ``completed_by`` (an id, or a user object)."""
+    if isinstance(completed_by, dict):
+        return int(completed_by["id"])
+    return int(completed_by) if completed_by is not None else None
+
+
+def _task_data(ls, project_id: int) -> list[dict]:  # noqa: ANN001
+    """id and data of every task (one request: the export lists tasks without annotations
+    too)."""
+    return [{"id": t["id"], "data": t["data"]} for t in export_tasks(ls, project_id)]
+
+
+def _records(frame: pd.DataFrame) -> list[dict]:
+    out = []
+    for row in frame.to_dict(orient="records"):
+        data = {}
+        for key, value in row.items():
+            if isinstance(value, float) and math.isnan(value):
+                value = None
+            elif hasattr(value, "tolist"):  # numpy scalars and arrays (list columns)
+                value = value.tolist()
+            data[key] = value
+        out.append({"data": data})
+    return out
+
+
+# ---------------------------------------------------------------------------- waiting
+
+
+def progress_of(ls, project_id: int) -> tuple[int, int]:  # noqa: ANN001
+    """(tasks with all their annotations, tasks)."""
+    proj = with_retries(lambda: ls.projects.get(id=project_id), "project status")
+    return int(proj.finished_task_number or 0), int(proj.task_number or 0)
+
+
+def wait(
+    project: str,
+    timeout: float,
+    poll: float = 5.0,
+    ls=None,  # noqa: ANN001
+    progress: bool | None = None,
+) -> dict:
+    """Poll until every task of ``project`` has its annotations or ``timeout`` seconds
+    pass; returns {"done", "finished", "tasks", "waited_s"}."""
+    ls = ls or client()
+    proj = find_project(ls, project)
+    if proj is None:
+        raise AnnotationError(f"no Label Studio project named {project!r}")
+    start = time.monotonic()
+    finished, total = progress_of(ls, proj.id)
+    bar = tqdm(total=total, initial=finished, desc=f"wait {project}", unit="task", disable=progress)
+    while finished < total and time.monotonic() - start < timeout:
+        time.sleep(min(poll, max(0.0, timeout - (time.monotonic() - start))))
+        now, total = progress_of(ls, proj.id)
+        bar.total = total
+        bar.update(now - finished)
+        finished = now
+    bar.close()
+    return {
+        "done": finished >= total,
+        "finished": finished,
+        "tasks": total,
+        "waited_s": round(time.monotonic() - start, 1),
+    }
+
+
+# ------------------------------------------------------------------------------ pull
+
+
+def users_by_id(ls) -> dict[int, str]:  # noqa: ANN001
+    return {
+        int(u.id): str(u.email or u.username)
+        for u in with_retries(lambda: list(ls.users.list()), "list users")
+    }
+
+
+def flatten_result(result: Iterable[dict]) -> list[tuple[str, str]]:
+    """(field, value) pairs of one annotation's result: a choice as itself (several
+    joined with ``|``), text as written, a span as JSON {start, end, text, label}."""
+    out: list[tuple[str, str]] = []
+    for region in result:
+        name = region.get("from_name", "")
+        value = region.get("value", {})
+        kind = region.get("type", "")
+        if kind == "choices":
+            out.append((name, "|".join(value.get("choices", []))))
+        elif kind == "textarea":
+            out.append((name, "\n".join(value.get("text", []))))
+        elif kind == "labels":
+            span = {k: value.get(k) for k in ("start", "end", "text")}
+            for label in value.get("labels", []):
+                out.append((name, json.dumps({**span, "label": label}, ensure_ascii=False)))
+        elif kind == "rating":
+            out.append((name, str(value.get("rating"))))
+        elif kind == "number":
+            out.append((name, str(value.get("number"))))
+        else:
+            out.append((name, json.dumps(value, ensure_ascii=False, sort_keys=True)))
+    return out
+
+
+def annotations_table(tasks: list[dict], users: dict[int, str], project: str) -> pd.DataFrame:
+    """The long table of every annotation in ``tasks`` (an export)."""
+    rows = []
+    for task in tasks:
+        item_id = str(task["data"].get("item_id", task["id"]))
+        for ann in task.get("annotations", []):
+            user_id = user_id_of(ann.get("completed_by"))
+            email = users.get(user_id, "")
+            base = {
+                "item_id": item_id,
+                "task_id": int(task["id"]),
+                "annotation_id": int(ann["id"]),
+                "annotator_id": f"ls-user-{user_id}",
+                "created_at": ann.get("created_at"),
+                "lead_time": ann.get("lead_time"),
+                "cancelled": bool(ann.get("was_cancelled")),
+                "simulated": email.endswith("@" + SIM_DOMAIN),
+                "project": project,
+            }
+            pairs = flatten_result(ann.get("result") or [])
+            flags = sorted(
+                {flag for name, v in pairs if name in REPORT_FIELDS for flag in v.split("|")}
+            )
+            base["report_flags"] = "|".join(flags)
+            if not pairs:
+                rows.append({**base, "field": None, "value": None})
+            rows.extend({**base, "field": name, "value": v} for name, v in pairs)
+    frame = pd.DataFrame(rows, columns=ANNOTATION_COLUMNS)
+    frame["created_at"] = pd.to_datetime(frame["created_at"], utc=True, format="ISO8601")
+    frame["lead_time"] = frame["lead_time"].astype("float64")
+    for col in ("cancelled", "simulated"):
+        frame[col] = frame[col].astype(bool)
+    return frame.sort_values(["item_id", "annotation_id", "field"], kind="stable").reset_index(
+        drop=True
+    )
+
+
+def pull(project: str, ls=None) -> pd.DataFrame:  # noqa: ANN001
+    """Every annotation of ``project`` as a long table (``ANNOTATION_COLUMNS``)."""
+    ls = ls or client()
+    proj = find_project(ls, project)
+    if proj is None:
+        raise AnnotationError(f"no Label Studio project named {project!r}")
+    tasks = export_tasks(ls, proj.id)
+    return annotations_table(tasks, users_by_id(ls), project)
+
+
+def repair(project: str, ls=None, dry_run: bool = False) -> dict:  # noqa: ANN001
+    """Find, and unless ``dry_run`` remove, the duplicates a past fault left in
+    ``project``: tasks that repeat an ``item_id`` (the task with the lowest id is kept,
+    the later ones go with their annotations) and a second annotation by the same account
+    on one task (the earliest is kept). Returns what was found and removed."""
+    ls = ls or client()
+    proj = find_project(ls, project)
+    if proj is None:
+        raise AnnotationError(f"no Label Studio project named {project!r}")
+    tasks = sorted(export_tasks(ls, proj.id), key=lambda t: int(t["id"]))
+    first_task: dict[str, int] = {}
+    tasks_out, anns_out = [], []
+    for task in tasks:
+        item = str(task["data"].get("item_id", task["id"]))
+        if item in first_task:
+            tasks_out.append({"task_id": int(task["id"]), "item_id": item,
+                              "kept_task_id": first_task[item],
+                              "annotations": len(task.get("annotations", []))})  # fmt: skip
+            continue
+        first_task[item] = int(task["id"])
+        first_ann: dict[int | None, int] = {}
+        for ann in sorted(task.get("annotations", []), key=lambda a: int(a["id"])):
+            user_id = user_id_of(ann.get("completed_by"))
+            if user_id in first_ann:
+                anns_out.append({"annotation_id": int(ann["id"]), "task_id": int(task["id"]),
+                                 "item_id": item, "annotator_id": f"ls-user-{user_id}",
+                                 "kept_annotation_id": first_ann[user_id]})  # fmt: skip
+            else:
+                first_ann[user_id] = int(ann["id"])
+    if not dry_run:
+        for row in anns_out:
+            with_retries(lambda a=row["annotation_id"]: ls.annotations.delete(id=a),
+                         "delete annotation")  # fmt: skip
+        for row in tasks_out:
+            with_retries(lambda t=row["task_id"]: ls.tasks.delete(id=t), "delete task")
+    return {
+        "project": project,
+        "tasks": len(tasks),
+        "duplicate_tasks": tasks_out,
+        "duplicate_annotations": anns_out,
+        "removed": not dry_run,
+    }
+
+
+def load_config(path: Path) -> LabelConfig:
+    return parse_label_config(path)

@@ -1,0 +1,432 @@
+"""A local Label Studio server that benchforge installs, starts and stops itself.
+
+Label Studio's pins clash with Prefect's, so the server lives in a virtual environment
+of its own (``BENCHFORGE_HOME/labelstudio/venv``, installed from
+``scripts/labelstudio-constraints.txt`` the first time). ``up`` starts it on 127.0.0.1
+with an admin account and a legacy API token created without any prompt, and waits until
+it answers; its data folder (whose database holds every account's token) is private to
+the owner (folders 0700, files 0600, the server started with umask 077); the account's
+password and token are generated once and kept in a credentials file with mode 0600
+outside the repository (``BENCHFORGE_CONFIG``, default ``~/.config/benchforge``).
+Secrets reach the server through its environment, never its command line, and are never
+printed or logged. ``status`` says whether it runs and where;
+``down`` stops the process it started.
+
+A user who runs Label Studio already sets ``LABEL_STUDIO_URL`` and
+``LABEL_STUDIO_API_KEY``; ``connection`` then returns those and nothing is started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipelines.core.ports import free_port, port_free
+
+log = logging.getLogger(__name__)
+
+LS_VERSION = "1.23.2"
+ROOT = Path(__file__).resolve().parents[2]
+CONSTRAINTS = ROOT / "scripts" / "labelstudio-constraints.txt"
+ADMIN = "admin@benchforge.local"
+DEFAULT_PORT = 8080
+
+
+class LabelStudioError(RuntimeError):
+    """The server cannot be installed, started, reached or authenticated against."""
+
+
+@dataclass(frozen=True)
+class Connection:
+    """Where Label Studio answers and the API key to use (never printed: see __repr__)."""
+
+    url: str
+    api_key: str
+    managed: bool  # started by benchforge (False: LABEL_STUDIO_URL from the environment)
+
+    def __repr__(self) -> str:
+        return f"Connection(url={self.url!r}, api_key=<hidden>, managed={self.managed})"
+
+
+def home() -> Path:
+    """benchforge's data folder: ``BENCHFORGE_HOME``, else ``~/.local/share/benchforge``."""
+    return Path(os.environ.get("BENCHFORGE_HOME") or Path.home() / ".local/share/benchforge")
+
+
+def config_dir() -> Path:
+    """Where the credentials file lives: ``BENCHFORGE_CONFIG``, else ``~/.config/benchforge``."""
+    return Path(os.environ.get("BENCHFORGE_CONFIG") or Path.home() / ".config/benchforge")
+
+
+def _server_dir() -> Path:
+    return home() / "labelstudio"
+
+
+def _state_path() -> Path:
+    return _server_dir() / "server.json"
+
+
+def credentials_path() -> Path:
+    return config_dir() / "labelstudio-credentials.json"
+
+
+def venv_dir() -> Path:
+    """Label Studio's virtual environment: ``BENCHFORGE_LS_VENV``, else under ``home()``
+    (tests share one install across their temporary homes this way)."""
+    return Path(os.environ.get("BENCHFORGE_LS_VENV") or _server_dir() / "venv")
+
+
+def ensure_installed() -> Path:
+    """Label Studio's own virtual environment, created and installed when missing or when
+    its pinned set changed; returns the ``label-studio`` executable."""
+    venv = venv_dir()
+    exe = venv / "bin" / "label-studio"
+    stamp = venv / ".benchforge-stamp"
+    want = f"{LS_VERSION} {_constraints_digest()}"
+    if exe.exists() and stamp.exists() and stamp.read_text() == want:
+        return exe
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with open(venv.parent / ".install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one installer at a time (parallel test workers)
+        if exe.exists() and stamp.exists() and stamp.read_text() == want:
+            return exe
+        log.info("installing Label Studio %s into %s (first time only)", LS_VERSION, venv)
+        if not (venv / "bin" / "python").exists():
+            _run([sys.executable, "-m", "venv", str(venv)], "creating its virtual environment")
+        _run(
+            [
+                str(venv / "bin" / "python"),
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "-c",
+                str(CONSTRAINTS),
+                f"label-studio=={LS_VERSION}",
+            ],
+            "installing label-studio",
+        )
+        stamp.write_text(want)
+    return exe
+
+
+def _constraints_digest() -> str:
+    import hashlib
+
+    return hashlib.sha256(CONSTRAINTS.read_bytes()).hexdigest()[:16]
+
+
+def _run(cmd: list[str], what: str) -> None:
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise LabelStudioError(f"{what} failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
+
+
+def credentials() -> dict[str, str]:
+    """The admin account (username, password, token), created on first use and stored
+    with mode 0600 in a folder with mode 0700."""
+    path = credentials_path()
+    if path.exists():
+        mode = path.stat().st_mode & 0o777
+        if mode & 0o077:
+            raise LabelStudioError(
+                f"{path}: credentials file is readable by others (mode {mode:o}); "
+                "run `chmod 600` on it"
+            )
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return {k: str(data[k]) for k in ("username", "password", "token")}
+        except (ValueError, KeyError) as exc:
+            raise LabelStudioError(f"{path}: not a benchforge credentials file ({exc})") from exc
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    data = {
+        "username": ADMIN,
+        "password": secrets.token_urlsafe(18),
+        "token": secrets.token_hex(20),
+    }
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(data, fh)
+    os.replace(tmp, path)
+    return data
+
+
+def _read_state() -> dict | None:
+    try:
+        return json.loads(_state_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _answers(url: str, timeout: float = 2.0) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/health", timeout=timeout) as resp:
+            return resp.status == 200
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+
+
+def status() -> dict:
+    """Whether the benchforge-managed server runs, and where; ``LABEL_STUDIO_URL`` when
+    set (an external server) is reported instead."""
+    external = os.environ.get("LABEL_STUDIO_URL")
+    if external:
+        return {"running": _answers(external.rstrip("/")), "url": external, "managed": False}
+    state = _read_state()
+    if not state:
+        return {"running": False, "url": None, "managed": True}
+    running = _alive(int(state["pid"])) and _answers(state["url"])
+    return {
+        "running": running,
+        "url": state["url"],
+        "port": state.get("port"),
+        "pid": state["pid"],
+        "data_dir": state["data_dir"],
+        "log": state["log"],
+        "managed": True,
+    }
+
+
+def configured_port() -> int:
+    """The port the managed server prefers: ``BENCHFORGE_LS_PORT``, else 8080."""
+    value = os.environ.get("BENCHFORGE_LS_PORT")
+    if not value:
+        return DEFAULT_PORT
+    try:
+        port = int(value)
+    except ValueError:
+        raise LabelStudioError(f"BENCHFORGE_LS_PORT={value!r} is not a port number") from None
+    if not 1 <= port <= 65535:
+        raise LabelStudioError(f"BENCHFORGE_LS_PORT={port} is not a port number (1-65535)")
+    return port
+
+
+def choose_port(port: int | None = None) -> int:
+    """``port`` when given (it must be free: an error names it otherwise); else the
+    configured port when free, else a free port that the operating system chooses."""
+    if port is not None:
+        if not port_free(port):
+            raise LabelStudioError(
+                f"port {port} on 127.0.0.1 is taken by another program; choose another with "
+                "--port, or leave --port out and a free one is chosen"
+            )
+        return port
+    wanted = configured_port()
+    if port_free(wanted):
+        return wanted
+    chosen = free_port()
+    log.warning(
+        "port %d on 127.0.0.1 is taken by another program; Label Studio starts on port %d "
+        "instead (remembered in %s)",
+        wanted,
+        chosen,
+        _state_path(),
+    )
+    return chosen
+
+
+def up(port: int | None = None, timeout: float = 300.0) -> dict:
+    """Install if needed, start the server on 127.0.0.1 and wait until it answers and the
+    stored token authenticates. ``port`` forces a port; by default the configured one
+    (``configured_port``) when free, else a free one (``choose_port``); the port in use is
+    kept in the state file, where ``status`` and ``connection`` find it. A server already
+    running is left as it is."""
+    current = status()
+    if current["running"]:
+        if port is not None and current.get("port") not in (None, port):
+            log.warning(
+                "Label Studio already runs on %s; --port %d is ignored", current["url"], port
+            )
+        return current
+    port = choose_port(port)
+    exe = ensure_installed()
+    creds = credentials()
+    server = _server_dir()
+    data_dir = server / "data"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    log_path = server / "server.log"
+    make_private(server, skip=venv_dir())
+    env = {
+        **os.environ,
+        "LABEL_STUDIO_USERNAME": creds["username"],
+        "LABEL_STUDIO_PASSWORD": creds["password"],
+        "LABEL_STUDIO_USER_TOKEN": creds["token"],
+        "LABEL_STUDIO_COLLECT_ANALYTICS": "false",
+        "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
+        "DJANGO_DB": "sqlite",
+    }
+    for name in ("LABEL_STUDIO_URL", "LABEL_STUDIO_API_KEY"):
+        env.pop(name, None)
+    cmd = [
+        str(exe),
+        "start",
+        "--no-browser",
+        "--internal-host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--data-dir",
+        str(data_dir),
+        "--enable-legacy-api-token",
+        "--log-level",
+        "WARNING",
+    ]
+    url = f"http://127.0.0.1:{port}"
+    with open(log_path, "ab") as out:
+        proc = subprocess.Popen(
+            cmd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            cwd=server,
+            start_new_session=True,  # its own process group: `down` stops all of it
+            umask=0o077,  # its database holds every account's token: owner only
+        )
+    state = {
+        "pid": proc.pid,
+        "url": url,
+        "port": port,
+        "data_dir": str(data_dir),
+        "log": str(log_path),
+        "started_at": time.time(),
+    }
+    _state_path().write_text(json.dumps(state), encoding="utf-8")
+    _state_path().chmod(0o600)
+    log.info("starting Label Studio on %s (log: %s)", url, log_path)
+    deadline = time.monotonic() + timeout
+    while not _answers(url):
+        if proc.poll() is not None:
+            raise LabelStudioError(
+                f"Label Studio exited with code {proc.returncode} while starting; see {log_path}"
+            )
+        if time.monotonic() > deadline:
+            down()
+            raise LabelStudioError(f"Label Studio did not answer within {timeout:.0f} s")
+        time.sleep(0.5)
+    _check_token(url, creds["token"])
+    return status()
+
+
+def make_private(folder: Path, skip: Path | None = None) -> None:
+    """``folder`` and every folder under it 0700, every file 0600 (``skip``, the shared
+    virtual environment, excepted): Label Studio's SQLite database holds the admin's and
+    every annotator's API token in plain text. Fixes installs made before."""
+    skip = skip.resolve() if skip else None
+    for root, dirs, files in os.walk(folder):
+        here = Path(root)
+        if skip and here.resolve() == skip:
+            dirs[:] = []
+            continue
+        here.chmod(0o700)
+        dirs[:] = [d for d in dirs if not (skip and (here / d).resolve() == skip)]
+        for name in files:
+            path = here / name
+            if not path.is_symlink():
+                path.chmod(0o600)
+
+
+def _check_token(url: str, token: str, source: str | None = None) -> None:
+    req = urllib.request.Request(
+        f"{url}/api/current-user/whoami", headers={"Authorization": f"Token {token}"}
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=10):
+            return
+    except urllib.error.HTTPError as exc:
+        if source:
+            raise LabelStudioError(
+                f"Label Studio at {url} rejects the token in {source} (HTTP {exc.code})"
+            ) from None
+        raise LabelStudioError(
+            f"Label Studio at {url} rejects the stored token (HTTP {exc.code}): its data folder "
+            f"was made with other credentials than {credentials_path()}"
+        ) from None
+
+
+def down(timeout: float = 30.0) -> bool:
+    """Stop the server that ``up`` started (its whole process group); False when none."""
+    state = _read_state()
+    if not state or not _alive(int(state["pid"])):
+        _state_path().unlink(missing_ok=True)
+        return False
+    pgid = int(state["pid"])
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while _alive(pgid) and time.monotonic() < deadline:
+        _reap(pgid)
+        time.sleep(0.2)
+    if _alive(pgid):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL)
+        _reap(pgid)
+    _state_path().unlink(missing_ok=True)
+    return True
+
+
+def _reap(pid: int) -> None:
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def managed_export_dir() -> Path | None:
+    """Where the managed server writes export snapshots; None when ``LABEL_STUDIO_URL``
+    names a server of the user's own or none was started."""
+    if os.environ.get("LABEL_STUDIO_URL"):
+        return None
+    state = _read_state()
+    return Path(state["data_dir"]) / "export" if state else None
+
+
+def ensure_reachable(port: int | None = None) -> dict:
+    """Before any work: ``LABEL_STUDIO_URL`` answers and accepts ``LABEL_STUDIO_API_KEY``,
+    or the managed server runs (started with ``up(port)`` when it does not)."""
+    if os.environ.get("LABEL_STUDIO_URL"):
+        conn = connection()
+        if not _answers(conn.url, timeout=10.0):
+            raise LabelStudioError(f"LABEL_STUDIO_URL {conn.url} does not answer")
+        _check_token(conn.url, conn.api_key, "LABEL_STUDIO_API_KEY")
+        return {"running": True, "url": conn.url, "managed": False}
+    return up(port)
+
+
+def connection() -> Connection:
+    """``LABEL_STUDIO_URL`` + ``LABEL_STUDIO_API_KEY`` when set, else the managed server."""
+    url = os.environ.get("LABEL_STUDIO_URL")
+    if url:
+        key = os.environ.get("LABEL_STUDIO_API_KEY")
+        if not key:
+            raise LabelStudioError("LABEL_STUDIO_URL is set but LABEL_STUDIO_API_KEY is not")
+        return Connection(url.rstrip("/"), key, managed=False)
+    current = status()
+    if not current["running"]:
+        raise LabelStudioError(
+            "Label Studio is not running: start it with `benchforge labelstudio up`, or set "
+            "LABEL_STUDIO_URL and LABEL_STUDIO_API_KEY to use a server of your own"
+        )
+    return Connection(current["url"], credentials()["token"], managed=True)

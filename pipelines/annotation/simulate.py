@@ -1,0 +1,354 @@
+"""Simulated annotators, for demos and tests only.
+
+``simulate`` posts annotations to a Label Studio project from K distinct user accounts
+(``annotator-NN@simulated.benchforge.local``, created through the API), so that the rest
+of the pipeline meets real Label Studio data. Everything pulled from these accounts has
+``simulated = True``, and the flag travels into the gold labels and the data card.
+
+The noise model (seeded, reproducible):
+
+- Each item has a latent true answer per control: the item's ``sim_<field>`` value when
+  the items carry one (e.g. ``sim_similarity`` for STS), else one drawn from the seed and
+  the item id, uniformly over the control's options.
+- Annotator ``a`` has a bias ``b_a ~ N(0, 0.3)`` and a noise ``s_a ~ U(0.3, 0.8)`` on
+  ordinal controls (options that are all numbers: the answer is the truth plus
+  ``b_a + N(0, s_a)``, rounded and clipped to the scale), and an accuracy
+  ``p_a ~ U(0.75, 0.95)`` on nominal controls (the truth with probability ``p_a``, else
+  another option uniformly).
+- At least one annotator is careless (``max(1, round(0.15 K))`` of them): uniform random
+  answers and a lead time under 3 s.
+- Each annotation is skipped (cancelled, no result) with probability 0.02, and reports a
+  random report flag with probability 0.01 (0.9 when the item has ``sim_report``).
+- Text fields (``TextArea``) get the item's ``sim_<field>`` text (one of them at random
+  when it is a list of variants), else the first data field
+  with a simulated-edit marker; span fields (``Labels``) get the item's ``sim_<field>``
+  spans (a list of {start, end, label}), else none.
+- Which annotators label a task: the K accounts in a seeded order per item, until the
+  task has ``overlap`` annotations that were not skipped (a skip passes the task on to the
+  next annotator, as Label Studio does); an account never annotates a task twice. An
+  annotator skips only while enough accounts are left to finish the task, so every task
+  gets its ``overlap`` (with K == overlap, nobody skips).
+
+Two ways to deliver them, with the same annotations for the same seed (``plan``):
+``with_simulated`` attaches them to new tasks in ``annotate.push``'s bulk import (one
+request per 2,000 tasks: the rebuild uses this), and ``simulate`` posts the ones still
+missing from existing tasks, one request per annotation, several tasks at a time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import secrets
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from pipelines.annotation.annotate import (
+    SIM_DOMAIN,
+    AnnotationError,
+    AttachAnnotations,
+    client,
+    export_tasks,
+    find_project,
+    user_id_of,
+    with_retries,
+)
+from pipelines.annotation.label_config import Control, LabelConfig, parse_label_config
+
+log = logging.getLogger(__name__)
+
+SKIP_RATE = 0.02
+REPORT_RATE = 0.01
+
+
+@dataclass(frozen=True)
+class Annotator:
+    user_id: int
+    email: str
+    bias: float
+    noise: float
+    accuracy: float
+    careless: bool
+
+
+def _seed(*parts: object) -> int:
+    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
+    return int.from_bytes(digest[:8], "little")
+
+
+def ensure_annotators(ls, k: int, seed: int, pool: str = "annotator") -> list[Annotator]:  # noqa: ANN001
+    """K simulated accounts ``<pool>-NN@simulated.benchforge.local`` (created when
+    missing) with their noise parameters; pools keep e.g. NLI writers apart from the
+    validators of their hypotheses."""
+    if k < 1:
+        raise AnnotationError(f"--annotators must be 1 or more, got {k}")
+    users = {u.email: u for u in with_retries(lambda: list(ls.users.list()), "list users")}
+    rng = np.random.default_rng(_seed("annotators", seed))
+    careless = max(1, round(0.15 * k))
+    out = []
+    for i in range(k):
+        email = f"{pool}-{i + 1:02d}@{SIM_DOMAIN}"
+        user = users.get(email)
+        if user is None:
+            user = with_retries(
+                lambda e=email, n=i: ls.users.create(
+                    username=f"sim-{pool}-{n + 1:02d}",
+                    email=e,
+                    password=secrets.token_urlsafe(16),
+                    first_name="Simulated",
+                    last_name=f"{pool.capitalize()} {n + 1}",
+                ),
+                "create user",
+                recheck=lambda e=email: next((u for u in ls.users.list() if u.email == e), None),
+            )
+        out.append(
+            Annotator(
+                user_id=int(user.id),
+                email=email,
+                bias=float(rng.normal(0, 0.3)),
+                noise=float(rng.uniform(0.3, 0.8)),
+                accuracy=float(rng.uniform(0.75, 0.95)),
+                careless=i >= k - careless,
+            )
+        )
+    return out
+
+
+def _ordinal(control: Control) -> list[float] | None:
+    try:
+        return [float(o) for o in control.options]
+    except ValueError:
+        return None
+
+
+def _answer(control: Control, data: dict, who: Annotator, rng: np.random.Generator, seed: int):  # noqa: ANN202
+    """The simulated value of one control for one item (None: leave it empty)."""
+    truth = data.get(f"sim_{control.name}")
+    if control.tag == "TextArea":
+        if isinstance(truth, list | tuple) and truth:
+            return str(truth[int(rng.integers(len(truth)))])  # one of the item's variants
+        if truth is not None:
+            return str(truth)
+        first = next((v for v in data.values() if isinstance(v, str)), "")
+        return f"{first} (simulated edit)"
+    if control.tag == "Labels":
+        return truth if isinstance(truth, list) else []
+    options = list(control.options)
+    if not options:
+        return None
+    scale = _ordinal(control)
+    if truth is None or str(truth) not in options and scale is None:
+        item_rng = np.random.default_rng(_seed(seed, control.name, data.get("item_id")))
+        truth = options[int(item_rng.integers(len(options)))]
+    if who.careless:
+        return options[int(rng.integers(len(options)))]
+    if scale is not None:
+        value = float(truth) + who.bias + rng.normal(0, who.noise)
+        nearest = min(scale, key=lambda s: abs(s - value))
+        return options[scale.index(nearest)]
+    if rng.random() < who.accuracy:
+        return str(truth)
+    others = [o for o in options if o != str(truth)]
+    return others[int(rng.integers(len(others)))] if others else str(truth)
+
+
+def simulated_annotation(
+    config: LabelConfig,
+    data: dict,
+    who: Annotator,
+    seed: int,
+    task_key: object,
+    can_skip: bool = True,
+) -> dict:
+    """The payload of one simulated annotation (result, lead_time, was_cancelled); a skip
+    only when ``can_skip`` (another account is left to take the task over)."""
+    rng = np.random.default_rng(_seed(seed, who.email, task_key))
+    lead = float(rng.uniform(0.5, 3.0) if who.careless else rng.lognormal(3.0, 0.5))
+    if rng.random() < SKIP_RATE and can_skip:
+        return {"result": [], "lead_time": lead, "was_cancelled": True}
+    result = []
+    for control in config.answer_controls:
+        value = _answer(control, data, who, rng, seed)
+        if value is None:
+            continue
+        if control.tag == "Choices":
+            if not control.single and control.name == "unable":
+                continue
+            result.append(_region(control, "choices", {"choices": [value]}))
+        elif control.tag == "TextArea":
+            result.append(_region(control, "textarea", {"text": [value]}))
+        elif control.tag == "Labels":
+            for span in value:
+                text = str(data.get(control.to_name, ""))[span["start"] : span["end"]]
+                region = {**span, "text": text, "labels": [span["label"]]}
+                region.pop("label")
+                result.append(_region(control, "labels", region))
+    report_rate = 0.9 if data.get("sim_report") else REPORT_RATE
+    for control in config.report_controls:
+        if control.options and rng.random() < report_rate:
+            flag = data.get("sim_report")
+            if flag not in control.options:
+                flag = control.options[int(rng.integers(len(control.options)))]
+            result.append(_region(control, "choices", {"choices": [flag]}))
+    return {"result": result, "lead_time": lead, "was_cancelled": False}
+
+
+def _region(control: Control, kind: str, value: dict) -> dict:
+    return {"from_name": control.name, "to_name": control.to_name, "type": kind, "value": value}
+
+
+def plan(
+    config: LabelConfig,
+    tasks: list[dict],
+    people: list[Annotator],
+    overlap: int,
+    seed: int,
+) -> list[tuple[int, Annotator, dict]]:
+    """The simulated annotations that ``tasks`` (each with ``data`` and its existing
+    ``annotations``) still need, as ``(task index, annotator, payload)``: each task gets
+    ``overlap`` completed annotations, from the accounts in a seeded order per item, an
+    account never twice. Depends only on the seed, the item and what the task holds, so
+    posting them one by one or importing them with their tasks gives the same ones."""
+    jobs = []
+    for index, task in enumerate(tasks):
+        anns = task.get("annotations", [])
+        done = {user_id_of(a.get("completed_by")) for a in anns}
+        need = overlap - sum(1 for a in anns if not a.get("was_cancelled"))
+        key = task["data"].get("item_id", task.get("id"))
+        order = np.random.default_rng(_seed(seed, "assign", key)).permutation(len(people))
+        candidates = [people[int(i)] for i in order if people[int(i)].user_id not in done]
+        for position, who in enumerate(candidates):
+            if need <= 0:
+                break
+            spare = len(candidates) - position - 1 >= need  # someone can take a skip over
+            payload = simulated_annotation(config, task["data"], who, seed, key, spare)
+            jobs.append((index, who, payload))
+            need -= 0 if payload["was_cancelled"] else 1
+    return jobs
+
+
+def _prepare(
+    ls,
+    proj,
+    annotators: int,
+    seed: int,
+    pool: str,  # noqa: ANN001
+) -> tuple[LabelConfig, list[Annotator], int]:
+    """The project's config, the simulated accounts and the overlap; the project is marked
+    simulated."""
+    config = parse_label_config(proj.label_config)
+    overlap = int(proj.maximum_annotations or 1)
+    people = ensure_annotators(ls, annotators, seed, pool)
+    if annotators < overlap:
+        log.warning(
+            "%d annotators for an overlap of %d: tasks stay unfinished", annotators, overlap
+        )
+    if "simulated" not in (proj.description or ""):
+        with_retries(
+            lambda: ls.projects.update(
+                id=proj.id, description="benchforge project; annotations simulated"
+            ),
+            "mark project simulated",
+        )
+    return config, people, overlap
+
+
+def with_simulated(annotators: int, seed: int = 0, pool: str = "annotator") -> AttachAnnotations:
+    """For ``annotate.push``: attach each new task's simulated annotations to its import
+    record, so that tasks and annotations arrive in one bulk request per chunk (Label
+    Studio's import keeps each annotation's ``completed_by``, ``lead_time`` and
+    ``was_cancelled``) instead of one request per annotation. The annotations are those
+    ``simulate`` would post for the same seed (``plan``)."""
+
+    def attach(ls, proj, records: list[dict]) -> int:  # noqa: ANN001
+        config, people, overlap = _prepare(ls, proj, annotators, seed, pool)
+        # the data as Label Studio will hand it back (JSON): the same input to the noise
+        # model as when the task is read from the server
+        tasks = [{"data": json.loads(json.dumps(r["data"])), "annotations": []} for r in records]
+        for record in records:
+            record["annotations"] = []
+        jobs = plan(config, tasks, people, overlap, seed)
+        for index, who, payload in jobs:
+            records[index]["annotations"].append(
+                {**payload, "completed_by": who.user_id, "ground_truth": False}
+            )
+        return len(jobs)
+
+    return attach
+
+
+def simulate(
+    project: str,
+    annotators: int,
+    seed: int = 0,
+    ls=None,  # noqa: ANN001
+    workers: int = 8,
+    progress: bool | None = None,
+    pool: str = "annotator",
+) -> dict:
+    """Post the simulated annotations that are missing (a rerun posts nothing twice):
+    each task gets ``overlap`` completed annotations, from the K accounts in a seeded
+    order (``plan``). Tasks pushed with ``with_simulated`` have theirs already."""
+    ls = ls or client()
+    proj = find_project(ls, project)
+    if proj is None:
+        raise AnnotationError(f"no Label Studio project named {project!r}")
+    config, people, overlap = _prepare(ls, proj, annotators, seed, pool)
+    tasks = export_tasks(ls, proj.id)
+    jobs = [
+        (tasks[index]["id"], who, payload)
+        for index, who, payload in plan(config, tasks, people, overlap, seed)
+    ]
+
+    by_task: dict[int, list[tuple]] = {}
+    for job in jobs:
+        by_task.setdefault(job[0], []).append(job)
+
+    def post(task_jobs: list[tuple]) -> int:
+        # one task's annotations in sequence: Label Studio updates a task's "labeled" state
+        # per annotation, and concurrent posts to one task race on it
+        for task_id, who, payload in task_jobs:
+            with_retries(
+                lambda t=task_id, w=who, p=payload: ls.annotations.create(
+                    id=t, completed_by=w.user_id, **p
+                ),
+                "post annotation",
+                recheck=lambda t=task_id, w=who: _saved_annotation(ls, t, w.user_id),
+            )
+        return len(task_jobs)
+
+    bar = tqdm(total=len(jobs), desc=f"simulate {project}", unit="annotation", disable=progress)
+    with ThreadPoolExecutor(max_workers=workers) as executor:
+        for n in executor.map(post, by_task.values()):
+            bar.update(n)
+    bar.close()
+    return {
+        "project": project,
+        "annotators": [p.email for p in people],
+        "careless": [p.email for p in people if p.careless],
+        "posted": len(jobs),
+        "overlap": overlap,
+        "seed": seed,
+        "payloads": [
+            {"task_id": task_id, "annotator": who.email, **payload}
+            for task_id, who, payload in jobs
+        ],
+    }
+
+
+def _saved_annotation(ls, task_id: int, user_id: int) -> object | None:  # noqa: ANN001
+    """The task's annotation by ``user_id`` if one is saved (a simulated account
+    annotates a task at most once: its (item, annotator, round) key)."""
+    for ann in ls.annotations.list(id=task_id):
+        if user_id_of(ann.completed_by) == user_id:
+            return ann
+    return None
+
+
+def noise_parameters(people: list[Annotator]) -> str:
+    """The annotators' parameters as JSON (for logs and the data card)."""
+    return json.dumps([p.__dict__ for p in people], ensure_ascii=False)

@@ -1,0 +1,482 @@
+"""Recipes: one YAML file describes a dataset build (sources, filters, runner).
+
+A recipe that names only its corpora works: every filter setting has a default, the
+papers' value where a paper gives one (cited on the field). Paths are relative to the
+recipe file. Invalid recipes raise :class:`RecipeError` naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import typing
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    create_model,
+    field_validator,
+    model_validator,
+)
+
+
+class RecipeError(ValueError):
+    """A recipe that cannot be used; the message names the file and the problem."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CorpusSpec(_Strict):
+    """One source corpus and its provenance."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    path: str
+    format: Literal["jsonl", "csv", "tsv", "txt"]
+    text_field: str | None = None
+    id_field: str | None = None
+    date_field: str | None = None
+    date_format: str | None = None
+    license: str
+    domain: str
+    style: Literal["formal", "colloquial"]
+    unit: Literal["sentence", "document"] = "sentence"
+    encoding: str = "utf-8"
+    has_header: bool = True
+    columns: list[str] | None = None
+    keep_fields: list[str] = Field(default_factory=list)
+    limit: int | None = Field(default=None, ge=1)
+    # a corpus that may be empty (no documents): otherwise an empty file is an error, so
+    # that a truncated export never silently replaces good outputs with empty ones
+    allow_empty: bool = False
+
+    @model_validator(mode="after")
+    def _check(self) -> CorpusSpec:
+        if self.format != "txt" and not self.text_field:
+            raise ValueError(f"corpus {self.name!r}: format {self.format} needs text_field")
+        if self.date_field and not self.date_format:
+            raise ValueError(f"corpus {self.name!r}: date_field needs date_format")
+        if self.columns is not None and self.format not in ("csv", "tsv"):
+            raise ValueError(f"corpus {self.name!r}: columns only apply to csv and tsv")
+        if self.format in ("csv", "tsv") and not self.has_header and not self.columns:
+            raise ValueError(f"corpus {self.name!r}: a file without header needs columns")
+        return self
+
+
+class NoiseSettings(_Strict):
+    """KLUE 2.3 noise rules; the paper's values are the defaults where it gives one."""
+
+    remove_hashtags: bool = True
+    remove_html: bool = True
+    remove_invisible: bool = True
+    remove_empty_parentheses: bool = True
+    collapse_blanks: bool = True
+    news_boilerplate: bool = True
+    news_domains: list[str] = Field(default_factory=lambda: ["news"])
+    # KLUE 2.3: "we filter out sentences with more than 10 Chinese or Japanese characters"
+    max_cjk_chars: int = Field(default=10, ge=0)
+    # Not in the papers: benchforge's defaults, documented in README.
+    min_hangul_share: float = Field(default=0.5, ge=0.0, le=1.0)
+    min_chars: int = Field(default=5, ge=0)
+    max_chars: int = Field(default=1000, ge=1)
+    # a document longer than this is dropped before sentence splitting (too_long_document):
+    # kss on one multi-megabyte line stalls a worker for minutes
+    max_document_chars: int = Field(default=100_000, ge=1)
+
+
+PII_KINDS = ("email", "url", "rrn", "card", "phone", "account", "mention")
+
+
+class PiiSettings(_Strict):
+    """KLUE 2.3 and the KISA de-identification guideline: kinds of PII that drop a sentence."""
+
+    enabled: bool = True
+    kinds: list[str] = Field(default_factory=lambda: list(PII_KINDS))
+
+    @field_validator("kinds")
+    @classmethod
+    def _known(cls, kinds: list[str]) -> list[str]:
+        unknown = sorted(set(kinds) - set(PII_KINDS))
+        if unknown:
+            raise ValueError(f"unknown PII kinds {unknown}; known: {list(PII_KINDS)}")
+        return kinds
+
+
+class DedupSettings(_Strict):
+    """Exact (after normalisation) and near-duplicate (MinHash LSH + exact Jaccard) removal."""
+
+    exact: bool = True
+    near: bool = True
+    threshold: float = Field(default=0.8, gt=0.0, le=1.0)
+    shingle_size: int = Field(default=3, ge=1)
+    num_perm: int = Field(default=128, ge=16)
+    scope: Literal["global", "corpus"] = "global"
+
+
+# KLUE 2.3: drop sentences a gender-bias detector scores 0.5 or more and a hate-speech
+# detector scores 0.9 or more.
+DETECTOR_DEFAULTS = {
+    "gender_bias": {"threshold": 0.5, "positive": ["True"]},
+    "hate": {"threshold": 0.9, "positive": ["hate"]},
+}
+
+
+class DetectorSpec(_Strict):
+    """One classifier used as a filter: a local sequence-classification checkpoint."""
+
+    model: str  # checkpoint directory, relative to the recipe
+    # labels whose probabilities add up to the score (default: KLUE's, see DETECTOR_DEFAULTS)
+    positive: list[str] | None = None
+    threshold: float | None = Field(default=None, ge=0.0, le=1.0)
+    # rename the checkpoint's id2label names, e.g. {LABEL_2: hate}
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+class CorpusClassifierOverride(_Strict):
+    skip: bool = False
+    thresholds: dict[str, float] = Field(default_factory=dict)
+
+
+class ClassifierSettings(_Strict):
+    """KLUE 2.3 toxic-content filters, run after the rule filters."""
+
+    detectors: dict[Literal["gender_bias", "hate"], DetectorSpec] = Field(default_factory=dict)
+    batch_size: int = Field(default=64, ge=1)
+    max_length: int = Field(default=128, ge=8)
+    device: str | None = None  # None: cuda when present
+    # KLUE 2.3 did not run the detectors on formal news text
+    skip_styles: list[str] = Field(default_factory=lambda: ["formal"])
+    corpora: dict[str, CorpusClassifierOverride] = Field(default_factory=dict)
+
+    def threshold(self, detector: str, corpus: str) -> float:
+        override = self.corpora.get(corpus)
+        if override and detector in override.thresholds:
+            return override.thresholds[detector]
+        spec = self.detectors[detector]
+        return (
+            spec.threshold
+            if spec.threshold is not None
+            else DETECTOR_DEFAULTS[detector]["threshold"]
+        )
+
+    def positive(self, detector: str) -> list[str]:
+        spec = self.detectors[detector]
+        return spec.positive or list(DETECTOR_DEFAULTS[detector]["positive"])
+
+
+class FilterSettings(_Strict):
+    noise: NoiseSettings = Field(default_factory=NoiseSettings)
+    pii: PiiSettings = Field(default_factory=PiiSettings)
+    dedup: DedupSettings = Field(default_factory=DedupSettings)
+    classifiers: ClassifierSettings = Field(default_factory=ClassifierSettings)
+
+
+class RunnerSettings(_Strict):
+    """Where the work runs: local Dask workers (all cores by default) or a scheduler."""
+
+    workers: int | None = Field(default=None, ge=1)
+    dask_address: str | None = None
+    shard_size: int = Field(default=20000, ge=1)
+
+
+class TranslatorSpec(_Strict):
+    """One translation backend (pipelines.pairing.translate): a local checkpoint or an HTTP API."""
+
+    backend: Literal["transformers", "http"]
+    # transformers: a local checkpoint directory (relative to the recipe)
+    model: str | None = None
+    device: str | None = None
+    batch_size: int = Field(default=32, ge=1)
+    num_beams: int = Field(default=1, ge=1)
+    max_new_tokens: int = Field(default=256, ge=1)
+    # http: Papago-style defaults; keys are read from the named environment variables
+    endpoint: str | None = None
+    key_env: str | None = None
+    key_id_env: str | None = None
+    key_header: str = "X-NCP-APIGW-API-KEY"
+    key_id_header: str = "X-NCP-APIGW-API-KEY-ID"
+    response_path: str = "message.result.translatedText"
+    honorific: bool | None = None
+    requests_per_second: float = Field(default=5.0, ge=0)
+    max_retries: int = Field(default=5, ge=0)
+    backoff_s: float = Field(default=1.0, ge=0)
+
+    @model_validator(mode="after")
+    def _check(self) -> TranslatorSpec:
+        if self.backend == "transformers" and not self.model:
+            raise ValueError("a transformers translator needs model (a checkpoint directory)")
+        if self.backend == "http" and not self.endpoint:
+            raise ValueError("an http translator needs endpoint")
+        return self
+
+
+class RttSettings(_Strict):
+    """Round-trip translation (KLUE 3.2.1) and the checks a round trip must pass."""
+
+    # KLUE 3.2.1 translated through English
+    pivot: str = "en"
+    forward: TranslatorSpec | None = None
+    # default: the forward translator (a multilingual checkpoint such as M2M100 or NLLB)
+    backward: TranslatorSpec | None = None
+    # SQLite translation cache (relative to the recipe); default OUT/.cache/translations.sqlite
+    cache: str | None = None
+    # Not in the papers: benchforge's defaults, documented in README.
+    min_length_ratio: float = Field(default=0.5, gt=0)
+    max_length_ratio: float = Field(default=2.0, gt=0)
+    # unrelated Korean sentences share particles and endings: ROUGE-L ~0.2 between them
+    min_rouge: float = Field(default=0.3, ge=0, le=1)
+
+
+class GsmSpec(_Strict):
+    """Greedy sentence matching over a seeded sample of ``pool`` sentences; ``pairs`` of
+    the resulting pairs are kept, evenly spread over the draw order so that the whole
+    range of scores survives (default: all)."""
+
+    pool: int | None = Field(default=None, ge=2)
+    pairs: int | None = Field(default=None, ge=1)
+
+
+class RttSpec(_Strict):
+    sentences: int = Field(ge=1)
+
+
+class MetadataSpec(_Strict):
+    """Pairs from metadata (KLUE 3.2.1 on ParaKQC): same group (intent) is similar,
+    different group within the same topic is less similar. ``group_field`` and
+    ``topic_field`` name document columns or ``keep_fields``; with ``group_block: K`` the
+    group is the K-record block of a line number (ParaKQC: 10 paraphrases per intent)."""
+
+    group_field: str
+    group_block: int | None = Field(default=None, ge=1)
+    topic_field: str | None = None
+    similar_per_group: int = Field(default=1, ge=0)
+    dissimilar_per_group: int = Field(default=1, ge=0)
+
+
+class CorpusPairing(_Strict):
+    corpus: str
+    gsm: GsmSpec | None = None
+    rtt: RttSpec | None = None
+    metadata: MetadataSpec | None = None
+
+
+class PairingSettings(_Strict):
+    """Which pairs to build from which corpus (``benchforge pair``)."""
+
+    # an ingest output folder (relative to the recipe); default: ingest into OUT/ingest
+    input: str | None = None
+    seed: int = 0
+    metric: Literal["rouge1", "rouge2", "rougeL"] = "rougeL"
+    rtt: RttSettings = Field(default_factory=RttSettings)
+    corpora: list[CorpusPairing] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _check(self) -> PairingSettings:
+        if any(c.rtt for c in self.corpora) and self.rtt.forward is None:
+            raise ValueError("rtt pairs are asked for but pairing.rtt.forward is not set")
+        return self
+
+
+class PremiseRules(_Strict):
+    """KLUE 3.3.1's premise rules (see pipelines.tasks.nli_premises): a declarative sentence (its
+    final ending, MeCab tag EF, ends with one of ``endings``; no question mark) with a
+    predicate (a morpheme tagged with one of ``predicate_tags``), ``min_chars`` to
+    ``max_chars`` characters long."""
+
+    min_chars: int = Field(default=20, ge=1)
+    max_chars: int = Field(default=90, ge=1)
+    endings: list[str] = Field(default_factory=lambda: ["다"], min_length=1)
+    predicate_tags: list[str] = Field(
+        default_factory=lambda: ["VV", "VA", "VX", "VCP", "VCN", "XSV", "XSA"], min_length=1
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> PremiseRules:
+        if self.min_chars > self.max_chars:
+            raise ValueError(f"premises: min_chars {self.min_chars} > max_chars {self.max_chars}")
+        return self
+
+
+class ItemsSpec(_Strict):
+    """Which built items go to annotators (``benchforge rebuild``): a seeded sample of
+    ``sample`` items (all when null), drawn evenly over ``stratify`` (e.g. the pairing
+    method, or the corpus), with ``simulate_truth`` naming how the simulated annotators'
+    latent answer is set (``sts-pairs``: from the pairing method and score, see
+    pipelines.tasks.sts; ``nli-templates``: templated hypotheses, see pipelines.tasks.nli;
+    ``topic-keywords``: a keyword lexicon, see pipelines.tasks.ynat).
+    ``premises`` (NLI recipes) selects premise sentences by KLUE's rules instead of
+    sampling pairs."""
+
+    sample: int | None = Field(default=None, ge=1)
+    stratify: str | None = "method"
+    seed: int = 0
+    simulate_truth: Literal["sts-pairs", "nli-templates", "topic-keywords"] | None = "sts-pairs"
+    premises: PremiseRules | None = None
+
+
+class SimulateSpec(_Strict):
+    """Simulated annotators (demos and tests only; the outputs say so)."""
+
+    annotators: int = Field(default=7, ge=1)
+    seed: int = 0
+
+
+class WritingSpec(_Strict):
+    """KLUE-NLI's writing round: one writer per premise writes a hypothesis per label
+    (``nli_hypothesis.xml``); the validation round (``annotation``) then labels them."""
+
+    config: str
+    project: str | None = None  # default: "<recipe name>-writing"
+    simulate: SimulateSpec | None = None
+
+
+class AnnotationSpec(_Strict):
+    """The Label Studio round (issue 5): interface, overlap, project, and either real
+    annotators (wait up to ``timeout`` seconds) or simulated ones. ``writing`` adds the
+    NLI hypothesis-writing round before it."""
+
+    config: str  # an annotation_configs/*.xml file, relative to the recipe
+    overlap: int = Field(default=1, ge=1)
+    project: str | None = None  # default: the recipe's name
+    simulate: SimulateSpec | None = None
+    timeout: float = Field(default=3600.0, gt=0)
+    poll: float = Field(default=5.0, gt=0)
+    writing: WritingSpec | None = None
+
+
+class StageOptions(_Strict):
+    """Settings passed through to a stage's settings class (agreement, split); checked
+    against that class's fields and types by ``load_recipe`` (``check_stage_options``)."""
+
+    model_config = ConfigDict(extra="allow")
+    rule: str
+
+
+class ExportSpec(_Strict):
+    """The released dataset: ``layout`` names the KLUE release whose fields it follows."""
+
+    layout: Literal["klue-sts", "klue-nli", "klue-ynat"] = "klue-sts"
+    guid_prefix: str | None = None  # default: "<recipe name>_<split>"
+
+
+class Recipe(_Strict):
+    name: str
+    description: str = ""
+    corpora: list[CorpusSpec] = Field(min_length=1)
+    filters: FilterSettings = Field(default_factory=FilterSettings)
+    runner: RunnerSettings = Field(default_factory=RunnerSettings)
+    pairing: PairingSettings | None = None
+    # benchforge rebuild: items -> Label Studio -> agreement -> split -> export -> card
+    items: ItemsSpec = Field(default_factory=ItemsSpec)
+    annotation: AnnotationSpec | None = None
+    agreement: StageOptions | None = None
+    split: StageOptions | None = None
+    export: ExportSpec = Field(default_factory=ExportSpec)
+    # set by load_recipe: the folder relative paths are resolved against
+    base_dir: str = ""
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> Recipe:
+        names = [c.name for c in self.corpora]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"corpus names must be unique; repeated: {dupes}")
+        if self.pairing and self.pairing.input is None:
+            unknown = sorted({p.corpus for p in self.pairing.corpora} - set(names))
+            if unknown:
+                raise ValueError(f"pairing names corpora the recipe does not have: {unknown}")
+        return self
+
+    def corpus_path(self, corpus: CorpusSpec) -> Path:
+        return self.resolve(corpus.path)
+
+    def resolve(self, path: str) -> Path:
+        """A path of the recipe, relative to the recipe file."""
+        return (Path(self.base_dir) / path).expanduser().resolve()
+
+
+def load_recipe(path: str | Path, overrides: dict | None = None) -> Recipe:
+    """Read and validate a recipe; ``overrides`` is merged over the YAML (for the CLI)."""
+    path = Path(path)
+    if not path.is_file():
+        raise RecipeError(f"{path}: recipe file not found")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise RecipeError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise RecipeError(f"{path}: a recipe is a mapping with at least 'name' and 'corpora'")
+    for key, value in (overrides or {}).items():
+        section = data.setdefault(key, {})
+        section.update({k: v for k, v in value.items() if v is not None})
+    data["base_dir"] = str(path.parent.resolve())
+    try:
+        recipe = Recipe.model_validate(data)
+    except ValidationError as exc:
+        raise RecipeError(f"{path}: {_problems(exc)}") from exc
+    check_stage_options(recipe, path)
+    return recipe
+
+
+def _problems(exc: ValidationError, prefix: str = "") -> str:
+    out = []
+    for err in exc.errors():
+        where = ".".join([prefix, *map(str, err["loc"])] if prefix else map(str, err["loc"]))
+        msg = "unknown setting" if err["type"] == "extra_forbidden" else err["msg"]
+        out.append(f"{where or '(top)'}: {msg}")
+    return "; ".join(out)
+
+
+def _options_model(cls: type) -> type[BaseModel]:
+    """A strict pydantic model of a settings dataclass's fields (types and defaults)."""
+    hints = typing.get_type_hints(cls)
+    fields: dict[str, tuple] = {}
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            fields[f.name] = (hints[f.name], f.default)
+        elif f.default_factory is not dataclasses.MISSING:
+            fields[f.name] = (hints[f.name], Field(default_factory=f.default_factory))
+        else:
+            fields[f.name] = (hints[f.name], ...)
+    return create_model(f"{cls.__name__}Options", __config__=ConfigDict(extra="forbid"), **fields)
+
+
+def check_stage_options(recipe: Recipe, path: str | Path) -> None:
+    """The ``agreement`` and ``split`` sections against their settings classes, at load
+    time: an unknown key, a value of the wrong type or a rule's own check fails here,
+    naming the file and the key, before any work (not after the annotation rounds)."""
+    from pipelines.agreement.rules import AgreementSettings
+    from pipelines.splits.rules import SplitSettings
+
+    for section, cls in (("agreement", AgreementSettings), ("split", SplitSettings)):
+        options = getattr(recipe, section)
+        if options is None:
+            continue
+        data = options.model_dump()
+        try:
+            _options_model(cls).model_validate(data)
+        except ValidationError as exc:
+            raise RecipeError(f"{path}: {_problems(exc, section)}") from None
+        try:
+            cls(**data)
+        except ValueError as exc:
+            raise RecipeError(f"{path}: {section}: {exc}") from None
+
+
+def settings_key(*parts: object) -> str:
+    """A stable hash of settings (pydantic models, dicts, strings) for cache keys."""
+
+    def plain(obj: object) -> object:
+        if isinstance(obj, BaseModel):
+            return obj.model_dump(mode="json")
+        return obj
+
+    blob = json.dumps([plain(p) for p in parts], sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]

