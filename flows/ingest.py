@@ -68,15 +68,15 @@ def read_task(key: str, corpus: CorpusSpec, path: str) -> StageResult:
 
 
 @task(name="clean+segment", **CACHE_OPTIONS)
-def segment_task(key: str, docs: pd.DataFrame, noise: NoiseSettings) -> ShardOutput:
-    return process_documents(docs, noise)
+def segment_task(key: str, docs: pd.DataFrame, noise: NoiseSettings, lang: str) -> ShardOutput:
+    return process_documents(docs, noise, lang)
 
 
 @task(name="noise+pii", **CACHE_OPTIONS)
 def filter_task(
-    key: str, shard: ShardOutput, noise: NoiseSettings, pii: PiiSettings
+    key: str, shard: ShardOutput, noise: NoiseSettings, pii: PiiSettings, lang: str
 ) -> ShardOutput:
-    return filter_sentences(shard.kept, noise, pii)
+    return filter_sentences(shard.kept, noise, pii, lang)
 
 
 @task(name="dedup", **CACHE_OPTIONS)
@@ -155,15 +155,16 @@ def ingest_flow(recipe_path: str, out_dir: str, overrides: dict | None = None) -
     read_results: list[StageResult] = [f.result() for f in reads]
 
     shard_keys, segments, filters = [], [], []
-    for read_key, read in zip(read_keys, read_results, strict=True):
+    for read_key, read, corpus in zip(read_keys, read_results, recipe.corpora, strict=True):
         docs = read.kept
+        lang = recipe.corpus_language(corpus)
         for start in range(0, len(docs), shard_size):
             shard = docs.iloc[start : start + shard_size].reset_index(drop=True)
-            seg_key = settings_key("segment", read_key, code, start, shard_size, cleaning)
+            seg_key = settings_key("segment", read_key, code, start, shard_size, cleaning, lang)
             fil_key = settings_key("filter", seg_key, code, filtering, pii)
-            seg = segment_task.submit(seg_key, shard, noise)
+            seg = segment_task.submit(seg_key, shard, noise, lang)
             segments.append(seg)
-            filters.append(filter_task.submit(fil_key, seg, noise, pii))
+            filters.append(filter_task.submit(fil_key, seg, noise, pii, lang))
             shard_keys.append(fil_key)
     logger.info("%d corpora, %d shards of up to %d documents", len(reads), len(filters), shard_size)
     for _ in tqdm(as_completed(filters), total=len(filters), desc="shards", unit="shard"):

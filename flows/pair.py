@@ -39,23 +39,27 @@ from pipelines.pairing.translate import make_translator
 
 
 @task(name="gsm", **CACHE_OPTIONS)
-def gsm_task(key: str, pool: pd.DataFrame, spec: GsmSpec, metric: str, seed: int) -> tuple:
-    return gsm_pairs(pool, spec, metric, seed)
+def gsm_task(
+    key: str, pool: pd.DataFrame, spec: GsmSpec, metric: str, seed: int, lang: str
+) -> tuple:
+    return gsm_pairs(pool, spec, metric, seed, lang)
 
 
 @task(name="metadata", **CACHE_OPTIONS)
-def metadata_task(key: str, corpus: pd.DataFrame, spec: MetadataSpec, seed: int) -> tuple:
-    return metadata_pairs_for(corpus, spec, seed)
+def metadata_task(
+    key: str, corpus: pd.DataFrame, spec: MetadataSpec, seed: int, lang: str
+) -> tuple:
+    return metadata_pairs_for(corpus, spec, seed, lang)
 
 
 @task(name="rtt", **CACHE_OPTIONS)
 def rtt_task(
-    key: str, sample: pd.DataFrame, settings: RttSettings, base_dir: str, cache: str
+    key: str, sample: pd.DataFrame, settings: RttSettings, base_dir: str, cache: str, lang: str
 ) -> tuple:
     assert settings.forward is not None  # checked by the recipe
     forward = make_translator(settings.forward, base_dir, cache)
     backward = make_translator(settings.backward, base_dir, cache) if settings.backward else forward
-    pairs, rejects, stats = rtt_pairs(sample, forward, backward, settings)
+    pairs, rejects, stats = rtt_pairs(sample, forward, backward, settings, lang)
     stats["translations_cached"] = getattr(forward, "hits", 0)
     stats["translations_made"] = getattr(forward, "misses", 0)
     if backward is not forward:
@@ -108,25 +112,37 @@ def pair_flow(recipe_path: str, out_dir: str, input_dir: str, seed: int | None =
         corpus = sentences[sentences["corpus"] == spec.corpus].reset_index(drop=True)
         if corpus.empty:
             raise PairingError(f"{input_dir}: no sentences of corpus {spec.corpus!r} to pair")
-        base = settings_key(code, input_key, spec.corpus, seed)
+        corpus_spec = next((c for c in recipe.corpora if c.name == spec.corpus), None)
+        lang = recipe.corpus_language(corpus_spec) if corpus_spec else recipe.language
+        base = settings_key(code, input_key, spec.corpus, seed, lang)
         rtt_sample, pool = sample_pools(corpus, spec, seed)
         if spec.gsm:
             key = settings_key("gsm", base, spec, pairing.metric)
             jobs.append(
-                (spec.corpus, "gsm", gsm_task.submit(key, pool, spec.gsm, pairing.metric, seed))
+                (
+                    spec.corpus,
+                    "gsm",
+                    gsm_task.submit(key, pool, spec.gsm, pairing.metric, seed, lang),
+                )
             )
             keys.append(key)
         if spec.metadata:
             key = settings_key("metadata", base, spec.metadata)
             jobs.append(
-                (spec.corpus, "metadata", metadata_task.submit(key, corpus, spec.metadata, seed))
+                (
+                    spec.corpus,
+                    "metadata",
+                    metadata_task.submit(key, corpus, spec.metadata, seed, lang),
+                )
             )
             keys.append(key)
         if spec.rtt:
             key = settings_key(
                 "rtt", base, spec, pairing.rtt, _model_stamp(pairing.rtt, recipe.base_dir)
             )
-            future = rtt_task.submit(key, rtt_sample, pairing.rtt, recipe.base_dir, str(cache))
+            future = rtt_task.submit(
+                key, rtt_sample, pairing.rtt, recipe.base_dir, str(cache), lang
+            )
             jobs.append((spec.corpus, "rtt", future))
             keys.append(key)
 
@@ -136,7 +152,7 @@ def pair_flow(recipe_path: str, out_dir: str, input_dir: str, seed: int | None =
     for corpus, method, future in jobs:
         result = future.result()
         pairs.append(result[0])
-        if method in ("rtt", "gsm"):
+        if len(result[1]):  # every method returns (pairs, rejects, stats)
             rejects.append(result[1])
         stats["corpora"].setdefault(corpus, {})[method] = result[-1]
         tasks["cached" if future.state.name == "Cached" else "computed"] += 1

@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 from pipelines.core.recipe import PremiseRules
-from pipelines.export.records import klue_nli_records
 from pipelines.tasks.nli import (
     hypothesis_items,
+    klue_nli_records,
     plain_form,
     premise_items,
     templated_hypotheses,

@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pipelines.splits.base import SplitError, SplitSettings
 from pipelines.splits.ner import entity_set
-from pipelines.splits.rules import SplitError, SplitSettings, split_with_figures
+from pipelines.splits.run import split_with_figures
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "data" / "demo"
@@ -242,6 +243,7 @@ def test_cli_tc_and_ner(tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     saved = pd.read_parquet(tmp_path / "ner" / "splits.parquet")
     assert set(saved["split"]) == {"train", "dev", "test"}
-    bad = subprocess.run([*cmd, "--style-shares", "formal"], cwd=ROOT, capture_output=True,
+    nli = [c if c != "ner" else "nli" for c in cmd]  # style shares are the nli rule's
+    bad = subprocess.run([*nli, "--style-shares", "formal"], cwd=ROOT, capture_output=True,
                          text=True)  # fmt: skip
     assert bad.returncode == 2 and "--style-shares: expected KEY=VALUE" in bad.stderr

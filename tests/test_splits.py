@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from pipelines.splits.artifacts import artifact_report
-from pipelines.splits.rules import SplitError, SplitSettings, split_items, units
+from pipelines.splits.base import SplitError, SplitSettings, units
+from pipelines.splits.run import split_items
 
 ROOT = Path(__file__).resolve().parent.parent
 PARAKQC = ROOT / "data" / "demo" / "parakqc" / "paraKQC_v1.txt"

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pipelines.export.records import klue_ynat_records
-from pipelines.tasks.ynat import DEFAULT_TOPIC, keyword_topic, title_items
+from pipelines.tasks.ynat import DEFAULT_TOPIC, keyword_topic, klue_ynat_records, title_items
 
 
 def test_keyword_topic():

@@ -6,11 +6,12 @@ import argparse
 import json
 from pathlib import Path
 
-from pipelines.agreement.rules import RULES, AgreementSettings
+from pipelines.agreement.rules import AGREEMENT_RULES, AgreementSettings, MeanSettings
+from pipelines.core.settings import from_namespace
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    defaults = AgreementSettings()
+    defaults = MeanSettings()
     agree = sub.add_parser(
         "agree",
         help="gold labels from annotations: screening, rules, reliability figures",
@@ -28,7 +29,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     agree.add_argument(
         "--rule",
         required=True,
-        choices=RULES,
+        choices=AGREEMENT_RULES.names(),
         help="mean: KLUE-STS (screening, mean label rounded, binary label, disagreement "
         "drops); majority: the label with at least --min-votes votes",
     )
@@ -137,20 +138,13 @@ def _allowed(args: argparse.Namespace) -> list[str] | None:
 def run(args: argparse.Namespace) -> int:
     from pipelines.agreement.rules import run_agree
 
-    settings = AgreementSettings(
-        rule=args.rule,
-        answer_field=args.field,
-        min_votes=args.min_votes,
-        pearson_min=args.pearson_min,
-        alpha_min=args.alpha_min,
-        min_shared_items=args.min_shared_items,
-        sd_max=None if args.sd_max is not None and args.sd_max < 0 else args.sd_max,
-        variance_max=args.variance_max,
-        binary_threshold=args.binary_threshold,
-        report_flags=list(args.report_flags),
-        report_min=args.report_min,
-        values=_allowed(args),
-    )
+    cls = AGREEMENT_RULES.get(args.rule).settings
+    convert = {
+        "sd_max": lambda v: None if v is not None and v < 0 else v,
+        "report_flags": list,
+    }
+    options = from_namespace(cls, args, convert, answer_field=args.field, values=_allowed(args))
+    settings = AgreementSettings(**options)
     figures = run_agree(args.annotations, settings, args.out)
     if args.json:
         print(json.dumps(figures, ensure_ascii=False, indent=2))

@@ -19,7 +19,7 @@ from pipelines.models.classifier import ClassifierError
 from pipelines.models.train_classifier import TrainingDataError
 from pipelines.pairing.pairs import PairingError
 from pipelines.pairing.translate import TranslationError
-from pipelines.splits.rules import SplitError
+from pipelines.splits.base import SplitError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -198,7 +198,50 @@ def _parser() -> argparse.ArgumentParser:
     add_agree(sub)
     add_split(sub)
     add_rebuild(sub)
+    sub.add_parser(
+        "list",
+        help="what is registered: task kinds, steps, split and agreement rules, ...",
+        description="Print every registry (task kinds, rebuild steps, split rules, agreement "
+        "rules, pairing methods, translator backends, annotation configs, languages) with "
+        "each member's one-line description: what a recipe may name.",
+    )
     return parser
+
+
+# command (and action) -> "module:function"; a new command is one line here
+COMMANDS = {
+    "ingest": "flows.cli.app:_ingest",
+    "pair": "flows.cli.app:_pair",
+    "classifiers train": "flows.cli.app:_classifiers_train",
+    "classifiers pretrain": "flows.cli.app:_classifiers_pretrain",
+    "agree": "flows.cli.agree:run",
+    "split": "flows.cli.split:run",
+    "rebuild": "flows.cli.rebuild:run",
+    "labelstudio": "flows.cli.annotate:run",
+    "annotate": "flows.cli.annotate:run",
+    "list": "flows.cli.app:_list",
+}
+
+
+def _handler(args: argparse.Namespace):  # noqa: ANN202
+    import importlib
+
+    key = f"{args.command} {getattr(args, 'action', '')}".strip()
+    target = COMMANDS.get(key) or COMMANDS[args.command]
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _list(args: argparse.Namespace) -> int:
+    import flows.steps  # noqa: F401 - registers the shared rebuild steps
+    from pipelines.core.registry import registries
+
+    for kind, registry in registries().items():
+        print(f"{kind}s ({registry.describe}):" if registry.describe else f"{kind}s:")
+        for name in registry.names():
+            doc = registry.doc(name)
+            print(f"  {name:<22} {doc[:90]}" if doc else f"  {name}")
+    return 0
 
 
 def _encoder_options(parser: argparse.ArgumentParser) -> None:
@@ -330,30 +373,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     logging.getLogger("httpx").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
     try:
-        if args.command == "ingest":
-            return _ingest(args)
-        if args.command == "pair":
-            return _pair(args)
-        if args.command == "classifiers" and args.action == "pretrain":
-            return _classifiers_pretrain(args)
-        if args.command == "classifiers":
-            return _classifiers_train(args)
-        if args.command == "agree":
-            from flows.cli.agree import run as run_agree
-
-            return run_agree(args)
-        if args.command == "split":
-            from flows.cli.split import run as run_split
-
-            return run_split(args)
-        if args.command == "rebuild":
-            from flows.cli.rebuild import run as run_rebuild
-
-            return run_rebuild(args)
-        if args.command in ("labelstudio", "annotate"):
-            from flows.cli.annotate import run
-
-            return run(args)
+        return _handler(args)(args)
     except (
         InputError,
         RecipeError,

@@ -13,11 +13,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "rebuild",
         help="the whole pipeline: recipe in, dataset and data card out",
         description=(
-            "Run one Prefect flow: ingest -> rule filters -> classifier filters -> items "
-            "(STS: sentence pairs; NLI: premises by KLUE's rules, then a hypothesis-writing "
-            "round; TC: headlines) -> Label Studio push -> (simulated annotators) -> wait -> "
-            "pull -> agreement -> split -> export (the recipe's KLUE layout: klue-sts, "
-            "klue-nli or klue-ynat; JSON Lines and Parquet) -> data card. "
+            "Run one Prefect flow through the steps of the recipe's task kind (`task:`; "
+            "`benchforge list` shows them): e.g. klue-sts: ingest and pairing -> items -> "
+            "Label Studio push -> (simulated annotators) -> wait -> pull -> agreement -> "
+            "split -> export (the kind's release layout, JSON Lines and Parquet) and the "
+            "data card; klue-nli adds the premise rules and a hypothesis-writing round; "
+            "klue-ynat samples headlines. "
             "Every step's output is kept under OUT; run the same command again after a "
             "crash, a kill or a wait that timed out and it resumes without redoing finished "
             "steps or duplicating Label Studio tasks. With no LABEL_STUDIO_URL set, the "

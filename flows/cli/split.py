@@ -6,11 +6,20 @@ import argparse
 import json
 from pathlib import Path
 
-from pipelines.splits.rules import HYPOTHESIS_MODEL, SPLIT_RULES, SplitError, SplitSettings
+from pipelines.core.settings import from_namespace
+from pipelines.splits.base import SPLIT_RULES, SplitError
+from pipelines.splits.ner import NerSplitSettings
+from pipelines.splits.nli import HYPOTHESIS_MODEL, NliSplitSettings
+from pipelines.splits.tc import TcSplitSettings
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    defaults = SplitSettings()
+    nli_defaults, tc_defaults, ner_defaults = (
+        NliSplitSettings(),
+        TcSplitSettings(),
+        NerSplitSettings(),
+    )
+    defaults = nli_defaults
     split = sub.add_parser(
         "split",
         help="artifact-aware train/dev/test splits with an artifact report",
@@ -30,7 +39,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     split.add_argument(
         "--rule",
         required=True,
-        choices=SPLIT_RULES,
+        choices=SPLIT_RULES.names(),
         help="sts: KLUE 3.2.1 (uniform score bins, overlap preference, source shares, "
         "dev:test 1:2); nli: KLUE 3.3.1 (cross-fitted hypothesis-only classifier, only the "
         "lowest 20%% of premise sets by cross entropy with the uniform distribution in "
@@ -77,20 +86,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     nli.add_argument(
         "--eligible-fraction",
         type=float,
-        default=defaults.eligible_fraction,
+        default=nli_defaults.eligible_fraction,
         help="share of premise sets, lowest cross entropy first, that may go to dev/test (0.2)",
     )
     nli.add_argument(
-        "--folds", type=int, default=defaults.folds, help="cross-fitting folds of the "
+        "--folds", type=int, default=nli_defaults.folds, help="cross-fitting folds of the "
         "hypothesis-only classifier (5)",
     )  # fmt: skip
     nli.add_argument(
-        "--style-column", default=defaults.style_column, help="a source's style column (style)"
+        "--style-column", default=nli_defaults.style_column, help="a source's style column (style)"
     )
     nli.add_argument(
         "--style-shares",
         nargs="+",
-        default=[f"{k}={v}" for k, v in defaults.style_shares.items()],
+        default=[f"{k}={v}" for k, v in nli_defaults.style_shares.items()],
         metavar="STYLE=SHARE",
         help="dev/test share of each style, equal counts per source within a style "
         "(formal=0.6 colloquial=0.4)",
@@ -107,7 +116,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     tc = split.add_argument_group("tc rule")
     tc.add_argument(
         "--date-column",
-        default=defaults.date_column,
+        default=tc_defaults.date_column,
         help="date column (date); 'none' for undated items: dev/test then go to the units "
         "with the most terms found in no other unit (KLUE 3.1.1's second criterion only)",
     )
@@ -120,13 +129,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ner = split.add_argument_group("ner rule")
     ner.add_argument(
         "--entity-column",
-        default=defaults.entity_column,
+        default=ner_defaults.entity_column,
         help="entities column: a list of strings or of spans with text, or JSON (entities)",
     )
     ner.add_argument(
         "--unseen-test-share",
         type=float,
-        default=defaults.unseen_test_share,
+        default=ner_defaults.unseen_test_share,
         help="share of test filled first with items whose entities occur nowhere else (0.5)",
     )
     split.add_argument("--seed", type=int, default=0, help="random seed (0)")
@@ -134,29 +143,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pipelines.splits.rules import run_split
+    from pipelines.splits.base import SplitSettings
+    from pipelines.splits.run import run_split
 
-    settings = SplitSettings(
-        rule=args.rule,
-        seed=args.seed,
-        eval_fraction=args.eval_fraction,
-        dev_share=args.dev_share,
-        text_columns=list(args.text_columns) if args.text_columns else None,
-        group_columns=list(args.group),
-        source_column=args.source_column,
-        near_duplicate_threshold=args.near_duplicate_threshold,
-        eligible_fraction=args.eligible_fraction,
-        folds=args.folds,
-        style_column=args.style_column,
-        style_shares=_pairs(args.style_shares, "--style-shares", float),
-        hypothesis_model={**HYPOTHESIS_MODEL, **_pairs(args.hypothesis_model,
-                                                        "--hypothesis-model", _number)},
-        device=args.device,
-        date_column=None if str(args.date_column).lower() == "none" else args.date_column,
-        cutoff=args.cutoff,
-        entity_column=args.entity_column,
-        unseen_test_share=args.unseen_test_share,
-    )  # fmt: skip
+    cls = SPLIT_RULES.get(args.rule).settings
+    convert = {
+        "text_columns": lambda v: list(v) if v else None,
+        "style_shares": lambda v: _pairs(v, "--style-shares", float),
+        "hypothesis_model": lambda v: {**HYPOTHESIS_MODEL,
+                                       **_pairs(v, "--hypothesis-model", _number)},
+        "date_column": lambda v: None if str(v).lower() == "none" else v,
+    }  # fmt: skip
+    settings = SplitSettings(**from_namespace(cls, args, convert, group_columns=list(args.group)))
     result = run_split(args.gold, settings, args.out, args.items)
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))

@@ -34,16 +34,19 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
 from pipelines.annotation.label_config import REPORT_FIELDS
 from pipelines.core.io import read_table
+from pipelines.core.registry import Registry
+from pipelines.core.settings import rule_settings
 
-RULES = ("mean", "majority")
 DROPPED_COLUMNS = ["kind", "id", "reason", "detail"]
 
 
@@ -52,23 +55,11 @@ class AgreementError(ValueError):
 
 
 @dataclass
-class AgreementSettings:
-    """One agreement rule and its thresholds (defaults: the papers' values)."""
+class AgreementSettingsBase:
+    """The settings every agreement rule has; a rule's class adds its thresholds."""
 
     rule: str = "mean"
-    answer_field: str | None = (
-        None  # the field to aggregate in a pulled table (default: the only one)
-    )
-    # mean (KLUE-STS)
-    pearson_min: float | None = 0.80
-    alpha_min: float | None = 0.20
-    min_shared_items: int = 3  # an annotator sharing fewer items is not screened (kept)
-    decimals: int = 1
-    binary_threshold: float = 3.0
-    sd_max: float | None = 2.0
-    variance_max: float | None = None  # JSTS: 1.0
-    # majority
-    min_votes: int | None = None
+    answer_field: str | None = None  # the field to aggregate (default: the only one)
     # the answers the annotation interface allows (a single-choice control's options; the
     # rebuild takes them from the recipe's config): any other value is an error
     values: list[str] | None = None
@@ -83,11 +74,69 @@ class AgreementSettings:
         ]
     )
 
+    numeric: ClassVar[bool] = False  # the rule averages: every value must be a number
+
+
+@dataclass
+class MeanSettings(AgreementSettingsBase):
+    """KLUE-STS (3.2.1): annotator screening, mean label, disagreement drops."""
+
+    rule: str = "mean"
+    pearson_min: float | None = 0.80
+    alpha_min: float | None = 0.20
+    min_shared_items: int = 3  # an annotator sharing fewer items is not screened (kept)
+    decimals: int = 1
+    binary_threshold: float = 3.0
+    sd_max: float | None = 2.0
+    variance_max: float | None = None  # JSTS: 1.0
+
+    numeric: ClassVar[bool] = True
+    summary: ClassVar[tuple[str, ...]] = ("pearson_min", "alpha_min", "sd_max", "variance_max")
+
+
+@dataclass
+class MajoritySettings(AgreementSettingsBase):
+    """KLUE-NLI / KLUE-TC: the label with at least ``min_votes`` votes."""
+
+    rule: str = "majority"
+    min_votes: int | None = None
+
+    summary: ClassVar[tuple[str, ...]] = ("min_votes",)
+
     def __post_init__(self) -> None:
-        if self.rule not in RULES:
-            raise AgreementError(f"unknown rule {self.rule!r}; expected one of {RULES}")
-        if self.rule == "majority" and (self.min_votes is None or self.min_votes < 1):
+        if self.min_votes is None or self.min_votes < 1:
             raise AgreementError("the majority rule needs --min-votes K (K >= 1)")
+
+
+@dataclass
+class AgreementRule:
+    """A registered agreement rule: its settings class and its function
+    ``rule(ratings, settings) -> (gold, dropped records, per-annotator figures or None)``."""
+
+    name: str
+    settings: type[AgreementSettingsBase]
+    apply: Callable[..., tuple[pd.DataFrame, list[dict], pd.DataFrame | None]]
+
+
+AGREEMENT_RULES: Registry[AgreementRule] = Registry(
+    "agreement rule", "pipelines.agreement", "agreement rules"
+)
+
+
+def agreement_rule(name: str, settings: type[AgreementSettingsBase]) -> Callable:
+    """Decorator registering an agreement rule with its settings class."""
+
+    def add(fn: Callable) -> Callable:
+        AGREEMENT_RULES.add(name, AgreementRule(name, settings, fn), (fn.__doc__ or "").strip())
+        return fn
+
+    return add
+
+
+def AgreementSettings(**options: object) -> AgreementSettingsBase:  # noqa: N802 - a class to read
+    """The settings of the rule ``options["rule"]`` (``mean`` by default): the tagged union
+    over the registered rules' settings classes."""
+    return rule_settings(AGREEMENT_RULES, options, AgreementError, "agreement", "mean")
 
 
 # ------------------------------------------------------------------------------ input
@@ -116,7 +165,7 @@ def read_annotations(path: Path) -> pd.DataFrame:
 
 
 def split_annotations(
-    frame: pd.DataFrame, settings: AgreementSettings
+    frame: pd.DataFrame, settings: AgreementSettingsBase
 ) -> tuple[pd.DataFrame, dict[str, dict[str, int]]]:
     """The ratings of the chosen field (item_id, annotator_id, value, role) and the report
     flags per item ({item: {flag: annotators}}). Cancelled annotations carry no rating."""
@@ -173,7 +222,7 @@ def _canonical(value: object) -> str:
     return repr(number) if math.isfinite(number) else text
 
 
-def check_values(ratings: pd.DataFrame, settings: AgreementSettings) -> None:
+def check_values(ratings: pd.DataFrame, settings: AgreementSettingsBase) -> None:
     """Every rating is one of ``settings.values`` (when given), and for the mean rule a
     finite number; the error names the table row (counted from 1), the annotator, the
     item and the value."""
@@ -190,7 +239,7 @@ def check_values(ratings: pd.DataFrame, settings: AgreementSettings) -> None:
         bad = ~ratings["value"].map(_canonical).isin(allowed)
         if bad.any():
             fail(bad.idxmax(), f"is not one of the interface's answers {settings.values}")
-    if settings.rule == "mean":
+    if settings.numeric:
         numbers = pd.to_numeric(ratings["value"], errors="coerce").astype(float)
         bad = ~np.isfinite(numbers.to_numpy())
         if bad.any():
@@ -300,8 +349,9 @@ def _round(x: float | None, digits: int = 4) -> float | None:
 # ------------------------------------------------------------------------------ rules
 
 
+@agreement_rule("mean", MeanSettings)
 def mean_rule(
-    ratings: pd.DataFrame, settings: AgreementSettings
+    ratings: pd.DataFrame, settings: MeanSettings
 ) -> tuple[pd.DataFrame, list[dict], pd.DataFrame]:
     """KLUE-STS: screen annotators, then mean label, binary label, disagreement drops.
     Returns (gold, dropped records, per-annotator figures)."""
@@ -392,9 +442,10 @@ def mean_rule(
     return gold, dropped, figures
 
 
+@agreement_rule("majority", MajoritySettings)
 def majority_rule(
-    ratings: pd.DataFrame, settings: AgreementSettings
-) -> tuple[pd.DataFrame, list[dict]]:
+    ratings: pd.DataFrame, settings: MajoritySettings
+) -> tuple[pd.DataFrame, list[dict], None]:
     """The label with at least ``min_votes`` votes (the author's label counts as a vote);
     a tie between two such labels, or none, drops the item."""
     k = int(settings.min_votes or 0)
@@ -424,7 +475,7 @@ def majority_rule(
             }
         )
     gold = pd.DataFrame(rows, columns=["item_id", "label", "n_annotations", "votes", "vote_share"])
-    return gold, dropped
+    return gold, dropped, None
 
 
 def nli_validation_table(ratings: pd.DataFrame, gold: pd.DataFrame) -> dict | None:
@@ -462,7 +513,7 @@ def nli_validation_table(ratings: pd.DataFrame, gold: pd.DataFrame) -> dict | No
 # ---------------------------------------------------------------------------- driver
 
 
-def agree(frame: pd.DataFrame, settings: AgreementSettings) -> dict:
+def agree(frame: pd.DataFrame, settings: AgreementSettingsBase) -> dict:
     """Gold labels, dropped items and annotators, and the dataset-level figures."""
     ratings, flags = split_annotations(frame, settings)
     if ratings.empty:
@@ -479,10 +530,7 @@ def agree(frame: pd.DataFrame, settings: AgreementSettings) -> dict:
             dropped.append({"kind": "item", "id": item, "reason": first, "detail": detail})
     annotators = None
     usable = ratings[~ratings["item_id"].isin(flagged)]
-    if settings.rule == "mean":
-        gold, rule_drops, annotators = mean_rule(usable, settings)
-    else:
-        gold, rule_drops = majority_rule(usable, settings)
+    gold, rule_drops, annotators = AGREEMENT_RULES.get(settings.rule).apply(usable, settings)
     dropped.extend(rule_drops)
     if "simulated" in frame.columns:
         sim = frame.groupby("item_id")["simulated"].agg(lambda s: bool(s.astype(bool).any()))
@@ -516,9 +564,8 @@ def agree(frame: pd.DataFrame, settings: AgreementSettings) -> dict:
     return {"gold": gold, "dropped": dropped_frame, "figures": figures}
 
 
-def _settings_text(settings: AgreementSettings) -> str:
-    keys = ("min_votes",) if settings.rule == "majority" else (
-        "pearson_min", "alpha_min", "sd_max", "variance_max")  # fmt: skip
+def _settings_text(settings: AgreementSettingsBase) -> str:
+    keys = getattr(settings, "summary", ())
     return ", ".join(f"{k} {getattr(settings, k)}" for k in (*keys, "report_min"))
 
 
@@ -530,7 +577,7 @@ def _reason_counts(dropped: list[dict], kind: str) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
-def run_agree(path: Path, settings: AgreementSettings, out: Path) -> dict:
+def run_agree(path: Path, settings: AgreementSettingsBase, out: Path) -> dict:
     """Read ``path``, apply the rule, write gold.parquet, dropped.parquet and
     agreement.json (atomically, manifest last; a rerun with the same input and settings
     rewrites nothing). Returns the figures, with ``written``. When no item keeps a gold
@@ -557,7 +604,7 @@ def run_agree(path: Path, settings: AgreementSettings, out: Path) -> dict:
         return _write_agree(path, settings, out, result)
 
 
-def _write_agree(path: Path, settings: AgreementSettings, out: Path, result: dict) -> dict:
+def _write_agree(path: Path, settings: AgreementSettingsBase, out: Path, result: dict) -> dict:
     from pipelines.core.io import sha256_file, write_outputs
 
     key = json.dumps({"input": sha256_file(path), "settings": asdict(settings)}, sort_keys=True)

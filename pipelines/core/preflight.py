@@ -33,21 +33,33 @@ def check_ingest_inputs(recipe: Recipe, recipe_path: Path | str) -> None:
 
 
 def check_rebuild_recipe(recipe: Recipe, path: Path | str) -> None:
-    """The sections a rebuild chain needs, and its annotation configs."""
-    layout = recipe.export.layout
-    need = ["annotation", "agreement", "split"] + (["pairing"] if layout == "klue-sts" else [])
-    missing = [s for s in need if not getattr(recipe, s)]
-    if missing:
-        raise RecipeError(f"{path}: a rebuild recipe needs the sections {missing}")
-    ann = recipe.annotation
-    if layout == "klue-nli" and (recipe.items.premises is None or ann.writing is None):
+    """The recipe names a task kind, has the sections that kind needs (annotation,
+    agreement, split and the kind's own ``needs``), and its annotation configs exist."""
+    from pipelines.tasks import task_kind
+
+    if recipe.task is None:
         raise RecipeError(
-            f"{path}: a klue-nli rebuild needs items.premises (KLUE's premise rules) and "
-            "annotation.writing (the hypothesis-writing round)"
+            f"{path}: a rebuild recipe names its task kind (task: klue-sts, klue-nli, ...; "
+            "`benchforge list` shows them)"
         )
+    kind = task_kind(recipe.task)
+    missing = [s for s in ["annotation", "agreement", "split", *kind.needs]
+               if _section(recipe, s) is None]  # fmt: skip
+    if missing:
+        raise RecipeError(f"{path}: a {kind.name} rebuild needs the sections {missing}")
+    ann = recipe.annotation
     configs = [("annotation.config", ann.config)]
     if ann.writing:
         configs.append(("annotation.writing.config", ann.writing.config))
     for field, config in configs:
         if not recipe.resolve(config).is_file():
             raise RecipeError(f"{path}: {field}: {recipe.resolve(config)} not found")
+
+
+def _section(recipe: Recipe, dotted: str) -> object:
+    value: object = recipe
+    for part in dotted.split("."):
+        value = getattr(value, part, None)
+        if value is None:
+            return None
+    return value

@@ -7,10 +7,8 @@ recipe file. Invalid recipes raise :class:`RecipeError` naming the file and the 
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
-import typing
 from pathlib import Path
 from typing import Literal
 
@@ -20,7 +18,6 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
-    create_model,
     field_validator,
     model_validator,
 )
@@ -48,6 +45,7 @@ class CorpusSpec(_Strict):
     domain: str
     style: Literal["formal", "colloquial"]
     unit: Literal["sentence", "document"] = "sentence"
+    language: str | None = None  # a registered language (pipelines.lang); None: the recipe's
     encoding: str = "utf-8"
     has_header: bool = True
     columns: list[str] | None = None
@@ -360,15 +358,18 @@ class StageOptions(_Strict):
 
 
 class ExportSpec(_Strict):
-    """The released dataset: ``layout`` names the KLUE release whose fields it follows."""
+    """The released dataset (its layout is the task kind's, named by the recipe's
+    ``task``)."""
 
-    layout: Literal["klue-sts", "klue-nli", "klue-ynat"] = "klue-sts"
     guid_prefix: str | None = None  # default: "<recipe name>_<split>"
 
 
 class Recipe(_Strict):
     name: str
     description: str = ""
+    # benchforge rebuild: the dataset family (a registered task kind, pipelines.tasks)
+    task: str | None = None
+    language: str = "ko"  # a registered language (pipelines.lang): the corpora's default
     corpora: list[CorpusSpec] = Field(min_length=1)
     filters: FilterSettings = Field(default_factory=FilterSettings)
     runner: RunnerSettings = Field(default_factory=RunnerSettings)
@@ -381,6 +382,57 @@ class Recipe(_Strict):
     export: ExportSpec = Field(default_factory=ExportSpec)
     # set by load_recipe: the folder relative paths are resolved against
     base_dir: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_layout(cls, data: object) -> object:
+        export = data.get("export") if isinstance(data, dict) else None
+        if isinstance(export, dict) and "layout" in export:
+            raise ValueError(
+                f"export.layout was replaced by the recipe's task (task: {export['layout']}); "
+                "the task kind knows its layout"
+            )
+        return data
+
+    @field_validator("task")
+    @classmethod
+    def _known_task(cls, name: str | None) -> str | None:
+        from pipelines.tasks import TASK_KINDS
+
+        if name is not None:
+            TASK_KINDS.get(name)  # UnknownName (a KeyError) names the nearest kind
+        return name
+
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, code: str) -> str:
+        from pipelines.lang import LANGUAGES
+
+        LANGUAGES.get(code)
+        return code
+
+    def corpus_language(self, corpus: CorpusSpec) -> str:
+        """The language of ``corpus``: its own, else the recipe's."""
+        return corpus.language or self.language
+
+    def agreement_settings(self, values: list[str] | None = None) -> object:
+        """The typed settings of the recipe's agreement rule (``values``: the interface's
+        answers, when the recipe gives none)."""
+        from pipelines.agreement.rules import AgreementSettings
+
+        options = self.agreement.model_dump()
+        if options.get("values") is None and values is not None:
+            options["values"] = values
+        return AgreementSettings(**options)
+
+    def split_settings(self, seed: int | None = None) -> object:
+        """The typed settings of the recipe's split rule (``seed`` overrides the recipe's)."""
+        from pipelines.splits.base import SplitSettings
+
+        options = self.split.model_dump()
+        if seed is not None:
+            options["seed"] = seed
+        return SplitSettings(**options)
 
     @model_validator(mode="after")
     def _unique_names(self) -> Recipe:
@@ -434,34 +486,29 @@ def _problems(exc: ValidationError, prefix: str = "") -> str:
     return "; ".join(out)
 
 
-def _options_model(cls: type) -> type[BaseModel]:
-    """A strict pydantic model of a settings dataclass's fields (types and defaults)."""
-    hints = typing.get_type_hints(cls)
-    fields: dict[str, tuple] = {}
-    for f in dataclasses.fields(cls):
-        if f.default is not dataclasses.MISSING:
-            fields[f.name] = (hints[f.name], f.default)
-        elif f.default_factory is not dataclasses.MISSING:
-            fields[f.name] = (hints[f.name], Field(default_factory=f.default_factory))
-        else:
-            fields[f.name] = (hints[f.name], ...)
-    return create_model(f"{cls.__name__}Options", __config__=ConfigDict(extra="forbid"), **fields)
-
-
 def check_stage_options(recipe: Recipe, path: str | Path) -> None:
-    """The ``agreement`` and ``split`` sections against their settings classes, at load
-    time: an unknown key, a value of the wrong type or a rule's own check fails here,
-    naming the file and the key, before any work (not after the annotation rounds)."""
-    from pipelines.agreement.rules import AgreementSettings
-    from pipelines.splits.rules import SplitSettings
+    """The ``agreement`` and ``split`` sections against their rule's settings class, at
+    load time (a union tagged by ``rule``): an unknown key (with the nearest valid name),
+    a value of the wrong type or a rule's own check fails here, naming the file and the
+    key, before any work (not after the annotation rounds)."""
+    from pipelines.agreement.rules import AGREEMENT_RULES
+    from pipelines.core.settings import options_model, unknown_keys
+    from pipelines.splits.base import SPLIT_RULES
 
-    for section, cls in (("agreement", AgreementSettings), ("split", SplitSettings)):
+    for section, registry in (("agreement", AGREEMENT_RULES), ("split", SPLIT_RULES)):
         options = getattr(recipe, section)
         if options is None:
             continue
         data = options.model_dump()
         try:
-            _options_model(cls).model_validate(data)
+            cls = registry.get(data["rule"]).settings
+        except KeyError as exc:
+            raise RecipeError(f"{path}: {section}.rule: {exc}") from None
+        problem = unknown_keys(cls, data, section)
+        if problem:
+            raise RecipeError(f"{path}: {problem}")
+        try:
+            options_model(cls).model_validate(data)
         except ValidationError as exc:
             raise RecipeError(f"{path}: {_problems(exc, section)}") from None
         try:

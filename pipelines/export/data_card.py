@@ -14,15 +14,26 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pipelines.lang import language
+
+if TYPE_CHECKING:
+    from pipelines.tasks import CardSection
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "data_cards" / "TEMPLATE.md"
 
 
-def _table(header: list[str], rows: list[list[object]]) -> str:
+def table(header: list[str], rows: list[list[object]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join("" if v is None else str(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def json_text(value: object) -> str:
+    """``value`` as one line of JSON, non-ASCII kept (settings quoted in the card)."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _fmt(value: object) -> str:
@@ -38,12 +49,12 @@ def _sources(facts: dict) -> str:
         rows.append([c["name"], c["license"], c["domain"], c["style"], c["unit"],
                      stats.get("documents_in"), stats.get("sentences_kept"),
                      facts["dates"].get(c["name"], "n/a"), c["path"]])  # fmt: skip
-    table = _table(["corpus", "license", "domain", "style", "unit", "documents",
+    tbl = table(["corpus", "license", "domain", "style", "unit", "documents",
                     "sentences kept", "dates", "file"], rows)  # fmt: skip
     return (
-        table + "\n\nLanguage: Korean (ko-KR). Licenses and attribution of the shipped "
-        "files are in `data/demo/README.md`; a dataset built from them carries the most "
-        "restrictive license of the sources it uses (see *Files*)."
+        tbl + f"\n\nLanguage: {language(facts['recipe'].get('language')).label}. Licenses "
+        "and attribution of the shipped files are in `data/demo/README.md`; a dataset built "
+        "from them carries the most restrictive license of the sources it uses (see *Files*)."
     )
 
 
@@ -52,10 +63,10 @@ def _filters(facts: dict) -> str:
     for st in facts["ingest"]["stages"]:
         reasons = ", ".join(f"{k}: {v}" for k, v in sorted(st["dropped"].items())) or "none"
         rows.append([st["stage"], st["unit"], st["in"], st["kept"], st["dropped_total"], reasons])
-    table = _table(["stage", "unit", "in", "kept", "dropped", "dropped per reason"], rows)
+    tbl = table(["stage", "unit", "in", "kept", "dropped", "dropped per reason"], rows)
     settings = json.dumps(facts["recipe"]["filters"], ensure_ascii=False, indent=2)
     return (
-        f"{table}\n\nSettings (the recipe's `filters`, KLUE 2.3 defaults unless set):\n\n"
+        f"{tbl}\n\nSettings (the recipe's `filters`, KLUE 2.3 defaults unless set):\n\n"
         f"```json\n{settings}\n```"
     )
 
@@ -74,129 +85,27 @@ def _classifiers(facts: dict) -> str:
         card = facts["classifier_cards"].get(name, {})
         rows.append([name, spec["model"], spec.get("threshold") or "KLUE default",
                      _fmt(card.get("dev_macro_f1")), card.get("task", "n/a")])  # fmt: skip
-    return _table(["detector", "checkpoint", "threshold", "dev macro-F1", "task"], rows)
+    return table(["detector", "checkpoint", "threshold", "dev macro-F1", "task"], rows)
 
 
-def _premises(facts: dict) -> str:
-    p, items = facts["premises"], facts["items"]
-    rejected = ", ".join(f"{k}: {v}" for k, v in sorted(p["rejected"].items())) or "none"
-    dropped = ", ".join(f"{k}: {v}" for k, v in sorted(items["premises_dropped"].items()))
+def annotation_round(a: dict, title: str | None = None) -> str:
+    """One Label Studio round's interface, overlap, annotators and simulation."""
     return "\n".join(
-        [
-            "Premises (KLUE 3.3.1: declarative sentences with a predicate, 20-90 characters; "
-            f"rules `{json.dumps(p['rules'], ensure_ascii=False)}`): {p['premises']} chosen out "
-            f"of {p['sentences']} ingested sentences by a seeded sample "
-            f"(`{json.dumps(p['spec'], ensure_ascii=False)}`).",
-            "",
-            _table(
-                ["source", "sentences passing the rules", "premises chosen"],
-                [[k, v, p["per_source"].get(k, 0)] for k, v in p["passing_per_source"].items()],
-            ),
-            "",
-            f"Sentences not chosen, per reason: {rejected} (all in `premises/rejected.parquet`).",
-            "",
-            f"Hypotheses: {items['items']} premise-hypothesis pairs from "
-            f"{items['premises_written']} premises (one per label: "
-            + ", ".join(f"{k} {v}" for k, v in sorted(items["per_method"].items()))
-            + f"); premises without hypotheses, per reason: {dropped or 'none'} "
-            "(`items/dropped_premises.parquet`).",
+        ([title, ""] if title else [])
+        + [
+            f"- Interface: `{a['config']}` (Label Studio {a['server']}), project `{a['project']}`.",
+            f"- Overlap: {a['overlap']} annotations per item; {a['annotators']} distinct "
+            f"annotators; {a['annotations']} annotations pulled ({a['skipped']} skipped or "
+            "cancelled, kept in the table and not used).",
+            f"- Simulated: **{'yes' if a['simulated'] else 'no'}**"
+            + (f" ({a['simulate']})" if a["simulated"] else ""),
         ]
     )
 
 
-def _titles(facts: dict) -> str:
-    t = facts["titles"]
-    truth = t.get("simulated_truth")
-    lines = [
-        f"Headlines sent to annotators: {t['items']} of {t['sentences']} ingested sentences "
-        f"(seeded sample, `{json.dumps(t['spec'], ensure_ascii=False)}`), per source: "
-        + ", ".join(f"{k} {v}" for k, v in sorted(t["per_source"].items()))
-        + f"; {t['dated']} of them dated"
-        + (" (undated headlines cannot be split by date: see *Splits*)." if t["dated"] < t["items"]
-           else "."),
-    ]  # fmt: skip
-    if truth:
-        lines += [
-            "",
-            "Latent first topics of the simulated annotators (keyword lexicon, "
-            "pipelines/tasks/ynat.py; an assumption, not released): "
-            + ", ".join(f"{k} {v}" for k, v in truth.items())
-            + ".",
-        ]
-    return "\n".join(lines)
-
-
-def _construction(facts: dict) -> str:
-    if "premises" in facts:
-        return _premises(facts)
-    if "titles" in facts:
-        return _titles(facts)
-    pairs = facts["pairs"]
-    rows = [[m, n] for m, n in sorted(pairs["pairs"].items())]
-    items = facts["items"]
-    lines = [
-        "Candidate pairs (KLUE 3.2.1: intent and topic pairs from metadata, greedy "
-        "sentence matching on ROUGE, round-trip translation when a translator is set):",
-        "",
-        _table(["method", "pairs"], rows),
-        "",
-        f"Pairing settings (the recipe's `pairing`): "
-        f"`{json.dumps(facts['recipe']['pairing'], ensure_ascii=False)}`; what each method "
-        f"made: `{json.dumps(pairs['corpora'], ensure_ascii=False)}`.",
-        "",
-        f"Items sent to annotators: {items['items']} (seeded sample, "
-        f"`{json.dumps(items['spec'], ensure_ascii=False)}`), per method: "
-        + ", ".join(f"{k} {v}" for k, v in sorted(items["per_method"].items()))
-        + ".",
-    ]
-    return "\n".join(lines)
-
-
-def _round(a: dict, title: str | None = None) -> list[str]:
-    return ([title, ""] if title else []) + [
-        f"- Interface: `{a['config']}` (Label Studio {a['server']}), project `{a['project']}`.",
-        f"- Overlap: {a['overlap']} annotations per item; {a['annotators']} distinct "
-        f"annotators; {a['annotations']} annotations pulled ({a['skipped']} skipped or "
-        "cancelled, kept in the table and not used).",
-        f"- Simulated: **{'yes' if a['simulated'] else 'no'}**"
-        + (f" ({a['simulate']})" if a["simulated"] else ""),
-    ]
-
-
-def _annotation(facts: dict) -> str:
-    if "writing" in facts:
-        return "\n".join(
-            _round(facts["writing"], "Writing round (KLUE 3.3.1: one writer per premise writes "
-                   "an entailed, a contradicted and a neutral hypothesis):")
-            + [""]
-            + _round(facts["annotation"], "Validation round (each pair labeled by validators; "
-                     "the writer's label counts as one more vote):")
-        )  # fmt: skip
-    return "\n".join(_round(facts["annotation"]))
-
-
-# settings that only one rule reads: the card shows a rule's own settings only
-RULE_SETTINGS = {
-    "mean": {"pearson_min", "alpha_min", "min_shared_items", "decimals", "binary_threshold",
-             "sd_max", "variance_max"},
-    "majority": {"min_votes"},
-    "sts": {"bins", "high_score", "binary_threshold"},
-    "nli": {"eligible_fraction", "folds", "style_column", "style_shares", "hypothesis_model",
-            "device"},
-    "tc": {"date_column", "cutoff"},
-    "ner": {"entity_column", "unseen_test_share"},
-}  # fmt: skip
-
-
-def _own_settings(settings: dict, rule: str) -> dict:
-    others = set().union(*(keys for name, keys in RULE_SETTINGS.items() if name != rule))
-    mine = RULE_SETTINGS.get(rule, set())
-    return {k: v for k, v in settings.items() if k in mine or k not in others}
-
-
 def _agreement(facts: dict) -> str:
     g = facts["agreement"]
-    settings = {k: v for k, v in _own_settings(g["settings"], g["rule"]).items() if v is not None}
+    settings = {k: v for k, v in g["settings"].items() if v is not None}
     rows = [
         ["items annotated", g["items"]],
         ["annotators", g["annotators"]],
@@ -211,7 +120,7 @@ def _agreement(facts: dict) -> str:
     lines = [
         f"Rule `{g['rule']}`, settings `{json.dumps(settings, ensure_ascii=False)}`.",
         "",
-        _table(["figure", "value"], rows),
+        table(["figure", "value"], rows),
         "",
         "Items dropped per reason: "
         + (", ".join(f"{k}: {v}" for k, v in sorted(g["dropped_items"].items())) or "none")
@@ -223,34 +132,32 @@ def _agreement(facts: dict) -> str:
     if nli:
         lines += ["", "Validation figures as in KLUE's Table 5 (validators' labels against "
                   "the gold label and the writer's label):", "",
-                  _table(["figure", "share", "count"],
+                  table(["figure", "share", "count"],
                          [[k.replace("_", " "), _fmt(v["share"]), f"{v['count']} of {v['of']}"]
                           for k, v in nli.items()])]  # fmt: skip
-    table = g.get("annotators_table")
-    if table:
-        lines += ["", _table(["annotator", "items", "Pearson r vs others", "alpha vs others"],
+    annotators = g.get("annotators_table")
+    if annotators:
+        lines += ["", table(["annotator", "items", "Pearson r vs others", "alpha vs others"],
                              [[a["annotator_id"], a["items"], _fmt(a.get("pearson")),
-                               _fmt(a.get("alpha"))] for a in table])]  # fmt: skip
+                               _fmt(a.get("alpha"))] for a in annotators])]  # fmt: skip
     return "\n".join(lines)
 
 
 def _splits(facts: dict) -> str:
     s = facts["split"]
     rows = [[k, v, facts["split_sources"].get(k, "")] for k, v in s["splits"].items()]
-    settings = {
-        k: v for k, v in _own_settings(s["settings"], s["rule"]).items() if v not in ([], {})
-    }
+    settings = {k: v for k, v in s["settings"].items() if v not in ([], {})}
     figures = s.get("rule_figures") or {}
     undated = (
         " The items are undated, so KLUE 3.1.1's date criterion was **not** applied: dev and "
         "test hold the units with the most terms found in no other unit."
-        if s["rule"] == "tc" and figures.get("dated") is False
+        if figures.get("dated") is False
         else ""
     )
     return (
         f"Rule `{s['rule']}` (settings `{json.dumps(settings, ensure_ascii=False)}`). Items "
         f"that share a group or a near-duplicate text never straddle two splits.{undated}\n\n"
-        + _table(["split", "items", "per source"], rows)
+        + table(["split", "items", "per source"], rows)
     )
 
 
@@ -264,11 +171,11 @@ def _files(facts: dict) -> str:
     rows = [[name, n] for name, n in facts["export"]["files"].items()]
     return (
         f"Layout: `{facts['export']['layout']}` (the KLUE release's fields). License of the "
-        f"dataset: {facts['export']['license']}.\n\n" + _table(["file", "records"], rows)
+        f"dataset: {facts['export']['license']}.\n\n" + table(["file", "records"], rows)
     )
 
 
-def _limitations(facts: dict) -> str:
+def _limitations(facts: dict, section: CardSection) -> str:
     out = []
     if facts["annotation"]["simulated"]:
         out.append(
@@ -276,16 +183,9 @@ def _limitations(facts: dict) -> str:
             "model over an assumed latent answer), not from people: the dataset "
             "demonstrates the pipeline and must not be used to evaluate models."
         )
-    if "writing" in facts and facts["writing"]["simulated"]:
-        out.append(
-            "The hypotheses were written by **simulated writers from templates** "
-            "(pipelines/tasks/nli.py): stilted, and full of label cues that a "
-            "hypothesis-only model learns (see the artifact report)."
-        )
     if not facts["recipe"]["filters"]["classifiers"]["detectors"]:
         out.append("No hate-speech or gender-bias detector was applied.")
-    if "pairs" in facts and "rtt" not in facts["pairs"]["pairs"]:
-        out.append("No round-trip-translation pairs (no translator configured).")
+    out += section.limitations
     g, overlap = facts["agreement"], facts["annotation"]["overlap"]
     screened = sum(g.get("dropped_annotators", {}).values())
     left = g["annotators"] - screened
@@ -303,8 +203,10 @@ def _limitations(facts: dict) -> str:
     return "\n".join(f"- {line}" for line in out) or "- none recorded."
 
 
-def render_card(facts: dict, template: Path = TEMPLATE) -> str:
-    """The card's Markdown: the template with every placeholder filled."""
+def render_card(facts: dict, section: CardSection, template: Path = TEMPLATE) -> str:
+    """The card's Markdown: the template with every placeholder filled; ``section`` is
+    the task kind's part (what an item is, how items were built, its rounds, its own
+    limitations)."""
     simulated = facts["annotation"]["simulated"]
     values = {
         "name": facts["recipe"]["name"],
@@ -316,31 +218,21 @@ def render_card(facts: dict, template: Path = TEMPLATE) -> str:
         ),
         "motivation": (facts["recipe"].get("description") or "").strip()
         or "(no description in the recipe)",
-        "composition": _table(
+        "composition": table(
             ["split", "items"], [[k, v] for k, v in facts["split"]["splits"].items()]
         )
-        + f"\n\nTask: {facts['task']}. "
-        + (
-            "One item is a premise-hypothesis pair with its gold label (entailment, neutral, "
-            "contradiction), the writer's label and the validators' labels."
-            if "premises" in facts
-            else "One item is a news headline with its gold topic (one of YNAT's seven) and "
-            "the annotators' first, second and third topics."
-            if "titles" in facts
-            else "One item is a sentence pair with a 0-5 similarity label, its unrounded "
-            "mean, a binary label at 3.0, and the individual ratings."
-        ),
+        + f"\n\nTask: {facts['task']}. {section.item}",
         "sources": _sources(facts),
         "filters": _filters(facts),
         "classifiers": _classifiers(facts),
-        "construction": _construction(facts),
-        "annotation": _annotation(facts),
+        "construction": section.construction,
+        "annotation": section.annotation,
         "agreement": _agreement(facts),
         "splits": _splits(facts),
         "artifacts": _artifacts(facts),
         "files": _files(facts),
-        "limitations": _limitations(facts),
-        "provenance": _table(["", ""], [[k, v] for k, v in facts["provenance"].items()]),
+        "limitations": _limitations(facts, section),
+        "provenance": table(["", ""], [[k, v] for k, v in facts["provenance"].items()]),
     }
     text = template.read_text(encoding="utf-8")
     text = re.sub(r"<!--.*?-->\n*", "", text, flags=re.S)

@@ -15,6 +15,7 @@ import pandas as pd
 from pipelines.core.recipe import NoiseSettings, PiiSettings
 from pipelines.core.stage import REJECT_COLUMNS, StageResult, StageStats
 from pipelines.ingest.segment import segment_documents
+from pipelines.lang import DEFAULT_LANGUAGE
 from pipelines.quality.noise import clean_documents, filter_noise
 from pipelines.quality.pii import filter_pii
 
@@ -54,19 +55,23 @@ def empty_rejects() -> pd.DataFrame:
     return df
 
 
-def process_documents(docs: pd.DataFrame, noise: NoiseSettings) -> ShardOutput:
-    """Stages ``clean`` then ``segment`` over a shard of documents."""
+def process_documents(
+    docs: pd.DataFrame, noise: NoiseSettings, lang: str = DEFAULT_LANGUAGE
+) -> ShardOutput:
+    """Stages ``clean`` then ``segment`` (the language's sentence splitter) over a shard
+    of documents."""
     cleaned = clean_documents(docs, noise)
-    sentences, segmented = segment_documents(cleaned.kept)
+    sentences, segmented = segment_documents(cleaned.kept, lang=lang)
     rejects, stats = collect([cleaned, segmented])
     return ShardOutput(sentences, rejects, stats, documents=segmented.kept)
 
 
 def filter_sentences(
-    sentences: pd.DataFrame, noise: NoiseSettings, pii: PiiSettings
+    sentences: pd.DataFrame, noise: NoiseSettings, pii: PiiSettings, lang: str = DEFAULT_LANGUAGE
 ) -> ShardOutput:
-    """Stages ``noise`` then ``pii`` over a shard of sentences."""
-    noisy = filter_noise(sentences, noise, tuple(pii.kinds) if pii.enabled else ())
+    """Stages ``noise`` (the language's script check) then ``pii`` over a shard of
+    sentences."""
+    noisy = filter_noise(sentences, noise, tuple(pii.kinds) if pii.enabled else (), lang)
     private = filter_pii(noisy.kept, pii)
     rejects, stats = collect([noisy, private])
     return ShardOutput(private.kept, rejects, stats)

@@ -170,5 +170,26 @@ def _main(argv: list[str]) -> int:
     return 0
 
 
+def _register() -> None:
+    from pipelines.lang import Language, register_language
+
+    register_language(
+        Language(
+            code="ko",
+            name="Korean: kss sentences on MeCab, mecab-ko-dic morphemes, Hangul share",
+            split_sentences=split_sentences,
+            tagged=tagged,
+            script_share=hangul_share,
+            foreign_chars=count_cjk,
+            script_reason="not_korean",
+            script_name="Hangul",
+            label="Korean (ko-KR)",
+        )
+    )
+
+
+_register()
+
+
 if __name__ == "__main__":
     raise SystemExit(_main(sys.argv[1:]))

@@ -24,8 +24,9 @@ import numpy as np
 import pandas as pd
 
 from pipelines.core.recipe import CorpusPairing, GsmSpec, MetadataSpec, RttSettings
+from pipelines.core.registry import Registry
 from pipelines.core.stage import REJECT_COLUMNS, value_counts
-from pipelines.lang.ko import morphemes
+from pipelines.lang import DEFAULT_LANGUAGE, language
 from pipelines.pairing.gsm import greedy_sentence_matching
 from pipelines.pairing.metapairs import metadata_pairs
 from pipelines.pairing.rtt import rouge_l, round_trip
@@ -52,6 +53,11 @@ PAIR_COLUMNS = [
     "license",
     "lineage",
 ]
+
+
+# a pairing method is one registration: a function (pool or corpus, its spec, seed, lang)
+# -> (pairs, rejects, stats); the recipe's pairing.corpora[*] names the methods it uses
+PAIRING_METHODS: Registry = Registry("pairing method", "pipelines.pairing", "KLUE 3.2.1")
 
 
 def with_metadata(sentences: pd.DataFrame, documents: pd.DataFrame) -> pd.DataFrame:
@@ -117,13 +123,14 @@ def _frame(
     return out[PAIR_COLUMNS]
 
 
+@PAIRING_METHODS.register("gsm")
 def gsm_pairs(
-    pool: pd.DataFrame, spec: GsmSpec, metric: str, seed: int
+    pool: pd.DataFrame, spec: GsmSpec, metric: str, seed: int, lang: str = DEFAULT_LANGUAGE
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """GSM over ``pool``; keeps ``spec.pairs`` pairs spread evenly over the draw order.
     The drawn pairs that thinning leaves out are returned as rejects with reason
     ``gsm_thinned`` (drawn == kept + thinned)."""
-    tokens = [morphemes(t) for t in pool["text"]]
+    tokens = [language(lang).morphemes(t) for t in pool["text"]]
     result = greedy_sentence_matching(tokens, metric=metric, seed=seed, progress=True)
     drawn = len(result.first)
     keep = np.arange(drawn)
@@ -172,10 +179,13 @@ def _field(frame: pd.DataFrame, name: str) -> pd.Series:
     return meta.map(lambda m: m[name])
 
 
+@PAIRING_METHODS.register("metadata")
 def metadata_pairs_for(
-    corpus: pd.DataFrame, spec: MetadataSpec, seed: int
-) -> tuple[pd.DataFrame, dict]:
-    """Intent and topic pairs of one corpus (see pipelines.pairing.metapairs)."""
+    corpus: pd.DataFrame, spec: MetadataSpec, seed: int, lang: str = DEFAULT_LANGUAGE
+) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """Intent and topic pairs of one corpus (see pipelines.pairing.metapairs); nothing is
+    drawn and then dropped, so its rejects are empty."""
+    morphemes = language(lang).morphemes
     corpus = corpus.reset_index(drop=True)
     groups = _field(corpus, spec.group_field)
     if spec.group_block:
@@ -208,7 +218,7 @@ def metadata_pairs_for(
         "intent": int((pairs["method"] == "intent").sum()),
         "topic": int((pairs["method"] == "topic").sum()),
     }
-    return pairs, stats
+    return pairs, pd.DataFrame(columns=REJECT_COLUMNS), stats
 
 
 def pair_rejects(pairs: pd.DataFrame, stage: str, reason: str) -> pd.DataFrame:
@@ -244,14 +254,16 @@ def _empty(corpus: pd.DataFrame) -> tuple:
     return none, None, [], [], "rougeL", []
 
 
+@PAIRING_METHODS.register("rtt")
 def rtt_pairs(
     sample: pd.DataFrame,
     forward: Translator,
     backward: Translator,
     settings: RttSettings,
+    lang: str = DEFAULT_LANGUAGE,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """Round-trip ``sample``; return kept pairs, dropped round trips and counts."""
-    checked = round_trip(sample, forward, backward, settings)
+    checked = round_trip(sample, forward, backward, settings, lang)
     kept = checked[checked["reason"].isna()].reset_index(drop=True)
     dropped = checked[checked["reason"].notna()].reset_index(drop=True)
     sides = {

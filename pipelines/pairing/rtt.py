@@ -11,8 +11,8 @@ dropped with its reason:
   collapse into identical ones after translation; such a pair teaches nothing;
 - ``rtt_length_ratio``: the round trip's length over the source's is outside
   ``[min_length_ratio, max_length_ratio]`` (a truncated or runaway generation);
-- ``rtt_drift``: ROUGE-L F1 on MeCab morphemes between source and round trip is below
-  ``min_rouge`` (the meaning drifted away).
+- ``rtt_drift``: ROUGE-L F1 on the language's morphemes (MeCab for Korean) between
+  source and round trip is below ``min_rouge`` (the meaning drifted away).
 
 The thresholds live in the recipe (``RttSettings``); the papers give no values, the
 defaults are benchforge's and are documented in the README.
@@ -26,7 +26,7 @@ import pandas as pd
 from rapidfuzz.distance import LCSseq
 
 from pipelines.core.recipe import RttSettings
-from pipelines.lang.ko import morphemes
+from pipelines.lang import DEFAULT_LANGUAGE, language
 from pipelines.pairing.gsm import rouge_f1
 from pipelines.pairing.translate import Translator
 from pipelines.quality.dedup import normalize
@@ -40,11 +40,12 @@ def rouge_l(a: Sequence[str], b: Sequence[str]) -> float:
 
 
 def check_round_trip(
-    source: str, pivot: str, back: str, settings: RttSettings
+    source: str, pivot: str, back: str, settings: RttSettings, lang: str = DEFAULT_LANGUAGE
 ) -> tuple[str | None, float]:
     """The reason to drop a round trip (or None to keep it) and its ROUGE-L F1."""
     if not pivot.strip() or not back.strip():
         return "rtt_empty", 0.0
+    morphemes = language(lang).morphemes
     score = rouge_l(morphemes(source), morphemes(back))
     if normalize(back) == normalize(source):
         return "rtt_identical", score
@@ -61,7 +62,7 @@ def round_trip(
     forward: Translator,
     backward: Translator,
     settings: RttSettings,
-    source_lang: str = "ko",
+    source_lang: str = DEFAULT_LANGUAGE,
 ) -> pd.DataFrame:
     """Translate ``sentences.text`` to the pivot language and back, then check each.
 
@@ -72,7 +73,8 @@ def round_trip(
     pivots = forward.translate(texts, source_lang, settings.pivot) if texts else []
     backs = backward.translate(pivots, settings.pivot, source_lang) if texts else []
     checked = [
-        check_round_trip(s, p, b, settings) for s, p, b in zip(texts, pivots, backs, strict=True)
+        check_round_trip(s, p, b, settings, source_lang)
+        for s, p, b in zip(texts, pivots, backs, strict=True)
     ]
     out = sentences.reset_index(drop=True).copy()
     out["pivot"] = pivots

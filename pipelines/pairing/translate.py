@@ -31,6 +31,7 @@ import httpx
 from tqdm.auto import tqdm
 
 from pipelines.core.recipe import TranslatorSpec
+from pipelines.core.registry import Registry
 from pipelines.models.checkpoints import (
     is_checkpoint,
     length_batches,
@@ -294,29 +295,43 @@ class CachedTranslator:
         return [found[t] for t in texts]
 
 
+# a translator backend is one registration: a function (recipe entry, base dir) -> a
+# Translator; the recipe's ``backend`` names it (the SQLite cache wraps any of them)
+TRANSLATORS: Registry = Registry("translator backend", "pipelines.pairing", "machine translation")
+
+
+@TRANSLATORS.register("transformers")
+def transformers_backend(spec: TranslatorSpec, base_dir: str | Path) -> Translator:
+    """A local transformers seq2seq checkpoint (Marian, M2M, NLLB, ...), batched."""
+    return TransformersTranslator(
+        (Path(base_dir) / str(spec.model)).expanduser(),
+        device=spec.device,
+        batch_size=spec.batch_size,
+        max_new_tokens=spec.max_new_tokens,
+        num_beams=spec.num_beams,
+    )
+
+
+@TRANSLATORS.register("http")
+def http_backend(spec: TranslatorSpec, base_dir: str | Path) -> Translator:
+    """An HTTP translation API (Papago-style), keys from the environment, rate-limited."""
+    return HttpTranslator(
+        str(spec.endpoint),
+        key_env=spec.key_env,
+        key_id_env=spec.key_id_env,
+        key_header=spec.key_header,
+        key_id_header=spec.key_id_header,
+        response_path=spec.response_path,
+        honorific=spec.honorific,
+        requests_per_second=spec.requests_per_second,
+        max_retries=spec.max_retries,
+        backoff_s=spec.backoff_s,
+    )
+
+
 def make_translator(
     spec: TranslatorSpec, base_dir: str | Path, cache: str | Path | None
 ) -> Translator:
     """The translator a recipe entry describes, behind the SQLite cache when one is given."""
-    if spec.backend == "transformers":
-        inner: Translator = TransformersTranslator(
-            (Path(base_dir) / str(spec.model)).expanduser(),
-            device=spec.device,
-            batch_size=spec.batch_size,
-            max_new_tokens=spec.max_new_tokens,
-            num_beams=spec.num_beams,
-        )
-    else:
-        inner = HttpTranslator(
-            str(spec.endpoint),
-            key_env=spec.key_env,
-            key_id_env=spec.key_id_env,
-            key_header=spec.key_header,
-            key_id_header=spec.key_id_header,
-            response_path=spec.response_path,
-            honorific=spec.honorific,
-            requests_per_second=spec.requests_per_second,
-            max_retries=spec.max_retries,
-            backoff_s=spec.backoff_s,
-        )
+    inner = TRANSLATORS.get(spec.backend)(spec, base_dir)
     return CachedTranslator(inner, cache) if cache else inner

@@ -22,7 +22,7 @@ import pandas as pd
 
 from pipelines.core.recipe import NoiseSettings
 from pipelines.core.stage import StageResult, split_by_reason
-from pipelines.lang.ko import count_cjk, hangul_share
+from pipelines.lang import DEFAULT_LANGUAGE, Language, language
 from pipelines.quality.pii import mask_addresses
 from pipelines.quality.pii import pii_kinds as find_pii_kinds
 
@@ -292,7 +292,10 @@ class SentenceVerdict:
 
 
 def judge_sentence(
-    text: str, settings: NoiseSettings, pii_kinds: tuple[str, ...] = ()
+    text: str,
+    settings: NoiseSettings,
+    pii_kinds: tuple[str, ...] = (),
+    lang: Language | None = None,
 ) -> SentenceVerdict:
     """Decide one sentence: keep, or drop with every rule that applies (the first one is
     the reason). The Hangul share is measured with e-mail addresses, URLs and mentions
@@ -300,13 +303,14 @@ def judge_sentence(
     a rule drops the sentence, the PII kinds of ``pii_kinds`` it holds are recorded."""
     if not text.strip():
         return SentenceVerdict((("empty_after_cleaning", None),))
+    lang = lang or language()
     fired: list[tuple[str, str | None]] = []
-    n_cjk = count_cjk(text)
+    n_cjk = lang.foreign_chars(text)
     if n_cjk > settings.max_cjk_chars:
         fired.append(("too_many_cjk", f"{n_cjk} Chinese/Japanese characters"))
-    share = hangul_share(mask_addresses(text))
+    share = lang.script_share(mask_addresses(text))
     if share < settings.min_hangul_share:
-        fired.append(("not_korean", f"Hangul share {share:.2f}"))
+        fired.append((lang.script_reason, f"{lang.script_name} share {share:.2f}"))
     if len(text) < settings.min_chars:
         fired.append(("too_short", f"{len(text)} characters"))
     if len(text) > settings.max_chars:
@@ -317,14 +321,18 @@ def judge_sentence(
 
 
 def filter_noise(
-    sentences: pd.DataFrame, settings: NoiseSettings, pii_kinds: tuple[str, ...] = ()
+    sentences: pd.DataFrame,
+    settings: NoiseSettings,
+    pii_kinds: tuple[str, ...] = (),
+    lang: str = DEFAULT_LANGUAGE,
 ) -> StageResult:
     """Stage ``noise`` (sentences): drop with reasons ``empty_after_cleaning``,
     ``too_many_cjk`` (KLUE 2.3, > ``max_cjk_chars``), ``not_korean`` (Hangul share below
     ``min_hangul_share``, addresses masked), ``too_short`` and ``too_long``
     (``min_chars``/``max_chars``). A dropped row's ``flags`` list every rule that fired
     and the PII kinds (of ``pii_kinds``, the recipe's enabled ones) it holds."""
-    verdicts = [judge_sentence(t, settings, pii_kinds) for t in sentences["text"]]
+    language_ = language(lang)
+    verdicts = [judge_sentence(t, settings, pii_kinds, language_) for t in sentences["text"]]
     index = sentences.index
     reasons = pd.Series([v.reason for v in verdicts], index=index, dtype="object")
     details = pd.Series([v.detail for v in verdicts], index=index, dtype="object")

@@ -26,7 +26,7 @@ from collections import Counter, defaultdict
 import numpy as np
 import pandas as pd
 
-from pipelines.lang.ko import morphemes
+from pipelines.lang import Language, language
 
 
 def _labels(frame: pd.DataFrame, binary_threshold: float) -> pd.Series:
@@ -74,7 +74,9 @@ def cue_words(
     return {"pmi": pmi, "skewed": skewed}
 
 
-def _part_figures(frame: pd.DataFrame, first: str, last: str, binary_threshold: float) -> dict:
+def _part_figures(
+    frame: pd.DataFrame, first: str, last: str, binary_threshold: float, lang: Language
+) -> dict:
     labels = _labels(frame, binary_threshold)
     last_text = frame[last].astype(str)
     out = {
@@ -87,7 +89,7 @@ def _part_figures(frame: pd.DataFrame, first: str, last: str, binary_threshold: 
     }
     if first != last:
         overlap = [
-            _jaccard(morphemes(a), morphemes(b))
+            _jaccard(lang.morphemes(a), lang.morphemes(b))
             for a, b in zip(frame[first].astype(str), last_text, strict=True)
         ]
         s = pd.Series(overlap, index=frame.index)
@@ -141,8 +143,11 @@ def artifact_report(
     skew_share: float = 0.7,
     top: int = 15,
     seed: int = 0,
+    lang: Language | None = None,
 ) -> dict:
-    """The report's figures for ``items`` (with ``label``) split by ``splits``."""
+    """The report's figures for ``items`` (with ``label``) split by ``splits``; morphemes
+    of ``lang`` (Korean by default)."""
+    lang = lang or language()
     frame = items.merge(splits[["item_id", "split"]], on="item_id", how="inner")
     first, last = text_columns[0], text_columns[-1]
     train = frame[frame["split"] == "train"]
@@ -159,12 +164,12 @@ def artifact_report(
             "settings": settings,
         }
     tokens = {
-        i: morphemes(t) for i, t in zip(frame["item_id"], frame[last].astype(str), strict=True)
+        i: lang.morphemes(t) for i, t in zip(frame["item_id"], frame[last].astype(str), strict=True)
     }
     report: dict = {
         "splits": {k: int(v) for k, v in frame["split"].value_counts().sort_index().items()},
-        "train": _part_figures(train, first, last, binary_threshold) if len(train) else {},
-        "dev+test": _part_figures(evals, first, last, binary_threshold) if len(evals) else {},
+        "train": _part_figures(train, first, last, binary_threshold, lang) if len(train) else {},
+        "dev+test": _part_figures(evals, first, last, binary_threshold, lang) if len(evals) else {},
     }
     for name, part in (("train", train), ("dev+test", evals)):
         if len(part):

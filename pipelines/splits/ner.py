@@ -5,7 +5,7 @@ A model that memorised the training entities should not pass the test, so:
 1. Each item's entities come from the ``entities`` column: a list of strings, of spans
    (``{"text": ...}`` as ``annotate pull`` writes Label Studio labels), or the same as a
    JSON string. Entities are compared case-folded with spaces squeezed.
-2. A unit (``pipelines.splits.rules.units``) is *novel* when it has an entity that no other
+2. A unit (``pipelines.splits.base.units``) is *novel* when it has an entity that no other
    unit has: put in test, that entity is unseen in train.
 3. Test (its share of ``eval_fraction``) takes novel units first, in seeded random
    order, until ``unseen_test_share`` of its items are filled that way; the rest of test
@@ -19,11 +19,25 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
-from pipelines.splits.rules import SplitError, SplitSettings, _check, units
+from pipelines.lang import Language
+from pipelines.splits.base import SplitError, SplitSettingsBase, check_items, split_rule, units
+
+
+@dataclass
+class NerSplitSettings(SplitSettingsBase):
+    """KLUE-NER's split: entities unseen in train go to test first."""
+
+    rule: str = "ner"
+    entity_column: str = "entities"
+    unseen_test_share: float = 0.5  # test items chosen for entities unseen in train first
+
+    text_defaults: ClassVar[tuple[str, ...]] = ("sentence",)
 
 
 def entity_set(value: object, item_id: str) -> set[str]:
@@ -54,9 +68,12 @@ def entity_set(value: object, item_id: str) -> set[str]:
     return out
 
 
-def ner_split(items: pd.DataFrame, settings: SplitSettings) -> tuple[pd.DataFrame, dict]:
+@split_rule("ner", NerSplitSettings)
+def ner_split(
+    items: pd.DataFrame, settings: NerSplitSettings, lang: Language | None = None
+) -> tuple[pd.DataFrame, dict]:
     """KLUE 3.4.1 (see the module docstring)."""
-    _check(items, settings, [settings.entity_column])
+    check_items(items, settings, [settings.entity_column])
     ents = [
         entity_set(v, i)
         for v, i in zip(items[settings.entity_column], items["item_id"].astype(str), strict=True)

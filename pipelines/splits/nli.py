@@ -6,7 +6,7 @@
 2. Each pair's cross entropy between that prediction and the uniform distribution
    (log K when the model cannot tell, large when the hypothesis gives the label away),
    averaged over the unit: a premise's set of hypotheses, together with anything that
-   shares a group or a near-duplicate text with it (``pipelines.splits.rules.units``).
+   shares a group or a near-duplicate text with it (``pipelines.splits.base.units``).
 3. Only units in the lowest ``eligible_fraction`` (20%) by that average may go to
    dev/test; a unit is never split across splits.
 4. Per-source quotas as in KLUE: the styles share the evaluation items as
@@ -19,20 +19,63 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
+from pipelines.lang import Language
 from pipelines.models.hypothesis_only import cross_entropy_with_uniform, cross_fitted_probabilities
 from pipelines.models.train_classifier import TrainSettings
-from pipelines.splits.rules import (
+from pipelines.splits.base import (
     SplitError,
-    SplitSettings,
-    _check,
+    SplitSettingsBase,
+    check_items,
     divide_dev_test,
     source_of_units,
+    split_rule,
     units,
 )
+
+# the hypothesis-only classifier: small enough for a CPU in minutes
+HYPOTHESIS_MODEL = {
+    "vocab_size": 4000,
+    "hidden": 128,
+    "layers": 2,
+    "heads": 2,
+    "intermediate": 512,
+    "max_length": 64,
+    "epochs": 4,
+    "batch_size": 32,
+    "lr": 5e-4,
+}
+
+
+@dataclass
+class NliSplitSettings(SplitSettingsBase):
+    """KLUE-NLI's split: the hypothesis-only classifier and the style quotas."""
+
+    rule: str = "nli"
+    eligible_fraction: float = 0.2  # KLUE: the lowest 20% of premise sets by cross entropy
+    folds: int = 5
+    style_column: str = "style"
+    style_shares: dict[str, float] = field(
+        default_factory=lambda: {"formal": 0.6, "colloquial": 0.4}
+    )
+    hypothesis_model: dict = field(default_factory=lambda: dict(HYPOTHESIS_MODEL))
+    device: str | None = None
+
+    text_defaults: ClassVar[tuple[str, ...]] = ("premise", "hypothesis")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        unknown = set(self.hypothesis_model) - set(HYPOTHESIS_MODEL)
+        if unknown:
+            raise SplitError(
+                f"hypothesis_model: unknown settings {sorted(unknown)}; "
+                f"expected some of {sorted(HYPOTHESIS_MODEL)}"
+            )
 
 
 def source_quotas(
@@ -62,10 +105,13 @@ def source_quotas(
     return quotas
 
 
-def nli_split(items: pd.DataFrame, settings: SplitSettings) -> tuple[pd.DataFrame, dict]:
+@split_rule("nli", NliSplitSettings)
+def nli_split(
+    items: pd.DataFrame, settings: NliSplitSettings, lang: Language | None = None
+) -> tuple[pd.DataFrame, dict]:
     """KLUE 3.3.1 (see the module docstring); ``items`` need ``label`` and the text
     columns (premise, hypothesis)."""
-    _check(items, settings, ["label"])
+    check_items(items, settings, ["label"])
     labels = items["label"].astype(str)
     if items["label"].isna().any():
         bad = items["item_id"][items["label"].isna()].iloc[0]

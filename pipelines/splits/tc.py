@@ -3,14 +3,14 @@
 YNAT split its headlines by date, so a model is tested on news published after
 everything it trained on. Here:
 
-1. A unit (items sharing a group or a near-duplicate text, ``pipelines.splits.rules.units``)
+1. A unit (items sharing a group or a near-duplicate text, ``pipelines.splits.base.units``)
    takes its latest date; an item without a parsable date is an error naming it.
 2. Units dated on or after the cutoff go to dev/test, all of them (no later item is left
    in train). The cutoff is ``cutoff`` when given, else the latest date at which the
    items on or after it reach ``eval_fraction`` of the whole.
 3. When an explicit cutoff leaves fewer evaluation items than ``eval_fraction``, the
-   earlier units whose texts carry the most terms (MeCab morphemes) found in no other
-   unit are added first: they bring terms unseen in train.
+   earlier units whose texts carry the most terms (the language's morphemes; MeCab for
+   Korean) found in no other unit are added first: they bring terms unseen in train.
 4. dev and test are drawn at random from the chosen units (dev:test 1:1 by default).
 
 Undated items (``date_column: null``, e.g. headlines shipped without their publication
@@ -25,19 +25,39 @@ against the same share for train items measured against the rest of train.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
-from pipelines.lang.ko import morphemes
-from pipelines.splits.rules import SplitError, SplitSettings, _check, divide_dev_test, units
+from pipelines.lang import Language
+from pipelines.splits.base import (
+    SplitError,
+    SplitSettingsBase,
+    check_items,
+    divide_dev_test,
+    split_rule,
+    units,
+)
 
 
-def unit_terms(texts: list[str], unit: np.ndarray) -> list[set[str]]:
+@dataclass
+class TcSplitSettings(SplitSettingsBase):
+    """YNAT's split: by date, then terms unseen elsewhere."""
+
+    rule: str = "tc"
+    date_column: str | None = "date"  # None: undated items, unseen terms only
+    cutoff: str | None = None  # None: the date that puts eval_fraction of items after it
+
+    text_defaults: ClassVar[tuple[str, ...]] = ("title",)
+
+
+def unit_terms(texts: list[str], unit: np.ndarray, lang: Language) -> list[set[str]]:
     """The set of morphemes of each unit's texts."""
     terms: list[set[str]] = [set() for _ in range(int(unit.max()) + 1 if len(unit) else 0)]
     for text, u in zip(texts, unit.tolist(), strict=True):
-        terms[u].update(morphemes(text))
+        terms[u].update(lang.morphemes(text))
     return terms
 
 
@@ -54,11 +74,14 @@ def unseen_share(item_terms: list[set[str]], seen: Counter, own: list[Counter] |
     return hits / len(item_terms)
 
 
-def tc_split(items: pd.DataFrame, settings: SplitSettings) -> tuple[pd.DataFrame, dict]:
+@split_rule("tc", TcSplitSettings)
+def tc_split(
+    items: pd.DataFrame, settings: TcSplitSettings, lang: Language
+) -> tuple[pd.DataFrame, dict]:
     """KLUE 3.1.1 (see the module docstring); ``items`` need the date column unless
     ``date_column`` is None."""
     dated = settings.date_column is not None
-    _check(items, settings, [settings.date_column] if dated else [])
+    check_items(items, settings, [settings.date_column] if dated else [])
     if dated:
         dates = pd.to_datetime(items[settings.date_column], errors="coerce", utc=True)
     else:
@@ -92,7 +115,7 @@ def tc_split(items: pd.DataFrame, settings: SplitSettings) -> tuple[pd.DataFrame
     why = {u: f"dated {unit_date[u].date()} on or after the cutoff {cutoff.date()}" for u in chosen}
     before = "before the cutoff" if dated else "undated"
     texts = [" ".join(map(str, row)) for row in items[settings.text_columns].to_numpy()]
-    terms = unit_terms(texts, unit)
+    terms = unit_terms(texts, unit, lang)
     df: Counter = Counter()
     for t in terms:
         df.update(t)
@@ -132,7 +155,7 @@ def tc_split(items: pd.DataFrame, settings: SplitSettings) -> tuple[pd.DataFrame
     seen: Counter = Counter()
     for u in train_units:
         seen.update(terms[u])
-    item_terms = [set(morphemes(t)) for t in texts]
+    item_terms = [set(lang.morphemes(t)) for t in texts]
     figures = {
         "dated": dated,
         "cutoff": str(cutoff.date()) if dated else None,

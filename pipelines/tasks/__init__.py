@@ -1,0 +1,105 @@
+"""Task kinds: one module per dataset family (``sts.py`` is KLUE-STS, ``nli.py``
+KLUE-NLI, ``ynat.py`` KLUE-YNAT).
+
+A :class:`TaskKind` declares everything ``benchforge rebuild`` needs to know about a
+family, so that the orchestrator (``flows/rebuild.py``) runs any of them without knowing
+one by name:
+
+- ``steps``: registered step names, in order (``pipelines.core.steps.STEPS``; the
+  shared ones such as ``ingest``, ``push``, ``agree``, ``split`` and ``export`` live in
+  ``flows/steps.py``, a family's own ones in its module);
+- ``rounds``: its Label Studio rounds by name (``""`` is the round whose annotations
+  the agreement step reads; ``push-writing`` runs the ``writing`` round);
+- ``records``: its export records per split (the release layout);
+- ``card``: its section of the data card (:class:`CardSection`);
+- ``needs``: the recipe sections it needs besides annotation, agreement and split
+  (checked before any work);
+- ``export_inputs`` and ``card_facts``: the files its card reads and the facts taken
+  from them.
+
+A recipe names its task kind (``task: klue-sts``). Registering a new family is one
+``TASK_KINDS.add(TaskKind(...))`` in a new module of this package (see the README's
+"How to add a dataset family").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from pipelines.core.registry import Registry
+
+
+@dataclass
+class Round:
+    """One Label Studio round of a rebuild: the items it shows, its interface, project,
+    overlap, simulated annotators (or None) and the table its pull writes."""
+
+    items: Path
+    config: Path
+    project: str
+    overlap: int
+    simulate: object | None  # pipelines.core.recipe.SimulateSpec
+    pool: str
+    annotations: Path
+    timeout: float = 3600.0
+    poll: float = 5.0
+
+
+@dataclass
+class CardSection:
+    """A family's part of the data card: what one item is, how items were built, its
+    annotation rounds' text and its own limitations."""
+
+    item: str
+    construction: str
+    annotation: str
+    limitations: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ExportInputs:
+    """The tables the export step joins into records."""
+
+    gold: pd.DataFrame
+    items: pd.DataFrame
+    splits: pd.DataFrame
+    annotations: pd.DataFrame
+    dropped: pd.DataFrame
+    prefix: str
+
+
+@dataclass
+class TaskKind:
+    """A dataset family (see the module docstring)."""
+
+    name: str
+    title: str
+    layout: str
+    steps: list[str]
+    rounds: Callable[[object], dict[str, Round]]  # RunContext -> rounds by name
+    records: Callable[[ExportInputs], dict[str, list[dict]]]
+    card: Callable[[dict], CardSection]
+    needs: list[str] = field(default_factory=list)  # recipe sections it needs (dotted)
+    ingest_dir: str = "ingest"
+    items_step: str = "items"  # the step whose info is the card's "items"
+    export_inputs: dict[str, str] = field(default_factory=dict)  # name -> path under OUT
+    card_facts: Callable[[object, dict], dict] | None = None  # (ctx, inputs) -> facts
+    votes: Callable[[object], Path] | None = None  # the table agree reads, when not pull's
+    doc: str = ""
+
+
+TASK_KINDS: Registry[TaskKind] = Registry("task kind", "pipelines.tasks", "dataset families")
+
+
+def register_task(kind: TaskKind) -> TaskKind:
+    """Register ``kind`` under its name (a family module's one registration)."""
+    TASK_KINDS.add(kind.name, kind, kind.title)
+    return kind
+
+
+def task_kind(name: str) -> TaskKind:
+    return TASK_KINDS.get(name)

@@ -1,4 +1,12 @@
-"""NLI items (KLUE 3.3.1): premises for the writing round, hypotheses for validation.
+"""KLUE-NLI (KLUE 3.3): the ``klue-nli`` task kind.
+
+Steps: ``ingest`` -> ``premises`` (KLUE 3.3.1's premise rules, ``nli_premises.py``) ->
+the writing round (``push-writing`` ... ``pull-writing``: one writer per premise, project
+``<name>-writing``) -> ``hypotheses`` -> the validation round (push ... pull) -> ``agree``
+(the ``majority`` rule, the writer's label as a vote) -> ``split`` (the ``nli`` rule) ->
+``export``.
+
+Items: premises for the writing round, hypotheses for validation.
 
 KLUE-NLI built its pairs in two rounds: a writer reads a premise and writes one
 hypothesis that is true (entailment), one that is false (contradiction) and one that
@@ -27,10 +35,18 @@ catch, so the demo's report shows them. The columns never reach the released dat
 from __future__ import annotations
 
 import hashlib
+import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+from pipelines.core.stage import value_counts
+from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached
+from pipelines.export.data_card import annotation_round, json_text, table
+from pipelines.export.records import SPLITS, split_rows
+from pipelines.tasks import CardSection, ExportInputs, Round, TaskKind, register_task
 
 LABELS = ("entailment", "contradiction", "neutral")
 SUFFIX = {"entailment": "e", "contradiction": "c", "neutral": "n"}
@@ -170,3 +186,224 @@ def with_authors(validation: pd.DataFrame, hypotheses: pd.DataFrame) -> pd.DataF
         }
     )
     return pd.concat([validators, authors], ignore_index=True)
+
+
+@STEPS.register("klue-nli:premises")
+def premises_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """KLUE 3.3.1's premise rules over the ingested sentences and a seeded sample of
+    those that pass; every other sentence kept with its reason in
+    premises/rejected.parquet."""
+    from pipelines.tasks.nli_premises import select_premises
+
+    sentences = ctx.out / "ingest" / "sentences.parquet"
+    spec = ctx.recipe.items
+
+    def compute() -> tuple[dict, dict]:
+        chosen, rejected = select_premises(pd.read_parquet(sentences), spec.premises,
+                                           spec.sample, spec.stratify, spec.seed)  # fmt: skip
+        items = premise_items(chosen, spec.simulate_truth, ctx.simulated)
+        passing = pd.concat(
+            [chosen["corpus"], rejected.loc[rejected["reason"] == "not_sampled", "corpus"]]
+        )
+        info = {
+            "premises": len(items),
+            "sentences": len(chosen) + len(rejected),
+            "rules": spec.premises.model_dump(),
+            "spec": spec.model_dump(exclude={"premises"}),
+            "rejected": value_counts(rejected["reason"]),
+            "passing_per_source": value_counts(passing),
+            "per_source": value_counts(items["source"]),
+            "simulated_truth": "sim_entailment" in items.columns,
+        }
+        return {"premises.parquet": items, "rejected.parquet": rejected}, info
+
+    info, hit = cached(
+        ctx.out / "premises",
+        [sentences],
+        [spec.model_dump(), ctx.simulated],
+        compute,
+        "premises.json",
+        ["premises.parquet", "rejected.parquet"],
+    )
+    return StepOutcome(
+        f"{info['premises']:,} premises of {info['sentences']:,} sentences"
+        f"{' (cached)' if hit else ''}: {info['per_source']}",
+        {**info, "cached": hit},
+        Rows("sentence", info["sentences"], info["premises"], info["rejected"]),
+    )
+
+
+@STEPS.register("klue-nli:hypotheses")
+def hypotheses_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """Three premise-hypothesis pairs per written premise; premises skipped, reported or
+    left incomplete kept with their reason in items/dropped_premises.parquet."""
+    writing = ctx.out / "annotate" / "writing.parquet"
+    premises = ctx.out / "premises" / "premises.parquet"
+
+    def compute() -> tuple[dict, dict]:
+        items, dropped = hypothesis_items(pd.read_parquet(writing), pd.read_parquet(premises),
+                                          ctx.simulated)  # fmt: skip
+        info = {
+            "items": len(items),
+            "premises_written": int(items["premise_id"].nunique()) if len(items) else 0,
+            "premises_dropped": {k: int(v) for k, v in dropped["reason"].value_counts().items()},
+            "per_source": value_counts(items["source"]),
+            "per_method": {k: int(v) for k, v in items["author_label"].value_counts().items()},
+        }
+        return {"items.parquet": items, "dropped_premises.parquet": dropped}, info
+
+    info, hit = cached(ctx.out / "items", [writing, premises], [ctx.simulated], compute,
+                       "items.json", ["items.parquet", "dropped_premises.parquet"])  # fmt: skip
+    n_premises = len(pd.read_parquet(premises, columns=["item_id"]))
+    return StepOutcome(
+        f"{info['items']:,} pairs from {info['premises_written']:,} premises; premises "
+        f"dropped {info['premises_dropped']}",
+        {**info, "cached": hit},
+        Rows("premise", n_premises, info["premises_written"], info["premises_dropped"]),
+    )
+
+
+def rounds(ctx: RunContext) -> dict[str, Round]:
+    """The writing round (one writer per premise) and the validation round."""
+    from flows.steps import simulation
+
+    ann, recipe, out = ctx.recipe.annotation, ctx.recipe, ctx.out
+    writing = ann.writing
+    return {
+        "writing": Round(
+            out / "premises" / "premises.parquet", recipe.resolve(writing.config),
+            writing.project or f"{recipe.name}-writing", 1,
+            simulation(writing.simulate, ctx.simulated, 1), "writer",
+            out / "annotate" / "writing.parquet", ann.timeout, ann.poll,
+        ),
+        "": Round(
+            out / "items" / "items.parquet", recipe.resolve(ann.config), ctx.project,
+            ann.overlap, simulation(ann.simulate, ctx.simulated, ann.overlap), "annotator",
+            out / "annotate" / "validation.parquet", ann.timeout, ann.poll,
+        ),
+    }  # fmt: skip
+
+
+def votes(ctx: RunContext) -> Path:
+    """The agreement step's input: the validators' labels plus the writer's as a vote
+    (``with_authors``), rewritten only when it changed."""
+    out = ctx.out / "annotate" / "annotations.parquet"
+    table = with_authors(pd.read_parquet(ctx.out / "annotate" / "validation.parquet"),
+                         pd.read_parquet(ctx.out / "items" / "items.parquet"))  # fmt: skip
+    if not out.is_file() or not pd.read_parquet(out).equals(table):
+        from pipelines.core.io import write_parquet
+
+        write_parquet(table, out)
+    return out
+
+
+def _validator_labels(annotations: pd.DataFrame) -> dict[str, list[str]]:
+    """item_id -> the validators' labels (not cancelled), in the order they were given."""
+    rows = annotations
+    if "cancelled" in rows.columns:
+        rows = rows[~rows["cancelled"].fillna(False).astype(bool)]
+    rows = rows[(rows["field"] == "label") & (rows.get("role", "validator") != "author")]
+    rows = rows.sort_values(["item_id", "created_at", "annotation_id"], kind="stable")
+    return {str(k): g["value"].astype(str).tolist() for k, g in rows.groupby("item_id", sort=False)}
+
+
+def klue_nli_records(
+    gold: pd.DataFrame,
+    items: pd.DataFrame,
+    splits: pd.DataFrame,
+    annotations: pd.DataFrame,
+    prefix: str,
+) -> dict[str, list[dict]]:
+    """The records of every split in the KLUE-NLI layout (see the module docstring)."""
+    labels = _validator_labels(annotations)
+    out: dict[str, list[dict]] = {s: [] for s in SPLITS}
+    for split, n, row in split_rows(gold, items, splits):
+        record = {
+            "guid": f"{prefix}_{split}_{n:05d}",
+            "source": row.source,
+            "premise": row.premise,
+            "hypothesis": row.hypothesis,
+            "gold_label": str(row.label),
+            "author": row.author_label,
+        }
+        for k, value in enumerate(labels.get(str(row.item_id), []), start=2):
+            record[f"label{k}"] = value
+        out[split].append(record)
+    return out
+
+
+def records(inputs: ExportInputs) -> dict[str, list[dict]]:
+    return klue_nli_records(inputs.gold, inputs.items, inputs.splits, inputs.annotations,
+                            inputs.prefix)  # fmt: skip
+
+
+def card_facts(ctx: RunContext, inputs: dict) -> dict:
+    return {"premises": json.loads(inputs["premises"].read_text(encoding="utf-8"))}
+
+
+def card(facts: dict) -> CardSection:
+    """Premises by KLUE's rules, the hypotheses written, the two rounds."""
+    p, items = facts["premises"], facts["items"]
+    rejected = ", ".join(f"{k}: {v}" for k, v in sorted(p["rejected"].items())) or "none"
+    dropped = ", ".join(f"{k}: {v}" for k, v in sorted(items["premises_dropped"].items()))
+    construction = "\n".join([
+        "Premises (KLUE 3.3.1: declarative sentences with a predicate, 20-90 characters; "
+        f"rules `{json_text(p['rules'])}`): {p['premises']} chosen out "
+        f"of {p['sentences']} ingested sentences by a seeded sample "
+        f"(`{json_text(p['spec'])}`).",
+        "",
+        table(
+            ["source", "sentences passing the rules", "premises chosen"],
+            [[k, v, p["per_source"].get(k, 0)] for k, v in p["passing_per_source"].items()],
+        ),
+        "",
+        f"Sentences not chosen, per reason: {rejected} (all in `premises/rejected.parquet`).",
+        "",
+        f"Hypotheses: {items['items']} premise-hypothesis pairs from "
+        f"{items['premises_written']} premises (one per label: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(items["per_method"].items()))
+        + f"); premises without hypotheses, per reason: {dropped or 'none'} "
+        "(`items/dropped_premises.parquet`).",
+    ])  # fmt: skip
+    annotation = "\n".join(
+        annotation_round(facts["writing"], "Writing round (KLUE 3.3.1: one writer per premise "
+                         "writes an entailed, a contradicted and a neutral hypothesis):")
+        .split("\n")
+        + [""]
+        + annotation_round(facts["annotation"], "Validation round (each pair labeled by "
+                           "validators; the writer's label counts as one more vote):")
+        .split("\n")
+    )  # fmt: skip
+    limitations = []
+    if facts["writing"]["simulated"]:
+        limitations.append(
+            "The hypotheses were written by **simulated writers from templates** "
+            "(pipelines/tasks/nli.py): stilted, and full of label cues that a "
+            "hypothesis-only model learns (see the artifact report)."
+        )
+    return CardSection(
+        item="One item is a premise-hypothesis pair with its gold label (entailment, neutral, "
+        "contradiction), the writer's label and the validators' labels.",
+        construction=construction,
+        annotation=annotation,
+        limitations=limitations,
+    )
+
+
+register_task(TaskKind(
+    name="klue-nli",
+    title="KLUE-NLI-style natural language inference (KLUE 3.3)",
+    layout="klue-nli",
+    steps=["ingest", "premises", "push-writing", "simulate-writing", "wait-writing",
+           "pull-writing", "hypotheses", "push", "simulate", "wait", "pull", "agree", "split",
+           "export"],
+    needs=["items.premises", "annotation.writing"],
+    rounds=rounds,
+    records=records,
+    card=card,
+    items_step="hypotheses",
+    export_inputs={"premises": "premises/premises.json", "hypotheses": "items/items.json",
+                   "writing": "annotate/writing.parquet"},
+    card_facts=card_facts,
+    votes=votes,
+))  # fmt: skip

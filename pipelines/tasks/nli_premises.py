@@ -24,11 +24,11 @@ from __future__ import annotations
 import pandas as pd
 
 from pipelines.core.recipe import PremiseRules
-from pipelines.lang.ko import tagged
+from pipelines.lang import DEFAULT_LANGUAGE, language
 from pipelines.tasks.sts import sample_evenly
 
 
-def premise_reason(text: str, rules: PremiseRules) -> str | None:
+def premise_reason(text: str, rules: PremiseRules, lang: str = DEFAULT_LANGUAGE) -> str | None:
     """Why ``text`` is not a premise under ``rules``, or None when it is one."""
     stripped = text.strip()
     if len(stripped) < rules.min_chars:
@@ -37,7 +37,7 @@ def premise_reason(text: str, rules: PremiseRules) -> str | None:
         return "too_long"
     if stripped.endswith("?"):
         return "not_declarative"
-    morphs = [(surface, tag.split("+")) for surface, tag in tagged(stripped)]
+    morphs = [(surface, tag.split("+")) for surface, tag in language(lang).tagged(stripped)]
     words = [(s, parts) for s, parts in morphs if not all(p.startswith("S") for p in parts)]
     if not words:
         return "not_declarative"

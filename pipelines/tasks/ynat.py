@@ -1,4 +1,9 @@
-"""Topic-classification items (KLUE 3.1, YNAT): headlines for the topic round.
+"""KLUE-YNAT (KLUE 3.1): the ``klue-ynat`` task kind, topic classification of news
+headlines.
+
+Steps: ``ingest`` -> ``items`` (headlines) -> the Label Studio round (push, simulate,
+wait, pull) -> ``agree`` (the ``majority`` rule on the first-ranked topic) -> ``split``
+(the ``tc`` rule) -> ``export``.
 
 ``title_items`` turns ingested sentences (one headline each) into the items of the
 ``topic.xml`` interface: ``item_id``, ``title``, ``source``, ``date`` (None when the
@@ -15,10 +20,16 @@ measurement, and never reaches the released data.
 from __future__ import annotations
 
 import hashlib
+import json
 
 import pandas as pd
 
-from pipelines.lang.ko import morphemes
+from pipelines.core.stage import split_by_reason, value_counts
+from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached
+from pipelines.export.data_card import annotation_round, json_text
+from pipelines.export.records import SPLITS, split_rows
+from pipelines.lang import language
+from pipelines.tasks import CardSection, ExportInputs, Round, TaskKind, register_task
 from pipelines.tasks.sts import sample_evenly
 
 TOPICS = ("IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치")  # YNAT's seven
@@ -36,7 +47,7 @@ TOPIC_KEYWORDS = {topic: frozenset(words.split(" ")) for topic, words in _KEYWOR
 
 def keyword_topic(title: str) -> str:
     """The simulated annotators' latent first topic (see the module docstring)."""
-    words = set(morphemes(title))
+    words = set(language("ko").morphemes(title))  # a Korean lexicon
     hits = {topic: len(words & keys) for topic, keys in TOPIC_KEYWORDS.items()}
     best = max(hits.values())
     if best == 0:
@@ -72,3 +83,151 @@ def title_items(
     if simulated and simulate_truth == "topic-keywords":
         items["sim_topic1"] = [keyword_topic(t) for t in items["title"]]
     return items.sort_values("item_id", kind="stable").reset_index(drop=True)
+
+
+@STEPS.register("klue-ynat:items")
+def items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """The seeded sample of headlines sent to annotators; the others kept in
+    items/rejects.parquet (``not_sampled``)."""
+    sentences = ctx.out / "ingest" / "sentences.parquet"
+    spec = ctx.recipe.items
+
+    def compute() -> tuple[dict, dict]:
+        frame = pd.read_parquet(sentences)
+        items = title_items(frame, spec.sample, spec.stratify, spec.seed, spec.simulate_truth,
+                            ctx.simulated)  # fmt: skip
+        chosen = frame["sent_id"].map(title_item_id).isin(set(items["item_id"]))
+        rejects = split_by_reason(
+            "items", "sentence", frame, chosen.map({True: None, False: "not_sampled"})
+        ).rejects()
+        info = {
+            "items": len(items),
+            "sentences": len(frame),
+            "dropped": value_counts(rejects["reason"]),
+            "spec": spec.model_dump(exclude={"premises"}),
+            "per_source": value_counts(items["source"]),
+            "dated": int(items["date"].notna().sum()),
+            "simulated_truth": (
+                value_counts(items["sim_topic1"]) if "sim_topic1" in items.columns else None
+            ),
+        }
+        return {"items.parquet": items, "rejects.parquet": rejects}, info
+
+    info, hit = cached(ctx.out / "items", [sentences], [spec.model_dump(), ctx.simulated],
+                       compute, "items.json", ["items.parquet", "rejects.parquet"])  # fmt: skip
+    return StepOutcome(
+        f"{info['items']:,} headlines of {info['sentences']:,}"
+        f"{' (cached)' if hit else ''}: {info['per_source']}",
+        {**info, "cached": hit},
+        Rows("sentence", info["sentences"], info["items"], info["dropped"]),
+    )
+
+
+def rounds(ctx: RunContext) -> dict[str, Round]:
+    """One round: annotators rank up to three topics per headline (KLUE-TC: overlap 3)."""
+    from flows.steps import simulation
+
+    ann = ctx.recipe.annotation
+    return {"": Round(
+        ctx.out / "items" / "items.parquet", ctx.recipe.resolve(ann.config), ctx.project,
+        ann.overlap, simulation(ann.simulate, ctx.simulated, ann.overlap), "annotator",
+        ctx.out / "annotate" / "annotations.parquet", ann.timeout, ann.poll,
+    )}  # fmt: skip
+
+
+def _topic_scopes(annotations: pd.DataFrame) -> dict[str, tuple[list[str], dict[str, list]]]:
+    """item_id -> (annotators, {scope: topics}) of the completed annotations, in order."""
+    rows = annotations
+    if "cancelled" in rows.columns:
+        rows = rows[~rows["cancelled"].fillna(False).astype(bool)]
+    rows = rows[rows["field"].isin(["topic1", "topic2", "topic3"])]
+    out: dict[str, tuple[list[str], dict[str, list]]] = {}
+    order = rows.sort_values(["item_id", "created_at", "annotation_id"], kind="stable")
+    for item, group in order.groupby("item_id", sort=False):
+        people = list(
+            dict.fromkeys(zip(group["annotation_id"], group["annotator_id"], strict=True))
+        )
+        scopes = {}
+        for field, scope in (("topic1", "first-scope"), ("topic2", "second-scope"),
+                             ("topic3", "third-scope")):  # fmt: skip
+            given = dict(zip(group.loc[group["field"] == field, "annotation_id"],
+                             group.loc[group["field"] == field, "value"], strict=True))  # fmt: skip
+            scopes[scope] = [str(given.get(a, "해당없음")) for a, _ in people]
+        out[str(item)] = ([str(who) for _, who in people], scopes)
+    return out
+
+
+def klue_ynat_records(
+    gold: pd.DataFrame,
+    items: pd.DataFrame,
+    splits: pd.DataFrame,
+    annotations: pd.DataFrame,
+    prefix: str,
+) -> dict[str, list[dict]]:
+    """The records of every split in the KLUE-TC (YNAT) layout (see the module docstring)."""
+    scopes = _topic_scopes(annotations)
+    out: dict[str, list[dict]] = {s: [] for s in SPLITS}
+    for split, n, row in split_rows(gold, items, splits):
+        annotators, given = scopes.get(str(row.item_id), ([], {}))
+        date = getattr(row, "date", None)
+        out[split].append(
+            {
+                "guid": f"{prefix}_{split}_{n:05d}",
+                "title": row.title,
+                "label": str(row.label),
+                "annotations": {"annotators": annotators, "annotations": given},
+                "url": None,
+                "date": None if date is None or pd.isna(date) else str(date),
+            }
+        )
+    return out
+
+
+def records(inputs: ExportInputs) -> dict[str, list[dict]]:
+    return klue_ynat_records(inputs.gold, inputs.items, inputs.splits, inputs.annotations,
+                             inputs.prefix)  # fmt: skip
+
+
+def card_facts(ctx: RunContext, inputs: dict) -> dict:
+    return {"titles": json.loads(inputs["titles"].read_text(encoding="utf-8"))}
+
+
+def card(facts: dict) -> CardSection:
+    """The headlines sampled, and the simulated annotators' assumed topics."""
+    t = facts["titles"]
+    truth = t.get("simulated_truth")
+    lines = [
+        f"Headlines sent to annotators: {t['items']} of {t['sentences']} ingested sentences "
+        f"(seeded sample, `{json_text(t['spec'])}`), per source: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(t["per_source"].items()))
+        + f"; {t['dated']} of them dated"
+        + (" (undated headlines cannot be split by date: see *Splits*)." if t["dated"] < t["items"]
+           else "."),
+    ]  # fmt: skip
+    if truth:
+        lines += [
+            "",
+            "Latent first topics of the simulated annotators (keyword lexicon, "
+            "pipelines/tasks/ynat.py; an assumption, not released): "
+            + ", ".join(f"{k} {v}" for k, v in truth.items())
+            + ".",
+        ]
+    return CardSection(
+        item="One item is a news headline with its gold topic (one of YNAT's seven) and "
+        "the annotators' first, second and third topics.",
+        construction="\n".join(lines),
+        annotation=annotation_round(facts["annotation"]),
+    )
+
+
+register_task(TaskKind(
+    name="klue-ynat",
+    title="YNAT-style topic classification of news headlines (KLUE 3.1)",
+    layout="klue-ynat",
+    steps=["ingest", "items", "push", "simulate", "wait", "pull", "agree", "split", "export"],
+    rounds=rounds,
+    records=records,
+    card=card,
+    export_inputs={"titles": "items/items.json"},
+    card_facts=card_facts,
+))  # fmt: skip

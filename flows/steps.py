@@ -1,0 +1,359 @@
+"""The rebuild steps every dataset family shares, registered by name
+(``pipelines.core.steps.STEPS``): ``ingest``, ``pairs``, a Label Studio round's
+``push``, ``simulate``, ``wait`` and ``pull`` (``push-writing`` is the ``writing``
+round's push), ``agree``, ``split`` and ``export``.
+
+They run Prefect subflows or Label Studio operations (``flows.ingest``, ``flows.pair``,
+``flows.annotate``), which is why they live in ``flows/``; a family's own steps (its
+items, premises, ...) are pure functions in its ``pipelines/tasks`` module. Each reads
+what the task kind declares (its rounds, its records, its card section) and none knows a
+family by name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from pipelines.core.io import outputs_current, sha256_file, write_outputs, write_parquet
+from pipelines.core.recipe import SimulateSpec
+from pipelines.core.stage import value_counts
+from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, code_hash
+from pipelines.tasks import ExportInputs, Round
+
+
+class AnnotationsPending(RuntimeError):
+    """The annotators have not finished; the message says how far they are."""
+
+
+def simulation(spec: SimulateSpec | None, simulated: bool, fallback: int) -> SimulateSpec | None:
+    """The simulated annotators of a round: the recipe's, or ``fallback`` (at least 3)
+    when ``--simulate`` asks for them and the recipe has none; None for real ones."""
+    if not simulated:
+        return None
+    return spec or SimulateSpec(annotators=max(fallback, 3))
+
+
+@STEPS.register("ingest")
+def ingest_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """Ingest the recipe's corpora (``flows.ingest``) into OUT/ingest."""
+    from flows.ingest import run_ingest
+
+    report = run_ingest(ctx.recipe_path, ctx.out / "ingest")
+    kept = sum(c.get("sentences_kept", 0) for c in report["stats"].get("corpora", {}).values())
+    return StepOutcome(
+        f"{kept:,} sentences ({'written' if report['written'] else 'unchanged'})",
+        {"written": report["written"], "sentences": kept},
+    )
+
+
+@STEPS.register("pairs")
+def pairs_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """Ingest and pair (``flows.pair``, KLUE 3.2.1) into OUT/pairs."""
+    from flows.pair import run_pair
+
+    report = run_pair(ctx.recipe_path, ctx.out / "pairs", None, ctx.seed)
+    return StepOutcome(
+        f"{report['stats']['total_pairs']:,} pairs "
+        f"({'written' if report['written'] else 'unchanged'})",
+        {"pairs": report["stats"]["pairs"], "written": report["written"]},
+    )
+
+
+def _round(ctx: RunContext, arg: str) -> Round:
+    rounds = ctx.task.rounds(ctx)
+    if arg not in rounds:
+        raise KeyError(f"task kind {ctx.task.name!r} has no annotation round {arg!r}")
+    return rounds[arg]
+
+
+def ensure_server(ctx: RunContext) -> None:
+    """Start (or reach) the local Label Studio server once per run, unless
+    LABEL_STUDIO_URL names another."""
+    from prefect import get_run_logger
+
+    from pipelines.annotation import ls_server
+
+    if os.environ.get("LABEL_STUDIO_URL") or ctx.steps.get("_server"):
+        return
+    server = ls_server.up(ctx.port)
+    ctx.steps["_server"] = True
+    get_run_logger().info("Label Studio at %s", server.get("url"))
+
+
+@STEPS.register("push")
+def push_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """Create the round's project and import the items not there yet (no duplicate
+    tasks); with simulated annotators new tasks carry their annotations (one bulk
+    import)."""
+    from flows.annotate import push_task
+
+    ensure_server(ctx)
+    r = _round(ctx, arg)
+    sim = r.simulate
+    pushed = push_task(r.items, r.config, r.project, r.overlap,
+                       sim.annotators if sim else None, sim.seed if sim else 0, r.pool)  # fmt: skip
+    return StepOutcome(
+        f"project {r.project!r}: {pushed['created']:,} tasks created, "
+        f"{pushed['existing']:,} already there"
+        + (f"; {pushed['annotations']:,} simulated annotations imported with them" if sim else ""),
+        pushed,
+    )
+
+
+@STEPS.register("simulate")
+def simulate_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """Post the simulated annotations still missing (none after a push that imported
+    them); a no-op with real annotators."""
+    from flows.annotate import simulate_task
+
+    r = _round(ctx, arg)
+    if r.simulate is None:
+        return StepOutcome("real annotators (no simulation)", {"skipped": True})
+    posted = simulate_task(r.project, r.simulate.annotators, r.simulate.seed, r.pool)
+    return StepOutcome(
+        f"{posted.get('posted', 0):,} missing annotations posted by "
+        f"{r.simulate.annotators} simulated {r.pool}s",
+        posted,
+    )
+
+
+@STEPS.register("wait")
+def wait_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """Wait until every task of the round is done; raise AnnotationsPending (exit 3,
+    resumable) on timeout."""
+    from flows.annotate import wait_task
+
+    r = _round(ctx, arg)
+    sim = r.simulate is not None  # simulated annotations are all posted by now
+    waited = wait_task(r.project, min(r.timeout, 60.0) if sim else r.timeout,
+                       min(r.poll, 1.0) if sim else r.poll)  # fmt: skip
+    if not waited["done"]:
+        raise AnnotationsPending(
+            f"annotators have finished {waited.get('finished')} of {waited.get('tasks')} "
+            f"tasks in project {r.project!r}; run the same command again to resume"
+        )
+    return StepOutcome(f"{waited.get('finished', '?')}/{waited.get('tasks', '?')} tasks finished",
+                       waited)  # fmt: skip
+
+
+@STEPS.register("pull")
+def pull_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """Every annotation of the round as a long table; tasks of other samples in the
+    project are left out (and counted)."""
+    from flows.annotate import pull_task
+
+    r = _round(ctx, arg)
+    r.annotations.parent.mkdir(parents=True, exist_ok=True)
+    pulled = pull_task(r.project, r.annotations)
+    table = pd.read_parquet(r.annotations)
+    wanted = set(pd.read_parquet(r.items)["item_id"].astype(str))
+    other = table[~table["item_id"].astype(str).isin(wanted)]
+    if len(other):
+        table = table[table["item_id"].astype(str).isin(wanted)]
+        write_parquet(table, r.annotations)
+        pulled.update(rows=len(table), annotations=int(table["annotation_id"].nunique()))
+    pulled["other_items_ignored"] = int(other["item_id"].nunique())
+    return StepOutcome(
+        f"{pulled['annotations']:,} annotations, {pulled['rows']:,} rows"
+        + (f"; {pulled['other_items_ignored']} items of the project not in this rebuild "
+           "ignored" if len(other) else ""),
+        pulled,
+    )  # fmt: skip
+
+
+def votes_path(ctx: RunContext) -> Path:
+    """The table the agreement step reads: the task kind's (``votes``) or the main
+    round's pull."""
+    if ctx.task.votes is not None:
+        return ctx.task.votes(ctx)
+    return _round(ctx, "").annotations
+
+
+@STEPS.register("agree")
+def agree_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """The recipe's agreement rule (``pipelines.agreement``) -> OUT/agree; values are
+    checked against the interface's answer control."""
+    from pipelines.agreement.rules import run_agree
+
+    settings = ctx.recipe.agreement_settings()
+    if settings.values is None:
+        settings.values = interface_answers(ctx.recipe, settings.answer_field)
+    agreed = run_agree(votes_path(ctx), settings, ctx.out / "agree")
+    levels = agreed["krippendorff_alpha"]
+    level = "interval" if levels.get("interval") is not None else "nominal"
+    return StepOutcome(
+        f"{agreed['gold_items']:,} of {agreed['items']:,} items kept; alpha "
+        f"({level}) {levels.get(level)}",
+        {"gold_items": agreed["gold_items"], "written": agreed["written"]},
+        Rows("item", agreed["items"], agreed["gold_items"], agreed["dropped_items"]),
+    )
+
+
+def interface_answers(recipe: object, field: str | None) -> list[str] | None:
+    """The options of the recipe interface's single-choice answer control ``field`` (or
+    its only answer control): the values the agreement step accepts."""
+    from pipelines.annotation.label_config import parse_label_config
+
+    control = parse_label_config(recipe.resolve(recipe.annotation.config)).answer_control(field)
+    if control and control.single and control.options:
+        return list(control.options)
+    return None
+
+
+@STEPS.register("split")
+def split_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """The recipe's split rule and the artifact report (``pipelines.splits``) ->
+    OUT/split."""
+    from pipelines.splits.run import run_split
+
+    settings = ctx.recipe.split_settings(ctx.seed)
+    gold = ctx.out / "agree" / "gold.parquet"
+    split = run_split(gold, settings, ctx.out / "split", ctx.out / "items" / "items.parquet",
+                      ctx.recipe.language)  # fmt: skip
+    n = sum(split["splits"].values())
+    return StepOutcome(f"{split['splits']}", {"splits": split["splits"],
+                       "written": split["written"]}, Rows("item", n, n))  # fmt: skip
+
+
+def annotation_facts(r: Round, table: pd.DataFrame, simulated: bool) -> dict:
+    """A round's figures for the data card."""
+    cancelled = table.get("cancelled", pd.Series(dtype=bool)).fillna(False).astype(bool)
+    return {
+        "config": Path(r.config).name,
+        "server": "1.23.2" if not os.environ.get("LABEL_STUDIO_URL") else "external",
+        "project": r.project,
+        "overlap": r.overlap,
+        "annotators": int(table["annotator_id"].nunique()),
+        "annotations": int(table["annotation_id"].nunique()),
+        "skipped": int(table.loc[cancelled, "annotation_id"].nunique()),
+        "simulated": simulated,
+        "simulate": r.simulate.model_dump() if simulated and r.simulate else None,
+    }
+
+
+def _classifier_cards(recipe: object) -> dict:
+    cards = {}
+    for name, spec in recipe.filters.classifiers.detectors.items():
+        metrics = recipe.resolve(spec.model) / "metrics.json"
+        if metrics.is_file():
+            m = json.loads(metrics.read_text(encoding="utf-8"))
+            cards[name] = {"task": m.get("task"), "dev_macro_f1": m.get("dev", {}).get("macro_f1")}
+    return cards
+
+
+def _dates(ingest_dir: Path) -> dict:
+    docs = pd.read_parquet(ingest_dir / "documents.parquet", columns=["corpus", "date"])
+    out = {}
+    for corpus, dates in docs.groupby("corpus")["date"]:
+        known = dates.dropna()
+        out[corpus] = f"{known.min()} to {known.max()}" if len(known) else "undated"
+    return out
+
+
+@STEPS.register("export")
+def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """The dataset in the task kind's release layout (its ``records``) as JSON Lines and
+    Parquet per split, and the data card (its ``card`` section) -> OUT/dataset."""
+    from pipelines.export import data_card
+    from pipelines.export.records import jsonl
+
+    recipe, out, kind = ctx.recipe, ctx.out, ctx.task
+    ingest_dir = out / kind.ingest_dir
+    votes = votes_path(ctx)
+    inputs = {
+        "gold": out / "agree" / "gold.parquet",
+        "dropped": out / "agree" / "dropped.parquet",
+        "items": out / "items" / "items.parquet",
+        "splits": out / "split" / "splits.parquet",
+        "annotations": votes,
+        "artifacts": out / "split" / "artifacts.json",
+        "agreement": out / "agree" / "agreement.json",
+        "ingest_stats": ingest_dir / "stats.json",
+        **{name: out / rel for name, rel in kind.export_inputs.items()},
+    }
+    template = data_card.TEMPLATE
+    code = [code_hash(f) for f in (data_card.render_card, jsonl, kind.records, kind.card)]
+    hashes = {k: sha256_file(p) for k, p in inputs.items()}
+    key = json.dumps([hashes, sha256_file(template), code, recipe.model_dump(exclude={"base_dir"})],
+                     sort_keys=True, default=str)  # fmt: skip
+    dataset = out / "dataset"
+    names = [f"{s}.{ext}" for s in ("train", "dev", "test") for ext in ("jsonl", "parquet")]
+    names += ["DATA_CARD.md", "card.json"]
+    if outputs_current(dataset, key, names):
+        facts = json.loads((dataset / "card.json").read_text(encoding="utf-8"))
+        exported = {**facts["export"], "cached": True}
+    else:
+        facts = _export(ctx, inputs, hashes, dataset, key, jsonl)
+        exported = {**facts["export"], "cached": False}
+    n_in = int(pd.read_parquet(inputs["splits"], columns=["item_id"]).shape[0])
+    n_out = sum(exported["files"].values())
+    return StepOutcome(f"{exported['files']} -> {dataset}", exported,
+                       Rows("item", n_in, n_out, {"no_gold_label": n_in - n_out}
+                            if n_in != n_out else {}))  # fmt: skip
+
+
+def _export(ctx: RunContext, inputs: dict, hashes: dict, dataset: Path, key: str,
+            jsonl: object) -> dict:  # fmt: skip
+    from pipelines.export.data_card import render_card
+
+    recipe, out, kind = ctx.recipe, ctx.out, ctx.task
+    items = pd.read_parquet(inputs["items"])
+    items = items.drop(columns=[c for c in items.columns if c.startswith("sim_")])
+    splits = pd.read_parquet(inputs["splits"])
+    table = pd.read_parquet(inputs["annotations"])
+    records = kind.records(ExportInputs(
+        gold=pd.read_parquet(inputs["gold"]), items=items, splits=splits, annotations=table,
+        dropped=pd.read_parquet(inputs["dropped"]), prefix=recipe.export.guid_prefix or recipe.name,
+    ))  # fmt: skip
+    files, tables, texts = {}, {}, {}
+    for split, rows in records.items():
+        texts[f"{split}.jsonl"] = jsonl(rows)
+        tables[f"{split}.parquet"] = pd.DataFrame(rows)
+        files[f"{split}.jsonl"] = len(rows)
+    merged = splits.merge(items[["item_id", "source"]], on="item_id")
+    per_source = {
+        split: ", ".join(f"{s} {n}" for s, n in part["source"].value_counts().sort_index().items())
+        for split, part in merged.groupby("split")
+    }
+    rounds = kind.rounds(ctx)
+    validation = table[table["role"] != "author"] if "role" in table.columns else table
+    facts = {
+        "task": kind.title,
+        "task_kind": kind.name,
+        "recipe": recipe.model_dump(mode="json", exclude={"base_dir"}),
+        "ingest": json.loads(inputs["ingest_stats"].read_text(encoding="utf-8")),
+        "dates": _dates(out / kind.ingest_dir),
+        "classifier_cards": _classifier_cards(recipe),
+        "items": ctx.steps[kind.items_step],
+        "annotation": annotation_facts(rounds[""], validation, ctx.simulated),
+        "agreement": json.loads(inputs["agreement"].read_text(encoding="utf-8")),
+        "split": json.loads(inputs["artifacts"].read_text(encoding="utf-8")),
+        "split_sources": per_source,
+        "artifacts_md": (out / "split" / "artifacts.md").read_text(encoding="utf-8"),
+        "export": {
+            "layout": kind.layout,
+            "files": files,
+            "license": " AND ".join(sorted(set(items["license"]))),
+        },
+        "provenance": {
+            "recipe": recipe.name,
+            "benchforge rebuild": "flows/rebuild.py",
+            "inputs (sha256, first 12)": ", ".join(f"{k} {h[:12]}" for k, h in hashes.items()),
+        },
+    }
+    for name, r in rounds.items():
+        if name:
+            facts[name] = annotation_facts(r, pd.read_parquet(r.annotations), ctx.simulated)
+    if kind.card_facts is not None:
+        facts.update(kind.card_facts(ctx, inputs))
+    card = render_card(facts, kind.card(facts))
+    facts.pop("artifacts_md")
+    write_outputs(dataset, key, tables, {"card.json": facts}, {**texts, "DATA_CARD.md": card})
+    return facts
+
+
+__all__ = ["AnnotationsPending", "simulation", "value_counts"]

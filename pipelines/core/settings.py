@@ -1,0 +1,80 @@
+"""Typed settings: a rule's settings are one dataclass, and everything else (the recipe
+check, the CLI's mapping, the data card) reads its fields from it.
+
+``rule_settings`` builds the settings of the rule named in ``options["rule"]`` from its
+registry (a tagged union on ``rule``): a key that rule does not have is an error naming
+the key and the nearest valid name; ``options_model`` checks types with pydantic;
+``from_namespace`` maps parsed CLI arguments onto a settings class by field name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from argparse import Namespace
+from collections.abc import Callable
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from pipelines.core.registry import Registry, nearest
+
+
+def field_names(cls: type) -> list[str]:
+    return [f.name for f in dataclasses.fields(cls) if f.init]
+
+
+def unknown_keys(cls: type, options: dict, where: str) -> str | None:
+    """A message for the first key of ``options`` that ``cls`` has no field for."""
+    names = field_names(cls)
+    for key in options:
+        if key not in names:
+            near = nearest(key, names)
+            hint = f"; did you mean {near!r}?" if near else ""
+            return f"{where}.{key}: unknown setting{hint} (settings: {', '.join(names)})"
+    return None
+
+
+def rule_settings(registry: Registry, options: dict, error: type[Exception], where: str,
+                  default_rule: str) -> object:  # fmt: skip
+    """The settings instance of the rule ``options["rule"]`` (``default_rule`` when
+    absent): the rule's own settings class from ``registry`` (``.settings``)."""
+    rule = options.get("rule", default_rule)
+    try:
+        cls = registry.get(rule).settings
+    except KeyError as exc:
+        raise error(f"{where}.rule: {exc}") from None
+    problem = unknown_keys(cls, options, f"{where} (rule {rule})")
+    if problem:
+        raise error(problem)
+    return cls(**{**options, "rule": rule})
+
+
+def options_model(cls: type) -> type[BaseModel]:
+    """A strict pydantic model of a settings dataclass's fields (types and defaults)."""
+    hints = typing.get_type_hints(cls)
+    fields: dict[str, tuple] = {}
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        if f.default is not dataclasses.MISSING:
+            fields[f.name] = (hints[f.name], f.default)
+        elif f.default_factory is not dataclasses.MISSING:
+            fields[f.name] = (hints[f.name], Field(default_factory=f.default_factory))
+        else:
+            fields[f.name] = (hints[f.name], ...)
+    return create_model(f"{cls.__name__}Options", __config__=ConfigDict(extra="forbid"), **fields)
+
+
+def from_namespace(cls: type, args: Namespace, convert: dict[str, Callable] | None = None,
+                   **fixed: object) -> dict:  # fmt: skip
+    """The options for ``cls`` from parsed CLI arguments of the same names (``--min-votes``
+    is ``min_votes``); ``convert`` turns a raw argument into the field's value. Fields
+    with no argument keep their defaults; ``fixed`` overrides."""
+    out = {}
+    for name in field_names(cls):
+        if name in fixed:
+            out[name] = fixed[name]
+        elif hasattr(args, name):
+            value = getattr(args, name)
+            out[name] = (convert or {}).get(name, lambda v: v)(value)
+    return out

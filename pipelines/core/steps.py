@@ -1,0 +1,127 @@
+"""The step contract of ``benchforge rebuild``: what a task kind's steps are and what
+each returns.
+
+A *step* is a registered function ``step(ctx, arg) -> StepOutcome``: it reads the
+earlier steps' outputs under ``ctx.out``, writes its own (atomically, with a manifest),
+and says what it did. ``arg`` is the part of the step's name after its registered
+name (``push-writing`` runs the registered ``push`` with ``arg = "writing"``: the
+annotation round called ``writing``); most steps ignore it.
+
+The row contract of DESIGN.md holds for every step that keeps or drops rows: its
+:class:`Rows` say how many came in, how many were kept and how many were dropped per
+reason, and :class:`StepOutcome` refuses counts that do not add up. Dropped rows are
+written with their reasons next to the kept ones.
+
+:func:`cached` is the one cache scheme of the rebuild's own steps: a step's outputs
+are current when their manifest's key (the step's inputs' SHA-256, its settings and the
+source of the module that computes it) is unchanged, so editing a task module reruns its
+steps and nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipelines.core.io import outputs_current, sha256_file, write_outputs
+from pipelines.core.registry import Registry
+
+
+@dataclass
+class Rows:
+    """Rows in, kept, and dropped per reason, of one step (in its own unit)."""
+
+    unit: str
+    rows_in: int
+    kept: int
+    dropped: dict[str, int] = field(default_factory=dict)
+
+    def check(self, step: str) -> None:
+        if self.rows_in != self.kept + sum(self.dropped.values()):
+            raise AssertionError(
+                f"step {step}: {self.rows_in} {self.unit}s in != {self.kept} kept + "
+                f"{sum(self.dropped.values())} dropped {self.dropped}"
+            )
+
+    def to_dict(self) -> dict:
+        return {"unit": self.unit, "in": self.rows_in, "kept": self.kept,
+                "dropped": dict(sorted(self.dropped.items()))}  # fmt: skip
+
+
+@dataclass
+class StepOutcome:
+    """What a step did: a one-line summary for the progress line, the figures recorded
+    in OUT/rebuild.json, and (for steps that keep or drop rows) its :class:`Rows`."""
+
+    summary: str
+    info: dict = field(default_factory=dict)
+    rows: Rows | None = None
+
+
+@dataclass
+class RunContext:
+    """What every step of one rebuild sees."""
+
+    recipe: object  # pipelines.core.recipe.Recipe
+    recipe_path: Path
+    out: Path
+    task: object  # pipelines.tasks.TaskKind
+    simulated: bool
+    seed: int | None = None
+    port: int | None = None
+    steps: dict = field(default_factory=dict)  # name -> the info of each finished step
+
+    @property
+    def project(self) -> str:
+        return self.recipe.annotation.project or self.recipe.name
+
+
+StepFn = Callable[[RunContext, str], StepOutcome]
+STEPS: Registry[StepFn] = Registry("step", "pipelines.tasks", "rebuild steps")
+
+
+def step_function(name: str) -> tuple[StepFn, str]:
+    """The registered step for ``name`` and its argument: ``name`` itself when
+    registered, else its registered prefix (``push-writing`` -> ``push``, ``writing``)."""
+    if name in STEPS:
+        return STEPS.get(name), ""
+    base, _, arg = name.partition("-")
+    if arg and base in STEPS:
+        return STEPS.get(base), arg
+    return STEPS.get(name), ""  # raises, naming the nearest step
+
+
+def code_hash(fn: Callable) -> str:
+    """SHA-256 (first 16) of the source file of the module that defines ``fn``."""
+    path = Path(inspect.getfile(fn))
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def cached(
+    out: Path,
+    inputs: list[Path],
+    settings: object,
+    compute: Callable[[], tuple[dict, dict]],
+    info_name: str,
+    table_names: list[str],
+) -> tuple[dict, bool]:
+    """Run ``compute`` unless OUT holds current outputs; return (info, cached).
+
+    ``compute() -> (tables, info)`` gives the Parquet tables by file name and the info
+    written as ``info_name``. The key is the inputs' SHA-256, ``settings`` and the code
+    of ``compute``'s module."""
+    key = json.dumps(
+        [[sha256_file(p) for p in inputs], settings, code_hash(compute)],
+        sort_keys=True,
+        default=str,
+    )
+    names = [*table_names, info_name]
+    if outputs_current(out, key, names):
+        return json.loads((out / info_name).read_text(encoding="utf-8")), True
+    tables, info = compute()
+    write_outputs(out, key, tables, {info_name: info})
+    return info, False

@@ -1,0 +1,110 @@
+"""``run_split``: read the gold items, apply the registered split rule, write the
+splits and the artifact report (``pipelines.splits.artifacts``) atomically."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pipelines.lang import DEFAULT_LANGUAGE, language
+from pipelines.splits.base import SPLIT_RULES, SplitError, SplitSettingsBase
+
+
+def split_with_figures(
+    items: pd.DataFrame, settings: SplitSettingsBase, lang: str = DEFAULT_LANGUAGE
+) -> tuple[pd.DataFrame, dict]:
+    """The split of every item (``SPLIT_COLUMNS`` first, then rule-specific columns) and
+    the rule's own figures for the report."""
+    return SPLIT_RULES.get(settings.rule).split(items, settings, language(lang))
+
+
+def split_items(items: pd.DataFrame, settings: SplitSettingsBase) -> pd.DataFrame:
+    """The split of every item (see :func:`split_with_figures`)."""
+    return split_with_figures(items, settings)[0]
+
+
+def read_table(path: Path) -> pd.DataFrame:
+    """A Parquet, CSV or JSON Lines table with a unique item_id per row and at least one
+    row; errors name the file (and the row of a repeated id)."""
+    from pipelines.core.io import read_table as read_any
+
+    frame = read_any(path, SplitError, {"item_id": str})
+    if "item_id" not in frame.columns:
+        raise SplitError(f"{path}: no item_id column (columns: {list(frame.columns)})")
+    if frame.empty:
+        raise SplitError(f"{path}: no rows: nothing to split")
+    frame["item_id"] = frame["item_id"].astype(str)
+    repeated = frame["item_id"].duplicated()
+    if repeated.any():
+        row = int(np.flatnonzero(repeated.to_numpy())[0])
+        first = int(np.flatnonzero((frame["item_id"] == frame["item_id"].iloc[row]).to_numpy())[0])
+        raise SplitError(
+            f"{path}: row {row + 1}: item_id {frame['item_id'].iloc[row]!r} repeats row {first + 1}"
+        )
+    return frame
+
+
+def run_split(
+    gold_path: Path,
+    settings: SplitSettingsBase,
+    out: Path,
+    items_path: Path | None = None,
+    lang: str = DEFAULT_LANGUAGE,
+) -> dict:
+    """Split the gold items (joined with ``items_path`` for their texts), write
+    splits.parquet, artifacts.json and artifacts.md atomically; return a summary."""
+    from pipelines.core.io import output_lock
+
+    with output_lock(out):  # one run at a time writes into OUT
+        return _run_split(gold_path, settings, out, items_path, lang)
+
+
+def _run_split(
+    gold_path: Path, settings: SplitSettingsBase, out: Path, items_path: Path | None, lang: str
+) -> dict:
+    from pipelines.core.io import outputs_current, sha256_file, write_outputs
+    from pipelines.splits.artifacts import artifact_report, report_markdown
+
+    gold = read_table(gold_path)
+    frame = gold
+    if items_path is not None:
+        items = read_table(items_path)
+        extra = [c for c in items.columns if c not in gold.columns or c == "item_id"]
+        frame = gold.merge(items[extra], on="item_id", how="left", validate="one_to_one")
+        lost = frame[settings.text_columns].isna().any(axis=1)
+        if lost.any():
+            raise SplitError(
+                f"{items_path}: no texts for gold item {frame['item_id'][lost].iloc[0]!r}"
+            )
+    sources = [str(gold_path)] + ([str(items_path)] if items_path else [])
+    key = json.dumps(
+        {"inputs": [sha256_file(p) for p in sources], "settings": asdict(settings), "lang": lang},
+        sort_keys=True,
+    )
+    names = ["splits.parquet", "artifacts.json", "artifacts.md"]
+    if outputs_current(out, key, names):  # a rerun: nothing to recompute (nli trains models)
+        figures = json.loads((out / "artifacts.json").read_text(encoding="utf-8"))
+        return {**figures, "written": False}
+    splits, rule_figures = split_with_figures(frame, settings, lang)
+    report = artifact_report(frame, splits, settings.text_columns, settings.binary_threshold,
+                             seed=settings.seed, lang=language(lang))  # fmt: skip
+    report["rule_figures"] = rule_figures
+    figures = {
+        **report,
+        "rule": settings.rule,
+        "settings": asdict(settings),  # the split's; the report's are in report_settings
+        "report_settings": report["settings"],
+        "inputs": sources,
+    }
+    written = write_outputs(
+        out,
+        key,
+        {"splits.parquet": splits},
+        {"artifacts.json": figures},
+        {"artifacts.md": report_markdown(report, settings.rule)},
+    )
+    return {**figures, "written": written}
