@@ -59,6 +59,8 @@ def resolve(kind: TaskKind, name: str) -> tuple:
 def simulated_by_default(recipe: Recipe) -> bool:
     """Simulated annotators when any of the recipe's rounds asks for them."""
     ann = recipe.annotation
+    if ann is None:
+        return False
     return bool(ann.simulate or (ann.writing and ann.writing.simulate))
 
 

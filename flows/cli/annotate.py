@@ -137,46 +137,70 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
-def run(args: argparse.Namespace) -> int:
-    from pipelines.annotation import annotate, ls_server
+def server_up(args: argparse.Namespace) -> int:
+    from pipelines.annotation import ls_server
 
-    if args.command == "labelstudio":
-        if args.action == "up":
-            info = ls_server.up(args.port, args.timeout)
-            print(json.dumps(info) if args.json else f"Label Studio answers at {info['url']}")
-            return 0
-        if args.action == "status":
-            print(json.dumps(ls_server.status(), indent=2))
-            return 0
-        stopped = ls_server.down()
-        print("stopped" if stopped else "not running")
-        return 0
-    if args.action == "push":
-        config = annotate.load_config(args.config)
-        items = annotate.read_items(args.items, config)
-        result = annotate.push(items, config, args.project, args.overlap)
-        _print(args, result.__dict__, f"{result.created} tasks created, {result.existing} there")
-        return 0
-    if args.action == "wait":
-        result = annotate.wait(args.project, args.timeout, args.poll)
-        _print(args, result, f"{result['finished']}/{result['tasks']} tasks complete")
-        return 0 if result["done"] else 3
-    if args.action == "simulate":
-        from pipelines.annotation.simulate import simulate
+    info = ls_server.up(args.port, args.timeout)
+    print(json.dumps(info) if args.json else f"Label Studio answers at {info['url']}")
+    return 0
 
-        result = simulate(
-            args.project, args.annotators, args.seed, workers=args.workers, pool=args.pool
-        )
-        result.pop("payloads")
-        _print(args, result, f"{result['posted']} simulated annotations posted")
-        return 0
-    if args.action == "repair":
-        result = annotate.repair(args.project, dry_run=args.dry_run)
-        verb = "would remove" if args.dry_run else "removed"
-        _print(args, result, f"{verb} {len(result['duplicate_tasks'])} duplicate tasks and "
-               f"{len(result['duplicate_annotations'])} duplicate annotations of "
-               f"{result['tasks']} tasks in {args.project!r}")  # fmt: skip
-        return 0
+
+def server_status(args: argparse.Namespace) -> int:
+    from pipelines.annotation import ls_server
+
+    print(json.dumps(ls_server.status(), indent=2))
+    return 0
+
+
+def server_down(args: argparse.Namespace) -> int:
+    from pipelines.annotation import ls_server
+
+    print("stopped" if ls_server.down() else "not running")
+    return 0
+
+
+def push(args: argparse.Namespace) -> int:
+    from pipelines.annotation import annotate
+
+    config = annotate.load_config(args.config)
+    items = annotate.read_items(args.items, config)
+    result = annotate.push(items, config, args.project, args.overlap)
+    _print(args, result.__dict__, f"{result.created} tasks created, {result.existing} there")
+    return 0
+
+
+def wait(args: argparse.Namespace) -> int:
+    from pipelines.annotation import annotate
+
+    result = annotate.wait(args.project, args.timeout, args.poll)
+    _print(args, result, f"{result['finished']}/{result['tasks']} tasks complete")
+    return 0 if result["done"] else 3
+
+
+def simulate(args: argparse.Namespace) -> int:
+    from pipelines.annotation.simulate import simulate as post_simulated
+
+    result = post_simulated(
+        args.project, args.annotators, args.seed, workers=args.workers, pool=args.pool
+    )
+    result.pop("payloads")
+    _print(args, result, f"{result['posted']} simulated annotations posted")
+    return 0
+
+
+def repair(args: argparse.Namespace) -> int:
+    from pipelines.annotation import annotate
+
+    result = annotate.repair(args.project, dry_run=args.dry_run)
+    verb = "would remove" if args.dry_run else "removed"
+    _print(args, result, f"{verb} {len(result['duplicate_tasks'])} duplicate tasks and "
+           f"{len(result['duplicate_annotations'])} duplicate annotations of "
+           f"{result['tasks']} tasks in {args.project!r}")  # fmt: skip
+    return 0
+
+
+def pull(args: argparse.Namespace) -> int:
+    from pipelines.annotation import annotate
     from pipelines.core.io import write_parquet
 
     table = annotate.pull(args.project)

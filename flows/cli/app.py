@@ -217,8 +217,14 @@ COMMANDS = {
     "agree": "flows.cli.agree:run",
     "split": "flows.cli.split:run",
     "rebuild": "flows.cli.rebuild:run",
-    "labelstudio": "flows.cli.annotate:run",
-    "annotate": "flows.cli.annotate:run",
+    "labelstudio up": "flows.cli.annotate:server_up",
+    "labelstudio status": "flows.cli.annotate:server_status",
+    "labelstudio down": "flows.cli.annotate:server_down",
+    "annotate push": "flows.cli.annotate:push",
+    "annotate wait": "flows.cli.annotate:wait",
+    "annotate simulate": "flows.cli.annotate:simulate",
+    "annotate repair": "flows.cli.annotate:repair",
+    "annotate pull": "flows.cli.annotate:pull",
     "list": "flows.cli.app:_list",
 }
 

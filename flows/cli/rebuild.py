@@ -80,8 +80,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         # every server check before the first step: a run that cannot reach Label Studio
         # fails in seconds, not after ingest and pairing
-        server = ls_server.ensure_reachable(args.port)
-        print(f"Label Studio at {server['url']}", flush=True)
+        if recipe.annotation is not None:  # a task kind with annotation rounds
+            server = ls_server.ensure_reachable(args.port)
+            print(f"Label Studio at {server['url']}", flush=True)
         with prefect_server():
             from flows.rebuild import AnnotationsPending, run_rebuild
 

@@ -43,11 +43,12 @@ def check_rebuild_recipe(recipe: Recipe, path: Path | str) -> None:
             "`benchforge list` shows them)"
         )
     kind = task_kind(recipe.task)
-    missing = [s for s in ["annotation", "agreement", "split", *kind.needs]
-               if _section(recipe, s) is None]  # fmt: skip
+    missing = [s for s in kind.needs if _section(recipe, s) is None]
     if missing:
         raise RecipeError(f"{path}: a {kind.name} rebuild needs the sections {missing}")
     ann = recipe.annotation
+    if ann is None:
+        return
     configs = [("annotation.config", ann.config)]
     if ann.writing:
         configs.append(("annotation.writing.config", ann.writing.config))

@@ -30,7 +30,11 @@ def unknown_keys(cls: type, options: dict, where: str) -> str | None:
         if key not in names:
             near = nearest(key, names)
             hint = f"; did you mean {near!r}?" if near else ""
-            return f"{where}.{key}: unknown setting{hint} (settings: {', '.join(names)})"
+            rule = getattr(cls, "rule", "")
+            return (
+                f"{where}.{key}: unknown setting{hint} (the settings of rule {rule!r}: "
+                f"{', '.join(names)})"
+            )
     return None
 
 
@@ -43,7 +47,7 @@ def rule_settings(registry: Registry, options: dict, error: type[Exception], whe
         cls = registry.get(rule).settings
     except KeyError as exc:
         raise error(f"{where}.rule: {exc}") from None
-    problem = unknown_keys(cls, options, f"{where} (rule {rule})")
+    problem = unknown_keys(cls, options, where)
     if problem:
         raise error(problem)
     return cls(**{**options, "rule": rule})

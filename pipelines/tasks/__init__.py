@@ -12,8 +12,8 @@ one by name:
   the agreement step reads; ``push-writing`` runs the ``writing`` round);
 - ``records``: its export records per split (the release layout);
 - ``card``: its section of the data card (:class:`CardSection`);
-- ``needs``: the recipe sections it needs besides annotation, agreement and split
-  (checked before any work);
+- ``needs``: the recipe sections it needs (annotation, agreement and split by default;
+  checked before any work);
 - ``export_inputs`` and ``card_facts``: the files its card reads and the facts taken
   from them.
 
@@ -83,7 +83,8 @@ class TaskKind:
     rounds: Callable[[object], dict[str, Round]]  # RunContext -> rounds by name
     records: Callable[[ExportInputs], dict[str, list[dict]]]
     card: Callable[[dict], CardSection]
-    needs: list[str] = field(default_factory=list)  # recipe sections it needs (dotted)
+    # the recipe sections it needs (dotted), checked before any work
+    needs: list[str] = field(default_factory=lambda: ["annotation", "agreement", "split"])
     ingest_dir: str = "ingest"
     items_step: str = "items"  # the step whose info is the card's "items"
     export_inputs: dict[str, str] = field(default_factory=dict)  # name -> path under OUT

@@ -397,7 +397,7 @@ register_task(TaskKind(
     steps=["ingest", "premises", "push-writing", "simulate-writing", "wait-writing",
            "pull-writing", "hypotheses", "push", "simulate", "wait", "pull", "agree", "split",
            "export"],
-    needs=["items.premises", "annotation.writing"],
+    needs=["annotation", "agreement", "split", "items.premises", "annotation.writing"],
     rounds=rounds,
     records=records,
     card=card,

@@ -261,7 +261,7 @@ register_task(TaskKind(
     title="KLUE-STS-style semantic textual similarity (KLUE 3.2)",
     layout="klue-sts",
     steps=["pairs", "items", "push", "simulate", "wait", "pull", "agree", "split", "export"],
-    needs=["pairing"],
+    needs=["annotation", "agreement", "split", "pairing"],
     rounds=rounds,
     records=records,
     card=card,

@@ -1,0 +1,217 @@
+"""Issue 17: the architecture's contracts. A toy task kind with two steps, registered
+here, rebuilds through the generic orchestrator (a real Prefect run); a second, tiny
+language can be registered; registries list their members and name the nearest one for
+a typo; every rule's settings are a typed union tagged by ``rule``; the CLI's options
+are checked against the settings classes; no stage imports the Korean module and no
+code dispatches on a layout or rule name."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pipelines.core.recipe import RecipeError, load_recipe
+from pipelines.core.registry import UnknownName
+from pipelines.core.steps import Rows
+
+ROOT = Path(__file__).resolve().parent.parent
+
+TOY = textwrap.dedent(
+    '''
+    """A toy dataset family: split each line of a text file into "sentences" with a
+    toy language, keep those of at least two words, and write them out."""
+    import json
+    import sys
+    from pathlib import Path
+
+    import pandas as pd
+
+    from flows.rebuild import run_rebuild
+    from flows.runtime import prefect_server
+    from pipelines.core.steps import STEPS, Rows, StepOutcome, cached
+    from pipelines.lang import Language, language, register_language
+    from pipelines.tasks import TaskKind, register_task
+
+    register_language(Language(
+        code="xx", name="toy: sentences end with |, words split on spaces",
+        split_sentences=lambda texts: [[s.strip() for s in t.split("|") if s.strip()]
+                                       for t in texts],
+        tagged=lambda text: [(w, "W") for w in text.split()],
+        script_share=lambda text: 1.0, foreign_chars=lambda text: 0, script_reason="not_xx",
+    ))
+
+    @STEPS.register("toy:sentences")
+    def sentences(ctx, arg=""):
+        corpus = ctx.recipe.corpora[0]
+        path = ctx.recipe.corpus_path(corpus)
+        lang = language(ctx.recipe.corpus_language(corpus))
+
+        def compute():
+            lines = path.read_text(encoding="utf-8").splitlines()
+            sents = [s for parts in lang.split_sentences(lines) for s in parts]
+            frame = pd.DataFrame({"text": sents})
+            frame["words"] = [len(lang.morphemes(s)) for s in sents]
+            keep = frame["words"] >= 2
+            info = {"in": len(frame), "kept": int(keep.sum()),
+                    "dropped": {"one_word": int((~keep).sum())} if (~keep).any() else {}}
+            return {"kept.parquet": frame[keep], "dropped.parquet": frame[~keep]}, info
+
+        info, hit = cached(ctx.out / "sentences", [path], [corpus.language], compute,
+                           "sentences.json", ["kept.parquet", "dropped.parquet"])
+        return StepOutcome(f"{info['kept']} sentences" + (" (cached)" if hit else ""),
+                           {**info, "cached": hit},
+                           Rows("sentence", info["in"], info["kept"], info["dropped"]))
+
+    @STEPS.register("toy:export")
+    def export(ctx, arg=""):
+        kept = pd.read_parquet(ctx.out / "sentences" / "kept.parquet")
+        (ctx.out / "dataset").mkdir(exist_ok=True)
+        rows = [{"text": t} for t in kept["text"]]
+        (ctx.out / "dataset" / "train.jsonl").write_text(
+            "".join(json.dumps(r, ensure_ascii=False) + "\\n" for r in rows), encoding="utf-8")
+        return StepOutcome(f"{len(rows)} rows", {"rows": len(rows)},
+                           Rows("sentence", len(kept), len(rows)))
+
+    register_task(TaskKind(
+        name="toy", title="a toy family", layout="toy", steps=["sentences", "export"],
+        needs=[], rounds=lambda ctx: {}, records=lambda inputs: {},
+        card=lambda facts: None,
+    ))
+
+    with prefect_server():
+        result = run_rebuild(Path(sys.argv[1]), Path(sys.argv[2]))
+    print("RESULT " + json.dumps(result["steps"]))
+    '''
+)
+
+
+def test_a_toy_task_kind_rebuilds_through_the_generic_orchestrator(tmp_path):
+    """The README's walkthrough: register a language, two steps and a task kind, name the
+    kind in a recipe, and `run_rebuild` runs it, checks its rows and resumes."""
+    (tmp_path / "toy.py").write_text(TOY, encoding="utf-8")
+    (tmp_path / "corpus.txt").write_text("a b | c | d e f\nhello world | x\n", encoding="utf-8")
+    (tmp_path / "recipe.yaml").write_text(
+        "name: toy-demo\ntask: toy\ncorpora:\n  - name: toy\n    path: corpus.txt\n"
+        "    format: txt\n    license: CC0-1.0\n    domain: test\n    style: formal\n"
+        "    language: xx\n",
+        encoding="utf-8",
+    )
+
+    def run() -> dict:
+        proc = subprocess.run(
+            [sys.executable, str(tmp_path / "toy.py"), str(tmp_path / "recipe.yaml"),
+             str(tmp_path / "out")],
+            cwd=ROOT, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
+        return proc.stdout, json.loads(line[len("RESULT ") :])
+
+    out, steps = run()
+    assert list(steps) == ["sentences", "export"]
+    assert steps["sentences"]["rows"] == {
+        "unit": "sentence", "in": 5, "kept": 3, "dropped": {"one_word": 2}
+    }  # fmt: skip
+    assert "[1/2] sentences" in out and "[2/2] export" in out
+    lines = (tmp_path / "out" / "dataset" / "train.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(x)["text"] for x in lines] == ["a b", "d e f", "hello world"]
+    record = json.loads((tmp_path / "out" / "rebuild.json").read_text(encoding="utf-8"))
+    assert record["task"] == "toy" and set(record["steps"]) == {"sentences", "export"}
+    _, again = run()  # a rerun skips the finished step
+    assert again["sentences"]["cached"] is True
+
+
+def test_rows_that_do_not_add_up_are_refused():
+    Rows("item", 5, 3, {"a": 2}).check("ok")
+    with pytest.raises(AssertionError, match="5 items in != 3 kept"):
+        Rows("item", 5, 3, {"a": 1}).check("bad")
+
+
+def test_registries_list_their_members_and_name_the_nearest():
+    proc = subprocess.run([sys.executable, "-m", "flows.cli", "list"], cwd=ROOT,
+                          capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    for kind, members in {
+        "task kinds": ["klue-sts", "klue-nli", "klue-ynat"],
+        "steps": ["ingest", "push", "agree", "split", "export", "klue-nli:premises"],
+        "split rules": ["sts", "nli", "tc", "ner", "random"],
+        "agreement rules": ["mean", "majority"],
+        "pairing methods": ["gsm", "metadata", "rtt"],
+        "translator backends": ["transformers", "http"],
+        "annotation configs": ["sts.xml", "topic.xml"],
+        "languages": ["ko"],
+    }.items():
+        block = proc.stdout.split(f"{kind} (")[1].split("\n\n")[0]
+        for member in members:
+            assert re.search(rf"^  {re.escape(member)}\s", block, flags=re.M), (kind, member)
+    from pipelines.tasks import task_kind
+
+    with pytest.raises(UnknownName, match="did you mean 'klue-sts'"):
+        task_kind("klue-stss")
+
+
+def _recipe(tmp_path: Path, **sections: str) -> Path:
+    text = (ROOT / "recipes" / "sts-demo.yaml").read_text(encoding="utf-8")
+    for name, body in sections.items():
+        text = re.sub(rf"^{name}:.*?(?=^\w|\Z)", f"{name}: {body}\n", text, flags=re.M | re.S)
+    path = ROOT / "recipes" / f".test-{tmp_path.name}.yaml"  # relative paths stay valid
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("section", "body", "message"),
+    [
+        ("agreement", "{rule: mean, pearson_mn: 0.8}", "agreement.pearson_mn: unknown setting; "
+         "did you mean 'pearson_min'?"),
+        ("agreement", "{rule: mean, min_votes: 3}", "agreement.min_votes: unknown setting"),
+        ("split", "{rule: sts, folds: 3}", "split.folds: unknown setting"),
+        ("split", "{rule: nli, fold: 3}", "did you mean 'folds'?"),
+        ("split", "{rule: stss}", "split.rule: unknown split rule 'stss'; did you mean 'sts'?"),
+        ("task", "klue-stss", "did you mean 'klue-sts'?"),
+        ("export", "{layout: klue-sts}", "export.layout was replaced by the recipe's task"),
+    ],
+)  # fmt: skip
+def test_recipe_sections_are_typed_unions_checked_at_load(tmp_path, section, body, message):
+    path = _recipe(tmp_path, **{section: body})
+    try:
+        with pytest.raises(RecipeError) as err:
+            load_recipe(path)
+    finally:
+        path.unlink()
+    assert message in str(err.value) and str(path) in str(err.value)
+
+
+def test_cli_options_are_checked_against_the_settings_classes():
+    """Every setting of every split and agreement rule is a `benchforge split`/`agree`
+    option of the same name, or a recipe-only setting listed here."""
+    from flows.cli.app import _parser
+    from pipelines.agreement.rules import AGREEMENT_RULES
+    from pipelines.core.settings import field_names
+    from pipelines.splits.base import SPLIT_RULES
+
+    sub = next(a for a in _parser()._actions if a.dest == "command").choices
+    recipe_only = {"rule", "bins", "high_score", "binary_threshold", "decimals", "values",
+                   "group_columns", "answer_field"}  # fmt: skip
+    for command, registry in (("split", SPLIT_RULES), ("agree", AGREEMENT_RULES)):
+        dests = {a.dest for a in sub[command]._actions}
+        for name, rule in registry.items():
+            missing = [f for f in field_names(rule.settings) if f not in dests | recipe_only]
+            assert not missing, f"benchforge {command}: rule {name} settings {missing}"
+
+
+def test_no_stage_imports_the_korean_module_and_no_dispatch_on_names():
+    code = {p: p.read_text(encoding="utf-8") for d in ("pipelines", "flows")
+            for p in (ROOT / d).rglob("*.py")}  # fmt: skip
+    for path, text in code.items():
+        if path.parent.name != "lang":
+            assert "lang.ko" not in text, f"{path} imports the Korean module directly"
+        for pattern in (r"layout\s*==", r"\.rule\s*==\s*[\"']", r"\[\"rule\"\]\s*==\s*[\"']",
+                        r"args\.command\s*==", r"method in \("):  # fmt: skip
+            assert not re.search(pattern, text), f"{path}: dispatch by name ({pattern})"
