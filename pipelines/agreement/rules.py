@@ -56,10 +56,19 @@ class AgreementError(ValueError):
 
 @dataclass
 class AgreementSettingsBase:
-    """The settings every agreement rule has; a rule's class adds its thresholds."""
+    """What every agreement rule's settings start with: the rule and the answer field."""
 
     rule: str = "mean"
     answer_field: str | None = None  # the field to aggregate (default: the only one)
+
+    numeric: ClassVar[bool] = False  # the rule averages: every value must be a number
+    summary: ClassVar[tuple[str, ...]] = ()  # the settings an error message quotes
+
+
+@dataclass
+class _Answers(AgreementSettingsBase):
+    """What every rule's settings end with (after the rule's own thresholds)."""
+
     # the answers the annotation interface allows (a single-choice control's options; the
     # rebuild takes them from the recipe's config): any other value is an error
     values: list[str] | None = None
@@ -74,14 +83,9 @@ class AgreementSettingsBase:
         ]
     )
 
-    numeric: ClassVar[bool] = False  # the rule averages: every value must be a number
-
 
 @dataclass
-class MeanSettings(AgreementSettingsBase):
-    """KLUE-STS (3.2.1): annotator screening, mean label, disagreement drops."""
-
-    rule: str = "mean"
+class _MeanThresholds(AgreementSettingsBase):
     pearson_min: float | None = 0.80
     alpha_min: float | None = 0.20
     min_shared_items: int = 3  # an annotator sharing fewer items is not screened (kept)
@@ -90,16 +94,27 @@ class MeanSettings(AgreementSettingsBase):
     sd_max: float | None = 2.0
     variance_max: float | None = None  # JSTS: 1.0
 
+
+@dataclass
+class MeanSettings(_Answers, _MeanThresholds):
+    """KLUE-STS (3.2.1): annotator screening, mean label, disagreement drops."""
+
+    rule: str = "mean"
+
     numeric: ClassVar[bool] = True
     summary: ClassVar[tuple[str, ...]] = ("pearson_min", "alpha_min", "sd_max", "variance_max")
 
 
 @dataclass
-class MajoritySettings(AgreementSettingsBase):
+class _MajorityThreshold(AgreementSettingsBase):
+    min_votes: int | None = None
+
+
+@dataclass
+class MajoritySettings(_Answers, _MajorityThreshold):
     """KLUE-NLI / KLUE-TC: the label with at least ``min_votes`` votes."""
 
     rule: str = "majority"
-    min_votes: int | None = None
 
     summary: ClassVar[tuple[str, ...]] = ("min_votes",)
 
@@ -565,7 +580,7 @@ def agree(frame: pd.DataFrame, settings: AgreementSettingsBase) -> dict:
 
 
 def _settings_text(settings: AgreementSettingsBase) -> str:
-    keys = getattr(settings, "summary", ())
+    keys = settings.summary
     return ", ".join(f"{k} {getattr(settings, k)}" for k in (*keys, "report_min"))
 
 

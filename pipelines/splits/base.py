@@ -31,6 +31,9 @@ from pipelines.core.registry import Registry
 from pipelines.core.settings import rule_settings
 from pipelines.quality.dedup import near_duplicate_links
 
+# the artifact report's high/low cut of numeric labels, for rules without a
+# ``binary_threshold`` setting of their own (sts has one)
+REPORT_THRESHOLD = 3.0
 SPLIT_COLUMNS = ["item_id", "split", "rule", "reason"]
 
 
@@ -50,7 +53,6 @@ class SplitSettingsBase:
     group_columns: list[str] = field(default_factory=list)
     source_column: str | None = "source"
     near_duplicate_threshold: float = 0.8
-    binary_threshold: float = 3.0  # the artifact report's binary label (numeric labels)
 
     text_defaults: ClassVar[tuple[str, ...]] = ("sentence1", "sentence2")
     dev_share_default: ClassVar[float] = 1 / 2

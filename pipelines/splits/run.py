@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from pipelines.lang import DEFAULT_LANGUAGE, language
-from pipelines.splits.base import SPLIT_RULES, SplitError, SplitSettingsBase
+from pipelines.splits.base import REPORT_THRESHOLD, SPLIT_RULES, SplitError, SplitSettingsBase
 
 
 def split_with_figures(
@@ -90,7 +90,8 @@ def _run_split(
         figures = json.loads((out / "artifacts.json").read_text(encoding="utf-8"))
         return {**figures, "written": False}
     splits, rule_figures = split_with_figures(frame, settings, lang)
-    report = artifact_report(frame, splits, settings.text_columns, settings.binary_threshold,
+    threshold = getattr(settings, "binary_threshold", REPORT_THRESHOLD)
+    report = artifact_report(frame, splits, settings.text_columns, threshold,
                              seed=settings.seed, lang=language(lang))  # fmt: skip
     report["rule_figures"] = rule_figures
     figures = {

@@ -34,6 +34,7 @@ class StsSplitSettings(SplitSettingsBase):
     rule: str = "sts"
     bins: int = 51
     high_score: float = 3.0  # KLUE: prefer least overlap at >= 3, most overlap below
+    binary_threshold: float = 3.0  # the binary label (and the artifact report's)
 
     dev_share_default: ClassVar[float] = 1 / 3  # dev:test = 1:2
 
