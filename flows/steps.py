@@ -19,22 +19,12 @@ from pathlib import Path
 import pandas as pd
 
 from pipelines.core.io import outputs_current, sha256_file, write_outputs, write_parquet
-from pipelines.core.recipe import SimulateSpec
-from pipelines.core.stage import value_counts
 from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, code_hash
 from pipelines.tasks import ExportInputs, Round
 
 
 class AnnotationsPending(RuntimeError):
     """The annotators have not finished; the message says how far they are."""
-
-
-def simulation(spec: SimulateSpec | None, simulated: bool, fallback: int) -> SimulateSpec | None:
-    """The simulated annotators of a round: the recipe's, or ``fallback`` (at least 3)
-    when ``--simulate`` asks for them and the recipe has none; None for real ones."""
-    if not simulated:
-        return None
-    return spec or SimulateSpec(annotators=max(fallback, 3))
 
 
 @STEPS.register("ingest")
@@ -345,15 +335,15 @@ def _export(ctx: RunContext, inputs: dict, hashes: dict, dataset: Path, key: str
             "inputs (sha256, first 12)": ", ".join(f"{k} {h[:12]}" for k, h in hashes.items()),
         },
     }
+    for fact, name in kind.card_json.items():
+        facts[fact] = json.loads(inputs[name].read_text(encoding="utf-8"))
     for name, r in rounds.items():
         if name:
             facts[name] = annotation_facts(r, pd.read_parquet(r.annotations), ctx.simulated)
-    if kind.card_facts is not None:
-        facts.update(kind.card_facts(ctx, inputs))
     card = render_card(facts, kind.card(facts))
     facts.pop("artifacts_md")
     write_outputs(dataset, key, tables, {"card.json": facts}, {**texts, "DATA_CARD.md": card})
     return facts
 
 
-__all__ = ["AnnotationsPending", "simulation", "value_counts"]
+__all__ = ["AnnotationsPending"]

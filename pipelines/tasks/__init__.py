@@ -14,8 +14,8 @@ one by name:
 - ``card``: its section of the data card (:class:`CardSection`);
 - ``needs``: the recipe sections it needs (annotation, agreement and split by default;
   checked before any work);
-- ``export_inputs`` and ``card_facts``: the files its card reads and the facts taken
-  from them.
+- ``export_inputs`` and ``card_json``: the files its card reads (hashed into the export's
+  key and listed in the card's provenance) and the JSON facts taken from them.
 
 A recipe names its task kind (``task: klue-sts``). Registering a new family is one
 ``TASK_KINDS.add(TaskKind(...))`` in a new module of this package (see the README's
@@ -88,7 +88,8 @@ class TaskKind:
     ingest_dir: str = "ingest"
     items_step: str = "items"  # the step whose info is the card's "items"
     export_inputs: dict[str, str] = field(default_factory=dict)  # name -> path under OUT
-    card_facts: Callable[[object, dict], dict] | None = None  # (ctx, inputs) -> facts
+    # facts of the card read from JSON export inputs: fact name -> export input name
+    card_json: dict[str, str] = field(default_factory=dict)
     votes: Callable[[object], Path] | None = None  # the table agree reads, when not pull's
     doc: str = ""
 
@@ -104,3 +105,24 @@ def register_task(kind: TaskKind) -> TaskKind:
 
 def task_kind(name: str) -> TaskKind:
     return TASK_KINDS.get(name)
+
+
+def simulation(spec: object | None, simulated: bool, fallback: int) -> object | None:
+    """The simulated annotators of a round: the recipe's, or ``fallback`` (at least 3)
+    when ``--simulate`` asks for them and the recipe has none; None for real ones."""
+    from pipelines.core.recipe import SimulateSpec
+
+    if not simulated:
+        return None
+    return spec or SimulateSpec(annotators=max(fallback, 3))
+
+
+def one_round(ctx: object) -> dict[str, Round]:
+    """The rounds of a family with one Label Studio round: the recipe's ``annotation``
+    over OUT/items/items.parquet, pulled to OUT/annotate/annotations.parquet."""
+    ann, out = ctx.recipe.annotation, ctx.out
+    return {"": Round(
+        out / "items" / "items.parquet", ctx.recipe.resolve(ann.config), ctx.project,
+        ann.overlap, simulation(ann.simulate, ctx.simulated, ann.overlap), "annotator",
+        out / "annotate" / "annotations.parquet", ann.timeout, ann.poll,
+    )}  # fmt: skip

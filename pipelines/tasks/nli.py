@@ -35,7 +35,6 @@ catch, so the demo's report shows them. The columns never reach the released dat
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from pathlib import Path
 
@@ -46,7 +45,7 @@ from pipelines.core.stage import value_counts
 from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached
 from pipelines.export.data_card import annotation_round, json_text, table
 from pipelines.export.records import SPLITS, split_rows
-from pipelines.tasks import CardSection, ExportInputs, Round, TaskKind, register_task
+from pipelines.tasks import CardSection, ExportInputs, Round, TaskKind, register_task, simulation
 
 LABELS = ("entailment", "contradiction", "neutral")
 SUFFIX = {"entailment": "e", "contradiction": "c", "neutral": "n"}
@@ -265,8 +264,6 @@ def hypotheses_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
 def rounds(ctx: RunContext) -> dict[str, Round]:
     """The writing round (one writer per premise) and the validation round."""
-    from flows.steps import simulation
-
     ann, recipe, out = ctx.recipe.annotation, ctx.recipe, ctx.out
     writing = ann.writing
     return {
@@ -337,10 +334,6 @@ def records(inputs: ExportInputs) -> dict[str, list[dict]]:
                             inputs.prefix)  # fmt: skip
 
 
-def card_facts(ctx: RunContext, inputs: dict) -> dict:
-    return {"premises": json.loads(inputs["premises"].read_text(encoding="utf-8"))}
-
-
 def card(facts: dict) -> CardSection:
     """Premises by KLUE's rules, the hypotheses written, the two rounds."""
     p, items = facts["premises"], facts["items"]
@@ -404,6 +397,6 @@ register_task(TaskKind(
     items_step="hypotheses",
     export_inputs={"premises": "premises/premises.json", "hypotheses": "items/items.json",
                    "writing": "annotate/writing.parquet"},
-    card_facts=card_facts,
+    card_json={"premises": "premises"},
     votes=votes,
 ))  # fmt: skip

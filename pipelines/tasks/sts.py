@@ -23,8 +23,6 @@ The column never reaches the released data.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 
@@ -33,7 +31,7 @@ from pipelines.core.stage import value_counts
 from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached
 from pipelines.export.data_card import annotation_round, json_text, table
 from pipelines.export.records import SPLITS, split_rows
-from pipelines.tasks import CardSection, ExportInputs, Round, TaskKind, register_task
+from pipelines.tasks import CardSection, ExportInputs, TaskKind, one_round, register_task
 
 ITEM_COLUMNS = ["item_id", "sentence1", "sentence2", "source", "method", "score", "license"]
 
@@ -136,18 +134,6 @@ def items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     )
 
 
-def rounds(ctx: RunContext) -> dict[str, Round]:
-    """One round: annotators rate every sampled pair (KLUE-STS: overlap 7)."""
-    from flows.steps import simulation
-
-    ann = ctx.recipe.annotation
-    return {"": Round(
-        ctx.out / "items" / "items.parquet", ctx.recipe.resolve(ann.config), ctx.project,
-        ann.overlap, simulation(ann.simulate, ctx.simulated, ann.overlap), "annotator",
-        ctx.out / "annotate" / "annotations.parquet", ann.timeout, ann.poll,
-    )}  # fmt: skip
-
-
 def _ratings(annotations: pd.DataFrame, screened: set[str]) -> dict[str, list[tuple[str, float]]]:
     """item_id -> [(annotator, rating)] of the annotators the agreement rule kept."""
     rows = annotations.copy()
@@ -221,10 +207,6 @@ def records(inputs: ExportInputs) -> dict[str, list[dict]]:
                             screened, inputs.prefix)  # fmt: skip
 
 
-def card_facts(ctx: RunContext, inputs: dict) -> dict:
-    return {"pairs": json.loads(inputs["pairs_stats"].read_text(encoding="utf-8"))}
-
-
 def card(facts: dict) -> CardSection:
     """Candidate pairs per method, the pairing settings and the sample."""
     pairs, items = facts["pairs"], facts["items"]
@@ -262,10 +244,10 @@ register_task(TaskKind(
     layout="klue-sts",
     steps=["pairs", "items", "push", "simulate", "wait", "pull", "agree", "split", "export"],
     needs=["annotation", "agreement", "split", "pairing"],
-    rounds=rounds,
+    rounds=one_round,
     records=records,
     card=card,
     ingest_dir="pairs/ingest",
     export_inputs={"pairs_stats": "pairs/stats.json"},
-    card_facts=card_facts,
+    card_json={"pairs": "pairs_stats"},
 ))  # fmt: skip

@@ -20,7 +20,6 @@ measurement, and never reaches the released data.
 from __future__ import annotations
 
 import hashlib
-import json
 
 import pandas as pd
 
@@ -29,7 +28,7 @@ from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached
 from pipelines.export.data_card import annotation_round, json_text
 from pipelines.export.records import SPLITS, split_rows
 from pipelines.lang import language
-from pipelines.tasks import CardSection, ExportInputs, Round, TaskKind, register_task
+from pipelines.tasks import CardSection, ExportInputs, TaskKind, one_round, register_task
 from pipelines.tasks.sts import sample_evenly
 
 TOPICS = ("IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치")  # YNAT's seven
@@ -123,18 +122,6 @@ def items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     )
 
 
-def rounds(ctx: RunContext) -> dict[str, Round]:
-    """One round: annotators rank up to three topics per headline (KLUE-TC: overlap 3)."""
-    from flows.steps import simulation
-
-    ann = ctx.recipe.annotation
-    return {"": Round(
-        ctx.out / "items" / "items.parquet", ctx.recipe.resolve(ann.config), ctx.project,
-        ann.overlap, simulation(ann.simulate, ctx.simulated, ann.overlap), "annotator",
-        ctx.out / "annotate" / "annotations.parquet", ann.timeout, ann.poll,
-    )}  # fmt: skip
-
-
 def _topic_scopes(annotations: pd.DataFrame) -> dict[str, tuple[list[str], dict[str, list]]]:
     """item_id -> (annotators, {scope: topics}) of the completed annotations, in order."""
     rows = annotations
@@ -188,10 +175,6 @@ def records(inputs: ExportInputs) -> dict[str, list[dict]]:
                              inputs.prefix)  # fmt: skip
 
 
-def card_facts(ctx: RunContext, inputs: dict) -> dict:
-    return {"titles": json.loads(inputs["titles"].read_text(encoding="utf-8"))}
-
-
 def card(facts: dict) -> CardSection:
     """The headlines sampled, and the simulated annotators' assumed topics."""
     t = facts["titles"]
@@ -225,9 +208,9 @@ register_task(TaskKind(
     title="YNAT-style topic classification of news headlines (KLUE 3.1)",
     layout="klue-ynat",
     steps=["ingest", "items", "push", "simulate", "wait", "pull", "agree", "split", "export"],
-    rounds=rounds,
+    rounds=one_round,
     records=records,
     card=card,
     export_inputs={"titles": "items/items.json"},
-    card_facts=card_facts,
+    card_json={"titles": "titles"},
 ))  # fmt: skip
