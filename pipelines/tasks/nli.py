@@ -199,7 +199,8 @@ def premises_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
     def compute() -> tuple[dict, dict]:
         chosen, rejected = select_premises(pd.read_parquet(sentences), spec.premises,
-                                           spec.sample, spec.stratify, spec.seed)  # fmt: skip
+                                           spec.sample, spec.stratify, spec.seed,
+                                           ctx.recipe.language)  # fmt: skip
         items = premise_items(chosen, spec.simulate_truth, ctx.simulated)
         passing = pd.concat(
             [chosen["corpus"], rejected.loc[rejected["reason"] == "not_sampled", "corpus"]]

@@ -25,7 +25,7 @@ import pandas as pd
 
 from pipelines.core.recipe import PremiseRules
 from pipelines.lang import DEFAULT_LANGUAGE, language
-from pipelines.tasks.sts import sample_evenly
+from pipelines.tasks.sampling import sample_evenly
 
 
 def premise_reason(text: str, rules: PremiseRules, lang: str = DEFAULT_LANGUAGE) -> str | None:
@@ -52,12 +52,12 @@ def premise_reason(text: str, rules: PremiseRules, lang: str = DEFAULT_LANGUAGE)
 
 def select_premises(
     sentences: pd.DataFrame, rules: PremiseRules, sample: int | None, stratify: str | None,
-    seed: int,
+    seed: int, lang: str = DEFAULT_LANGUAGE,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
-    """(chosen, rejected): the sentences passing ``rules``, a seeded sample of ``sample``
-    of them drawn evenly over ``stratify``; ``rejected`` holds every other sentence with
-    ``reason``."""
-    reasons = [premise_reason(t, rules) for t in sentences["text"]]
+    """(chosen, rejected): the sentences passing ``rules`` (tags of ``lang``'s morpheme
+    analyser), a seeded sample of ``sample`` of them drawn evenly over ``stratify``;
+    ``rejected`` holds every other sentence with ``reason``."""
+    reasons = [premise_reason(t, rules, lang) for t in sentences["text"]]
     frame = sentences.assign(reason=reasons)
     passing = frame[frame["reason"].isna()].drop(columns="reason")
     chosen = sample_evenly(passing, sample, stratify, seed)

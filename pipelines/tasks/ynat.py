@@ -29,7 +29,7 @@ from pipelines.export.data_card import annotation_round, json_text
 from pipelines.export.records import SPLITS, split_rows
 from pipelines.lang import language
 from pipelines.tasks import CardSection, ExportInputs, TaskKind, one_round, register_task
-from pipelines.tasks.sts import sample_evenly
+from pipelines.tasks.sampling import sample_evenly
 
 TOPICS = ("IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치")  # YNAT's seven
 DEFAULT_TOPIC = "생활문화"
