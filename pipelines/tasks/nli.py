@@ -220,7 +220,7 @@ def premises_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     info, hit = cached(
         ctx.out / "premises",
         [sentences],
-        [spec.model_dump(), ctx.simulated],
+        [spec.model_dump(), ctx.simulated, ctx.recipe.language],
         compute,
         "premises.json",
         ["premises.parquet", "rejected.parquet"],
