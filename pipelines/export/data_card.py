@@ -175,7 +175,7 @@ def _files(facts: dict) -> str:
     )
 
 
-def _limitations(facts: dict, section: CardSection) -> str:
+def _limitations(facts: dict, section: CardSection | None = None) -> str:
     out = []
     if facts["annotation"]["simulated"]:
         out.append(
@@ -185,7 +185,7 @@ def _limitations(facts: dict, section: CardSection) -> str:
         )
     if not facts["recipe"]["filters"]["classifiers"]["detectors"]:
         out.append("No hate-speech or gender-bias detector was applied.")
-    out += section.limitations
+    out += section.limitations if section else []
     g, overlap = facts["agreement"], facts["annotation"]["overlap"]
     screened = sum(g.get("dropped_annotators", {}).values())
     left = g["annotators"] - screened
