@@ -215,3 +215,29 @@ def test_no_stage_imports_the_korean_module_and_no_dispatch_on_names():
         for pattern in (r"layout\s*==", r"\.rule\s*==\s*[\"']", r"\[\"rule\"\]\s*==\s*[\"']",
                         r"args\.command\s*==", r"method in \("):  # fmt: skip
             assert not re.search(pattern, text), f"{path}: dispatch by name ({pattern})"
+
+
+def test_registries_load_once_when_threads_look_up_at_the_same_time():
+    """Prefect runs pairing tasks in threads: a second thread must not see a registry whose
+    modules the first one is still importing (it once failed: "unknown language 'ko'")."""
+    script = textwrap.dedent(
+        """
+        import threading
+        from pipelines.lang import language
+        from pipelines.splits.base import SPLIT_RULES
+        barrier, errors = threading.Barrier(16), []
+        def look():
+            barrier.wait()
+            try:
+                language("ko"); SPLIT_RULES.get("nli")
+            except Exception as exc:
+                errors.append(repr(exc))
+        threads = [threading.Thread(target=look) for _ in range(16)]
+        [t.start() for t in threads]; [t.join() for t in threads]
+        print(errors)
+        """
+    )
+    for _ in range(3):
+        proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                              text=True)  # fmt: skip
+        assert proc.returncode == 0 and proc.stdout.strip() == "[]", proc.stdout + proc.stderr

@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import pkgutil
+import threading
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
@@ -48,6 +49,10 @@ class Registry(Generic[T]):
         self._members: dict[str, T] = {}
         self._docs: dict[str, str] = {}
         self._loaded = package is None
+        self._loading = False
+        # Dask and Prefect run tasks in threads: a second thread must wait for the first
+        # one's imports, not see a half-filled registry
+        self._lock = threading.RLock()
         _ALL[kind] = self
 
     def register(self, name: str, doc: str | None = None) -> Callable[[T], T]:
@@ -76,10 +81,17 @@ class Registry(Generic[T]):
     def _load(self) -> None:
         if self._loaded:
             return
-        self._loaded = True
-        package = importlib.import_module(self.package)
-        for info in pkgutil.iter_modules(package.__path__, f"{self.package}."):
-            importlib.import_module(info.name)
+        with self._lock:
+            if self._loaded or self._loading:  # done, or this thread is importing them
+                return
+            self._loading = True
+            try:
+                package = importlib.import_module(self.package)
+                for info in pkgutil.iter_modules(package.__path__, f"{self.package}."):
+                    importlib.import_module(info.name)
+                self._loaded = True
+            finally:
+                self._loading = False
 
     def get(self, name: str) -> T:
         """The member called ``name``; :class:`UnknownName` names the nearest one."""
