@@ -314,6 +314,7 @@ def _export(ctx: RunContext, inputs: dict, hashes: dict, dataset: Path, key: str
     facts = {
         "task": kind.title,
         "task_kind": kind.name,
+        "paper_agreement": kind.paper_agreement,
         "recipe": recipe.model_dump(mode="json", exclude={"base_dir"}),
         "ingest": json.loads(inputs["ingest_stats"].read_text(encoding="utf-8")),
         "dates": _dates(out / kind.ingest_dir),

@@ -154,6 +154,30 @@ def test_card_numbers_match_the_stage_outputs(rebuilt):
     assert "CC-BY-SA-4.0" in card and "CC0-1.0" in card
 
 
+def test_benchforge_card_renders_the_same_card_again(rebuilt, tmp_path):
+    """Issue 18: `benchforge card RUN` renders the card from the finished run without
+    recomputing anything; the card has its warnings section, and the manifest stays
+    current."""
+    import shutil
+
+    from pipelines.core.io import read_manifest, sha256_file
+
+    run = tmp_path / "run"
+    shutil.copytree(rebuilt["out"], run, ignore=shutil.ignore_patterns(".benchforge.lock"))
+    card = run / "dataset" / "DATA_CARD.md"
+    before = card.read_bytes()
+    assert b"## Warnings" in before and b"**Simulated rounds** (annotation)" in before
+    card.write_text("stale", encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-m", "flows.cli", "card", str(run)], cwd=ROOT,
+                          capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert card.read_bytes() == before
+    assert read_manifest(run / "dataset")["files"]["DATA_CARD.md"] == sha256_file(card)
+    bad = subprocess.run([sys.executable, "-m", "flows.cli", "card", str(tmp_path / "none")],
+                         cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    assert bad.returncode == 2 and "no manifest.json" in bad.stderr
+
+
 def test_rerun_changes_nothing_and_same_seed_same_dataset(rebuilt, server):
     out, recipe = rebuilt["out"], rebuilt["recipe"]
     stamp = {p.name: p.stat().st_mtime_ns for p in (out / "dataset").iterdir()}

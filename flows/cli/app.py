@@ -198,6 +198,14 @@ def _parser() -> argparse.ArgumentParser:
     add_agree(sub)
     add_split(sub)
     add_rebuild(sub)
+    card = sub.add_parser(
+        "card",
+        help="render a finished run's data card again (nothing recomputed)",
+        description="Render RUN_DIR/dataset/DATA_CARD.md again from the run's card.json and "
+        "split/artifacts.md, with the current template, task-kind sections and warning "
+        "rules: nothing is recomputed and the dataset files are not touched.",
+    )
+    card.add_argument("run_dir", type=Path, help="a rebuild's output folder (runs/<recipe>)")
     sub.add_parser(
         "list",
         help="what is registered: task kinds, steps, split and agreement rules, ...",
@@ -226,6 +234,7 @@ COMMANDS = {
     "annotate repair": "flows.cli.annotate:repair",
     "annotate pull": "flows.cli.annotate:pull",
     "list": "flows.cli.app:_list",
+    "card": "flows.cli.app:_card",
 }
 
 
@@ -236,6 +245,18 @@ def _handler(args: argparse.Namespace):  # noqa: ANN202
     target = COMMANDS.get(key) or COMMANDS[args.command]
     module, _, name = target.partition(":")
     return getattr(importlib.import_module(module), name)
+
+
+def _card(args: argparse.Namespace) -> int:
+    from pipelines.export.data_card import regenerate
+
+    try:
+        path = regenerate(args.run_dir)
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"benchforge: error: {args.run_dir}: {exc}", file=sys.stderr)
+        return 2
+    print(f"Data card written to {path}")
+    return 0
 
 
 def _list(args: argparse.Namespace) -> int:

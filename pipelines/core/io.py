@@ -130,6 +130,11 @@ def write_parquet(df: pd.DataFrame, path: str | Path) -> None:
     _atomic(Path(path), lambda tmp: df.to_parquet(tmp, index=False))
 
 
+def write_text(text: str, path: str | Path) -> None:
+    """Write ``text`` (UTF-8) atomically."""
+    _atomic(Path(path), lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
 def write_json(obj: object, path: str | Path) -> None:
     """Write ``obj`` to ``path`` as indented UTF-8 JSON, atomically."""
     text = json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=False) + "\n"

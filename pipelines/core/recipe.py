@@ -364,6 +364,14 @@ class ExportSpec(_Strict):
     guid_prefix: str | None = None  # default: "<recipe name>_<split>"
 
 
+class CardSpec(_Strict):
+    """Thresholds of the data card's warnings (``pipelines.export.warnings``)."""
+
+    alpha_ratio_min: float = Field(default=0.5, gt=0)  # alpha below this share of the paper's
+    max_label_share: float = Field(default=0.5, gt=0, le=1)  # one gold label's share
+    max_drop_share: float = Field(default=0.5, gt=0, le=1)  # one filter, one source
+
+
 class Recipe(_Strict):
     name: str
     description: str = ""
@@ -380,6 +388,7 @@ class Recipe(_Strict):
     agreement: StageOptions | None = None
     split: StageOptions | None = None
     export: ExportSpec = Field(default_factory=ExportSpec)
+    card: CardSpec = Field(default_factory=CardSpec)
     # set by load_recipe: the folder relative paths are resolved against
     base_dir: str = ""
 

@@ -135,6 +135,7 @@ def registries() -> dict[str, Registry]:
         "pipelines.pairing.pairs",
         "pipelines.pairing.translate",
         "pipelines.annotation.configs",
+        "pipelines.export.warnings",
     ):
         importlib.import_module(module)
     return dict(sorted(_ALL.items()))

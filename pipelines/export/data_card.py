@@ -203,6 +203,39 @@ def _limitations(facts: dict, section: CardSection | None = None) -> str:
     return "\n".join(f"- {line}" for line in out) or "- none recorded."
 
 
+def _warnings(facts: dict) -> str:
+    from pipelines.core.recipe import CardSpec
+    from pipelines.export.warnings import card_warnings
+
+    settings = {**CardSpec().model_dump(), **(facts["recipe"].get("card") or {})}
+    found = card_warnings(facts, settings)
+    return "\n".join(f"- {w}" for w in found) or "- none raised."
+
+
+def regenerate(run_dir: Path) -> Path:
+    """Render RUN_DIR/dataset/DATA_CARD.md again from the finished run's ``card.json`` and
+    ``split/artifacts.md`` (``benchforge card``): nothing is recomputed. The manifest keeps
+    its key and records the new card's hash."""
+    from pipelines.core.io import read_manifest, sha256_file, write_json, write_text
+    from pipelines.tasks import task_kind
+
+    dataset = run_dir / "dataset"
+    manifest = read_manifest(dataset)
+    facts = json.loads((dataset / "card.json").read_text(encoding="utf-8"))
+    name = facts.get("task_kind") or facts["recipe"].get("task")
+    if not name:
+        raise ValueError(f"{dataset / 'card.json'}: no task kind recorded; rebuild the run")
+    kind = task_kind(name)
+    facts["paper_agreement"] = kind.paper_agreement  # the kind's current figure
+    facts["artifacts_md"] = (run_dir / "split" / "artifacts.md").read_text(encoding="utf-8")
+    card = render_card(facts, kind.card(facts))
+    path = dataset / "DATA_CARD.md"
+    write_text(card, path)
+    manifest["files"]["DATA_CARD.md"] = sha256_file(path)
+    write_json(manifest, dataset / "manifest.json")
+    return path
+
+
 def render_card(facts: dict, section: CardSection, template: Path = TEMPLATE) -> str:
     """The card's Markdown: the template with every placeholder filled; ``section`` is
     the task kind's part (what an item is, how items were built, its rounds, its own
@@ -216,6 +249,7 @@ def render_card(facts: dict, section: CardSection, template: Path = TEMPLATE) ->
             if simulated
             else ""
         ),
+        "warnings": _warnings(facts),
         "motivation": (facts["recipe"].get("description") or "").strip()
         or "(no description in the recipe)",
         "composition": table(

@@ -90,6 +90,8 @@ class TaskKind:
     export_inputs: dict[str, str] = field(default_factory=dict)  # name -> path under OUT
     # facts of the card read from JSON export inputs: fact name -> export input name
     card_json: dict[str, str] = field(default_factory=dict)
+    # the agreement the paper reports: {"level": ..., "alpha": ..., "source": ...}
+    paper_agreement: dict | None = None
     votes: Callable[[object], Path] | None = None  # the table agree reads, when not pull's
     doc: str = ""
 

@@ -213,4 +213,5 @@ register_task(TaskKind(
     card=card,
     export_inputs={"titles": "items/items.json"},
     card_json={"titles": "titles"},
+    paper_agreement={"level": "nominal", "alpha": 0.713, "source": "KLUE 3.1.1 (YNAT)"},
 ))  # fmt: skip

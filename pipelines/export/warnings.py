@@ -1,0 +1,133 @@
+"""Warnings of the data card: rules that read the run's figures and say, with the figure
+and the setting that triggered them, what a data steward must not miss.
+
+A warning rule is one registration (``@CARD_WARNINGS.register("name")``): a function
+``rule(facts, settings) -> list[str]`` over the facts the export step gathered (the
+card's ``card.json``). The thresholds are the recipe's ``card`` section
+(:class:`pipelines.core.recipe.CardSpec`); the agreement the paper reports comes from the
+task kind (``TaskKind.paper_agreement``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pipelines.core.registry import Registry
+
+Rule = Callable[[dict, dict], list[str]]
+CARD_WARNINGS: Registry[Rule] = Registry("card warning", None, "data card warnings")
+
+
+def card_warnings(facts: dict, settings: dict) -> list[str]:
+    """Every registered rule's warnings, in rule-name order."""
+    out: list[str] = []
+    for _, rule in CARD_WARNINGS.items():
+        out += rule(facts, settings)
+    return out
+
+
+@CARD_WARNINGS.register("agreement-below-paper")
+def agreement_below_paper(facts: dict, settings: dict) -> list[str]:
+    """Krippendorff's alpha below ``alpha_ratio_min`` times the paper's figure."""
+    paper = facts.get("paper_agreement")
+    if not paper:
+        return []
+    level, figure, source = paper["level"], paper["alpha"], paper["source"]
+    measured = facts["agreement"]["krippendorff_alpha"].get(level)
+    ratio = settings["alpha_ratio_min"]
+    if measured is None or measured >= ratio * figure:
+        return []
+    return [
+        f"**Agreement far below the paper's**: Krippendorff's alpha ({level}) {measured} "
+        f"against {figure} in {source} (below {ratio:.0%} of it; `card.alpha_ratio_min`)."
+    ]
+
+
+def _gold_labels(facts: dict) -> dict[str, int]:
+    split = facts["split"]
+    out: dict[str, int] = {}
+    for part in ("train", "dev+test"):
+        for label, n in (split.get(part) or {}).get("labels", {}).items():
+            out[label] = out.get(label, 0) + n
+    return out
+
+
+@CARD_WARNINGS.register("dominant-label")
+def dominant_label(facts: dict, settings: dict) -> list[str]:
+    """One gold label holds more than ``max_label_share`` of the released items."""
+    labels = _gold_labels(facts)
+    total = sum(labels.values())
+    if not total:
+        return []
+    label, n = max(labels.items(), key=lambda kv: kv[1])
+    limit = settings["max_label_share"]
+    if n / total <= limit:
+        return []
+    return [
+        f"**One label dominates**: {label} is {n} of {total} gold labels ({n / total:.0%}, "
+        "as the artifact report groups them; "
+        f"more than {limit:.0%}, `card.max_label_share`)."
+    ]
+
+
+@CARD_WARNINGS.register("heavy-filter")
+def heavy_filter(facts: dict, settings: dict) -> list[str]:
+    """A filter stage removed more than ``max_drop_share`` of one source's rows."""
+    limit = settings["max_drop_share"]
+    out = []
+    for stage in facts["ingest"]["stages"]:
+        for corpus, c in (stage.get("corpora") or {}).items():
+            if not c.get("in"):
+                continue
+            dropped = c["in"] - c["kept"]
+            if dropped / c["in"] > limit:
+                reasons = ", ".join(f"{k} {v}" for k, v in sorted(c.get("dropped", {}).items()))
+                out.append(
+                    f"**A filter removed most of a source**: `{stage['stage']}` dropped "
+                    f"{dropped:,} of {c['in']:,} {stage['unit']}s of `{corpus}` "
+                    f"({dropped / c['in']:.0%}: {reasons}; more than {limit:.0%}, "
+                    "`card.max_drop_share`)."
+                )
+    return out
+
+
+@CARD_WARNINGS.register("split-criterion")
+def split_criterion(facts: dict, settings: dict) -> list[str]:
+    """The unseen-term criterion of the tc rule gives the same share in train and
+    dev+test, so it did not tell them apart."""
+    shares = (facts["split"].get("rule_figures") or {}).get("unseen_term_share") or {}
+    values = list(shares.values())
+    if len(values) < 2 or len(set(values)) > 1:
+        return []
+    return [
+        f"**The split criterion does not discriminate**: the share of terms unseen elsewhere "
+        f"is {values[0]} in every part ({shares}), so dev and test were not chosen for "
+        "novelty (KLUE 3.1.1's second criterion)."
+    ]
+
+
+@CARD_WARNINGS.register("quota-not-met")
+def quota_not_met(facts: dict, settings: dict) -> list[str]:
+    """A per-source quota of the split rule that dev+test does not meet."""
+    figures = facts["split"].get("rule_figures") or {}
+    quotas, got = figures.get("source_quotas") or {}, figures.get("dev_test_per_source") or {}
+    short = {s: (q, got.get(s, 0)) for s, q in quotas.items() if got.get(s, 0) < round(q)}
+    if not short:
+        return []
+    text = ", ".join(f"{s} {n} of {q:g}" for s, (q, n) in sorted(short.items()))
+    return [f"**Split quota not met**: dev+test per source against its quota: {text}."]
+
+
+@CARD_WARNINGS.register("simulated-round")
+def simulated_round(facts: dict, settings: dict) -> list[str]:
+    """Any annotation round answered by simulated annotators or writers."""
+    rounds = [("annotation", facts["annotation"])]
+    rounds += [(k, v) for k, v in facts.items() if isinstance(v, dict) and "simulated" in v
+               and "overlap" in v and k != "annotation"]  # fmt: skip
+    names = [name for name, r in rounds if r.get("simulated")]
+    if not names:
+        return []
+    return [
+        f"**Simulated rounds** ({', '.join(names)}): their labels and agreement figures "
+        "describe the simulator's noise settings, not people."
+    ]

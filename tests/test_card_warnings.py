@@ -1,0 +1,71 @@
+"""Issue 18 (part): the data card's warnings, each with the figure and the setting that
+triggered it, and `benchforge card`, which renders a finished run's card again."""
+
+from __future__ import annotations
+
+import copy
+
+from pipelines.core.recipe import CardSpec
+from pipelines.export.warnings import CARD_WARNINGS, card_warnings
+
+SETTINGS = CardSpec().model_dump()
+FACTS = {
+    "paper_agreement": {"level": "nominal", "alpha": 0.713, "source": "KLUE 3.1.1 (YNAT)"},
+    "agreement": {"krippendorff_alpha": {"nominal": 0.6}},
+    "split": {
+        "train": {"labels": {"a": 40, "b": 30}},
+        "dev+test": {"labels": {"a": 10, "b": 20}},
+        "rule_figures": {
+            "unseen_term_share": {"dev+test": 0.4, "train": 0.1},
+            "source_quotas": {"news": 10.0, "reviews": 6.0},
+            "dev_test_per_source": {"news": 10, "reviews": 6},
+        },
+    },
+    "ingest": {
+        "stages": [
+            {
+                "stage": "dedup",
+                "unit": "sentence",
+                "corpora": {"news": {"in": 100, "kept": 60, "dropped": {"exact_duplicate": 40}}},
+            },
+        ]
+    },  # fmt: skip
+    "annotation": {"simulated": False, "overlap": 3},
+}
+
+
+def test_healthy_figures_raise_no_warning():
+    assert card_warnings(FACTS, SETTINGS) == []
+
+
+def test_each_rule_fires_with_its_figure_and_setting():
+    facts = copy.deepcopy(FACTS)
+    facts["agreement"]["krippendorff_alpha"]["nominal"] = 0.055
+    facts["split"]["train"]["labels"] = {"a": 90, "b": 5}
+    facts["split"]["rule_figures"]["unseen_term_share"] = {"dev+test": 1.0, "train": 1.0}
+    facts["split"]["rule_figures"]["dev_test_per_source"] = {"news": 3, "reviews": 6}
+    facts["ingest"]["stages"][0]["corpora"]["news"] = {
+        "in": 100, "kept": 19, "dropped": {"exact_duplicate": 81}
+    }  # fmt: skip
+    facts["annotation"]["simulated"] = True
+    found = "\n".join(card_warnings(facts, SETTINGS))
+    assert "alpha (nominal) 0.055 against 0.713 in KLUE 3.1.1 (YNAT)" in found
+    assert "`card.alpha_ratio_min`" in found
+    assert "a is 100 of 125 gold labels (80%" in found and "`card.max_label_share`" in found
+    assert "`dedup` dropped 81 of 100 sentences of `news` (81%" in found
+    assert "does not discriminate" in found and "Split quota not met" in found
+    assert "news 3 of 10" in found and "Simulated rounds** (annotation)" in found
+    assert len(found.splitlines()) == 6
+
+
+def test_thresholds_come_from_the_recipe():
+    facts = copy.deepcopy(FACTS)
+    assert card_warnings(facts, {**SETTINGS, "max_drop_share": 0.3})  # 40% > 30%
+    assert not card_warnings(facts, {**SETTINGS, "alpha_ratio_min": 0.8})  # 0.6 >= 0.57
+
+
+def test_every_rule_is_registered():
+    assert CARD_WARNINGS.names() == [
+        "agreement-below-paper", "dominant-label", "heavy-filter", "quota-not-met",
+        "simulated-round", "split-criterion",
+    ]  # fmt: skip
