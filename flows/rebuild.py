@@ -41,19 +41,8 @@ def steps_of(kind: TaskKind) -> list[str]:
     import flows.steps  # noqa: F401 - registers the shared steps
 
     for name in kind.steps:
-        resolve(kind, name)
+        step_function(kind.name, name)
     return list(kind.steps)
-
-
-def resolve(kind: TaskKind, name: str) -> tuple:
-    """The step function of ``name`` in ``kind``: the family's own (``<kind>:<name>``)
-    first, then the shared one; with its argument (the round of ``push-writing``)."""
-    from pipelines.core.steps import STEPS
-
-    own = f"{kind.name}:{name}"
-    if own in STEPS:
-        return STEPS.get(own), ""
-    return step_function(name)
 
 
 def simulated_by_default(recipe: Recipe) -> bool:
@@ -76,7 +65,7 @@ def run_steps(ctx: RunContext, record: Path) -> dict:
     OUT/rebuild.json is rewritten after every step."""
     names = steps_of(ctx.task)
     for index, name in enumerate(names, 1):
-        fn, arg = resolve(ctx.task, name)
+        fn, arg = step_function(ctx.task.name, name)
         started = time.perf_counter()
         outcome = task(name=f"rebuild-{name}", cache_policy=NO_CACHE)(fn)(ctx, arg)
         if outcome.rows is not None:
@@ -87,10 +76,9 @@ def run_steps(ctx: RunContext, record: Path) -> dict:
             entry["rows"] = outcome.rows.to_dict()
         ctx.steps[name] = entry
         _line(name, index, len(names), entry["seconds"], outcome)
-        steps = {k: v for k, v in ctx.steps.items() if not k.startswith("_")}
-        write_json({"recipe": str(ctx.recipe_path), "task": ctx.task.name, "steps": steps},
+        write_json({"recipe": str(ctx.recipe_path), "task": ctx.task.name, "steps": ctx.steps},
                    record)  # fmt: skip
-    return {k: v for k, v in ctx.steps.items() if not k.startswith("_")}
+    return ctx.steps
 
 
 @flow(name="benchforge-rebuild")

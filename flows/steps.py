@@ -67,10 +67,10 @@ def ensure_server(ctx: RunContext) -> None:
 
     from pipelines.annotation import ls_server
 
-    if os.environ.get("LABEL_STUDIO_URL") or ctx.steps.get("_server"):
+    if os.environ.get("LABEL_STUDIO_URL") or ctx.server_started:
         return
     server = ls_server.up(ctx.port)
-    ctx.steps["_server"] = True
+    ctx.server_started = True
     get_run_logger().info("Label Studio at %s", server.get("url"))
 
 

@@ -501,21 +501,18 @@ def check_stage_options(recipe: Recipe, path: str | Path) -> None:
     a value of the wrong type or a rule's own check fails here, naming the file and the
     key, before any work (not after the annotation rounds)."""
     from pipelines.agreement.rules import AGREEMENT_RULES
-    from pipelines.core.settings import options_model, unknown_keys
+    from pipelines.core.settings import options_model, settings_class
     from pipelines.splits.base import SPLIT_RULES
+
+    def error(message: str) -> RecipeError:
+        return RecipeError(f"{path}: {message}")
 
     for section, registry in (("agreement", AGREEMENT_RULES), ("split", SPLIT_RULES)):
         options = getattr(recipe, section)
         if options is None:
             continue
         data = options.model_dump()
-        try:
-            cls = registry.get(data["rule"]).settings
-        except KeyError as exc:
-            raise RecipeError(f"{path}: {section}.rule: {exc}") from None
-        problem = unknown_keys(cls, data, section)
-        if problem:
-            raise RecipeError(f"{path}: {problem}")
+        cls = settings_class(registry, data, error, section, data["rule"])
         try:
             options_model(cls).model_validate(data)
         except ValidationError as exc:

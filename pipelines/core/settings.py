@@ -38,19 +38,27 @@ def unknown_keys(cls: type, options: dict, where: str) -> str | None:
     return None
 
 
-def rule_settings(registry: Registry, options: dict, error: type[Exception], where: str,
-                  default_rule: str) -> object:  # fmt: skip
-    """The settings instance of the rule ``options["rule"]`` (``default_rule`` when
-    absent): the rule's own settings class from ``registry`` (``.settings``)."""
-    rule = options.get("rule", default_rule)
+def settings_class(registry: Registry, options: dict, error: Callable[[str], Exception],
+                   where: str, default_rule: str) -> type:  # fmt: skip
+    """The settings class of the rule ``options["rule"]`` (``default_rule`` when absent)
+    from ``registry`` (``.settings``), after checking that it has every key of
+    ``options``; ``error(message)`` is raised for an unknown rule or key."""
     try:
-        cls = registry.get(rule).settings
+        cls = registry.get(options.get("rule", default_rule)).settings
     except KeyError as exc:
         raise error(f"{where}.rule: {exc}") from None
     problem = unknown_keys(cls, options, where)
     if problem:
         raise error(problem)
-    return cls(**{**options, "rule": rule})
+    return cls
+
+
+def rule_settings(registry: Registry, options: dict, error: type[Exception], where: str,
+                  default_rule: str) -> object:  # fmt: skip
+    """The settings instance of the rule ``options["rule"]`` (``default_rule`` when
+    absent): the rule's own settings class from ``registry`` (``.settings``)."""
+    cls = settings_class(registry, options, error, where, default_rule)
+    return cls(**{**options, "rule": options.get("rule", default_rule)})
 
 
 def options_model(cls: type) -> type[BaseModel]:

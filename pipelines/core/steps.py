@@ -20,7 +20,6 @@ steps and nothing else.
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import json
 from collections.abc import Callable
@@ -74,6 +73,7 @@ class RunContext:
     seed: int | None = None
     port: int | None = None
     steps: dict = field(default_factory=dict)  # name -> the info of each finished step
+    server_started: bool = False  # the local Label Studio server, once per run
 
     @property
     def project(self) -> str:
@@ -84,9 +84,12 @@ StepFn = Callable[[RunContext, str], StepOutcome]
 STEPS: Registry[StepFn] = Registry("step", "pipelines.tasks", "rebuild steps")
 
 
-def step_function(name: str) -> tuple[StepFn, str]:
-    """The registered step for ``name`` and its argument: ``name`` itself when
-    registered, else its registered prefix (``push-writing`` -> ``push``, ``writing``)."""
+def step_function(kind: str, name: str) -> tuple[StepFn, str]:
+    """The registered step for ``name`` in task kind ``kind`` and its argument: the
+    family's own (``<kind>:<name>``) first, then the shared ``name``, else its
+    registered prefix (``push-writing`` -> ``push``, ``writing``)."""
+    if f"{kind}:{name}" in STEPS:
+        return STEPS.get(f"{kind}:{name}"), ""
     if name in STEPS:
         return STEPS.get(name), ""
     base, _, arg = name.partition("-")
@@ -97,8 +100,7 @@ def step_function(name: str) -> tuple[StepFn, str]:
 
 def code_hash(fn: Callable) -> str:
     """SHA-256 (first 16) of the source file of the module that defines ``fn``."""
-    path = Path(inspect.getfile(fn))
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return sha256_file(Path(inspect.getfile(fn)))[:16]
 
 
 def cached(

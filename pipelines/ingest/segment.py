@@ -30,10 +30,10 @@ SENTENCE_COLUMNS = [
 
 
 def segment_documents(
-    docs: pd.DataFrame, backend: str = "mecab", lang: str = DEFAULT_LANGUAGE
+    docs: pd.DataFrame, lang: str = DEFAULT_LANGUAGE
 ) -> tuple[pd.DataFrame, StageResult]:
     """Split documents into sentences with the language's splitter (Korean: kss on
-    ``backend``).
+    MeCab).
 
     Returns the ``sentences`` table and the stage result over documents (kept documents
     produced at least one sentence).
@@ -44,7 +44,7 @@ def segment_documents(
     pieces: list[list[str]] = [[" ".join(t.split())] if t.strip() else [] for t in texts]
     if split_idx:
         for i, sents in zip(
-            split_idx, _split(lang, [texts[i] for i in split_idx], backend), strict=True
+            split_idx, language(lang).split_sentences([texts[i] for i in split_idx]), strict=True
         ):
             pieces[i] = sents
     counts = [len(p) for p in pieces]
@@ -63,10 +63,3 @@ def segment_documents(
     sentences = sentences[SENTENCE_COLUMNS]
     reasons = pd.Series(counts, index=docs.index).eq(0).map({True: "no_sentences", False: None})
     return sentences, split_by_reason("segment", "document", docs, reasons)
-
-
-def _split(lang: str, texts: list[str], backend: str) -> list[list[str]]:
-    splitter = language(lang).split_sentences
-    if lang == DEFAULT_LANGUAGE and backend != "mecab":  # kss's other backends (tests)
-        return splitter(texts, backend)
-    return splitter(texts)

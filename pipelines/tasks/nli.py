@@ -312,7 +312,15 @@ def klue_nli_records(
     annotations: pd.DataFrame,
     prefix: str,
 ) -> dict[str, list[dict]]:
-    """The records of every split in the KLUE-NLI layout (see the module docstring)."""
+    """The records of every split in the KLUE-NLI v1.1 layout (one object per
+    premise-hypothesis pair)::
+
+        {"guid": "<prefix>_<split>_00000", "source": "<corpus>", "premise": ...,
+         "hypothesis": ..., "gold_label": "entailment", "author": "entailment",
+         "label2": "entailment", "label3": "neutral", "label4": ..., "label5": ...}
+
+    ``author`` is the writer's label and ``label2``... the validators' labels in the order
+    they were given (four in KLUE; as many as the recipe's overlap here)."""
     labels = _validator_labels(annotations)
     out: dict[str, list[dict]] = {s: [] for s in SPLITS}
     for split, n, row in split_rows(gold, items, splits):

@@ -151,7 +151,18 @@ def klue_ynat_records(
     annotations: pd.DataFrame,
     prefix: str,
 ) -> dict[str, list[dict]]:
-    """The records of every split in the KLUE-TC (YNAT) layout (see the module docstring)."""
+    """The records of every split in the KLUE-TC (YNAT) v1.1 layout (one object per
+    headline)::
+
+        {"guid": "<prefix>_<split>_00000", "title": ..., "label": "생활문화",
+         "annotations": {"annotators": ["ls-user-3", ...],
+                         "annotations": {"first-scope": [...], "second-scope": [...],
+                                         "third-scope": [...]}},
+         "url": null, "date": "2016.06.30" or null}
+
+    ``label`` is the gold topic (the majority of the first-ranked topics); each scope
+    lists the annotators' first, second and third topics (``해당없음`` where one gave
+    none), as the release does. Shipped headlines have no URL, and the demo's no date."""
     scopes = _topic_scopes(annotations)
     out: dict[str, list[dict]] = {s: [] for s in SPLITS}
     for split, n, row in split_rows(gold, items, splits):
