@@ -491,3 +491,35 @@ def test_server_data_is_private_and_old_installs_are_fixed(server):
     assert stat.S_IMODE(database.stat().st_mode) == 0o600
     state = data.parent / "server.json"
     assert stat.S_IMODE(state.stat().st_mode) == 0o600
+
+
+def test_make_private_leaves_every_virtual_environment_executable(tmp_path):
+    """CI once found a Label Studio venv whose programs were all 0600: a session had
+    used another BENCHFORGE_LS_VENV, and make_private chmodded the default one."""
+    server_dir = tmp_path / "labelstudio"
+    old_venv = server_dir / "venv"
+    (old_venv / "bin").mkdir(parents=True)
+    (old_venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    program = old_venv / "bin" / "label-studio"
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    secret = server_dir / "data" / "label_studio.sqlite3"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("tokens")
+    secret.chmod(0o644)
+    ls_server.make_private(server_dir, skip=tmp_path / "elsewhere")
+    assert stat.S_IMODE(program.stat().st_mode) == 0o755
+    assert stat.S_IMODE(secret.stat().st_mode) == 0o600
+
+
+def test_an_install_whose_programs_lost_their_modes_is_not_usable(tmp_path):
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    for name in ("label-studio", "python"):
+        (venv / "bin" / name).write_text("#!/bin/sh\n")
+        (venv / "bin" / name).chmod(0o755)
+    (venv / ".benchforge-stamp").write_text("1.0 abc")
+    assert ls_server.installed(venv, "1.0 abc")
+    assert not ls_server.installed(venv, "1.0 other-pins")
+    (venv / "bin" / "label-studio").chmod(0o600)
+    assert not ls_server.installed(venv, "1.0 abc")

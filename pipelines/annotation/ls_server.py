@@ -24,6 +24,7 @@ import json
 import logging
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -95,13 +96,20 @@ def ensure_installed() -> Path:
     exe = venv / "bin" / "label-studio"
     stamp = venv / ".benchforge-stamp"
     want = f"{LS_VERSION} {_constraints_digest()}"
-    if exe.exists() and stamp.exists() and stamp.read_text() == want:
+    if installed(venv, want):
         return exe
     venv.parent.mkdir(parents=True, exist_ok=True)
     with open(venv.parent / ".install.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one installer at a time (parallel test workers)
-        if exe.exists() and stamp.exists() and stamp.read_text() == want:
+        if installed(venv, want):
             return exe
+        if stamp.exists():
+            log.warning(
+                "Label Studio's virtual environment %s is unusable (its programs are not "
+                "executable, or its pins changed): installing it again",
+                venv,
+            )
+            shutil.rmtree(venv)
         log.info("installing Label Studio %s into %s (first time only)", LS_VERSION, venv)
         if not (venv / "bin" / "python").exists():
             _run([sys.executable, "-m", "venv", str(venv)], "creating its virtual environment")
@@ -121,6 +129,17 @@ def ensure_installed() -> Path:
         )
         stamp.write_text(want)
     return exe
+
+
+def installed(venv: Path, want: str) -> bool:
+    """The install in ``venv`` is complete (its stamp says ``want``: the pinned version and
+    constraints) and usable: ``label-studio`` and ``python`` exist and are executable. A
+    copy that lost its modes (seen in CI: a home folder whose files all became 0600) is
+    not usable and is installed again."""
+    stamp = venv / ".benchforge-stamp"
+    if not (stamp.exists() and stamp.read_text() == want):
+        return False
+    return all(os.access(venv / "bin" / name, os.X_OK) for name in ("label-studio", "python"))
 
 
 def _constraints_digest() -> str:
@@ -333,13 +352,15 @@ def up(port: int | None = None, timeout: float = 300.0) -> dict:
 
 
 def make_private(folder: Path, skip: Path | None = None) -> None:
-    """``folder`` and every folder under it 0700, every file 0600 (``skip``, the shared
-    virtual environment, excepted): Label Studio's SQLite database holds the admin's and
-    every annotator's API token in plain text. Fixes installs made before."""
+    """``folder`` and every folder under it 0700, every file 0600: Label Studio's SQLite
+    database holds the admin's and every annotator's API token in plain text. Fixes
+    installs made before. ``skip`` and every virtual environment (a folder holding
+    ``pyvenv.cfg``) are left as they are: their programs must stay executable, whichever
+    ``BENCHFORGE_LS_VENV`` is in use now."""
     skip = skip.resolve() if skip else None
     for root, dirs, files in os.walk(folder):
         here = Path(root)
-        if skip and here.resolve() == skip:
+        if (skip and here.resolve() == skip) or "pyvenv.cfg" in files:
             dirs[:] = []
             continue
         here.chmod(0o700)
