@@ -18,7 +18,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipelines.core.io import outputs_current, sha256_file, write_outputs, write_parquet
+from pipelines.core.io import (
+    outputs_current,
+    sha256_file,
+    write_json,
+    write_outputs,
+    write_parquet,
+)
 from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, code_hash
 from pipelines.tasks import ExportInputs, Round
 
@@ -135,24 +141,41 @@ def pull_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """Every annotation of the round as a long table; tasks of other samples in the
     project are left out (and counted)."""
     from flows.annotate import pull_task
+    from pipelines.annotation import ls_server
 
     r = _round(ctx, arg)
     r.annotations.parent.mkdir(parents=True, exist_ok=True)
     pulled = pull_task(r.project, r.annotations)
+    pulled["table_rows"] = pulled.pop("rows")  # not the row contract's `rows`
+    version = ls_server.server_version(ls_server.connection())
+    write_json({"label_studio": version}, server_record(r))
     table = pd.read_parquet(r.annotations)
     wanted = set(pd.read_parquet(r.items)["item_id"].astype(str))
     other = table[~table["item_id"].astype(str).isin(wanted)]
     if len(other):
         table = table[table["item_id"].astype(str).isin(wanted)]
         write_parquet(table, r.annotations)
-        pulled.update(rows=len(table), annotations=int(table["annotation_id"].nunique()))
+        pulled.update(table_rows=len(table), annotations=int(table["annotation_id"].nunique()))
     pulled["other_items_ignored"] = int(other["item_id"].nunique())
     return StepOutcome(
-        f"{pulled['annotations']:,} annotations, {pulled['rows']:,} rows"
+        f"{pulled['annotations']:,} annotations, {pulled['table_rows']:,} rows"
         + (f"; {pulled['other_items_ignored']} items of the project not in this rebuild "
            "ignored" if len(other) else ""),
         pulled,
     )  # fmt: skip
+
+
+def server_record(r: Round) -> Path:
+    """Where ``pull`` keeps the version of the Label Studio server the round came from."""
+    return r.annotations.with_name(r.annotations.stem + ".server.json")
+
+
+def round_server(r: Round) -> str:
+    """The Label Studio version ``pull`` read from the round's server."""
+    record = server_record(r)
+    if not record.is_file():
+        return "unknown (not recorded by pull)"
+    return json.loads(record.read_text(encoding="utf-8"))["label_studio"]
 
 
 def votes_path(ctx: RunContext) -> Path:
@@ -210,11 +233,14 @@ def split_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
 
 def annotation_facts(r: Round, table: pd.DataFrame, simulated: bool) -> dict:
-    """A round's figures for the data card."""
+    """A round's figures for the data card: interface, overlap, annotators, the server's
+    version (as ``pull`` read it) and when the annotations were made."""
+    from pipelines.export.card_facts import timeframe
+
     cancelled = table.get("cancelled", pd.Series(dtype=bool)).fillna(False).astype(bool)
     return {
         "config": Path(r.config).name,
-        "server": "1.23.2" if not os.environ.get("LABEL_STUDIO_URL") else "external",
+        "server": round_server(r),
         "project": r.project,
         "overlap": r.overlap,
         "annotators": int(table["annotator_id"].nunique()),
@@ -222,6 +248,7 @@ def annotation_facts(r: Round, table: pd.DataFrame, simulated: bool) -> dict:
         "skipped": int(table.loc[cancelled, "annotation_id"].nunique()),
         "simulated": simulated,
         "simulate": r.simulate.model_dump() if simulated and r.simulate else None,
+        "timeframe": timeframe(table),
     }
 
 
@@ -248,7 +275,7 @@ def _dates(ingest_dir: Path) -> dict:
 def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The dataset in the task kind's release layout (its ``records``) as JSON Lines and
     Parquet per split, and the data card (its ``card`` section) -> OUT/dataset."""
-    from pipelines.export import data_card
+    from pipelines.export import card_facts, data_card, figures
     from pipelines.export.records import jsonl
 
     recipe, out, kind = ctx.recipe, ctx.out, ctx.task
@@ -266,13 +293,23 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         **{name: out / rel for name, rel in kind.export_inputs.items()},
     }
     template = data_card.TEMPLATE
-    code = [code_hash(f) for f in (data_card.render_card, jsonl, kind.records, kind.card)]
+    code = [
+        code_hash(f)
+        for f in (
+            data_card.render_card,
+            jsonl,
+            kind.records,
+            kind.card,
+            card_facts.label_facts,
+            figures.render_figures,
+        )
+    ]
     hashes = {k: sha256_file(p) for k, p in inputs.items()}
     key = json.dumps([hashes, sha256_file(template), code, recipe.model_dump(exclude={"base_dir"})],
                      sort_keys=True, default=str)  # fmt: skip
     dataset = out / "dataset"
     names = [f"{s}.{ext}" for s in ("train", "dev", "test") for ext in ("jsonl", "parquet")]
-    names += ["DATA_CARD.md", "card.json"]
+    names += ["DATA_CARD.md", "DATA_CARD.html", "card.json"]
     if outputs_current(dataset, key, names):
         facts = json.loads((dataset / "card.json").read_text(encoding="utf-8"))
         exported = {**facts["export"], "cached": True}
@@ -288,6 +325,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
 def _export(ctx: RunContext, inputs: dict, hashes: dict, dataset: Path, key: str,
             jsonl: object) -> dict:  # fmt: skip
+    from pipelines.export import card_facts
     from pipelines.export.data_card import render_card
 
     recipe, out, kind = ctx.recipe, ctx.out, ctx.task
@@ -295,10 +333,12 @@ def _export(ctx: RunContext, inputs: dict, hashes: dict, dataset: Path, key: str
     items = items.drop(columns=[c for c in items.columns if c.startswith("sim_")])
     splits = pd.read_parquet(inputs["splits"])
     table = pd.read_parquet(inputs["annotations"])
+    gold = pd.read_parquet(inputs["gold"])
     records = kind.records(ExportInputs(
-        gold=pd.read_parquet(inputs["gold"]), items=items, splits=splits, annotations=table,
+        gold=gold, items=items, splits=splits, annotations=table,
         dropped=pd.read_parquet(inputs["dropped"]), prefix=recipe.export.guid_prefix or recipe.name,
     ))  # fmt: skip
+    records = card_facts.with_licences(records, gold, items, splits)
     files, tables, texts = {}, {}, {}
     for split, rows in records.items():
         texts[f"{split}.jsonl"] = jsonl(rows)
@@ -325,13 +365,16 @@ def _export(ctx: RunContext, inputs: dict, hashes: dict, dataset: Path, key: str
         "split": json.loads(inputs["artifacts"].read_text(encoding="utf-8")),
         "split_sources": per_source,
         "artifacts_md": (out / "split" / "artifacts.md").read_text(encoding="utf-8"),
-        "export": {
-            "layout": kind.layout,
-            "files": files,
-            "license": " AND ".join(sorted(set(items["license"]))),
-        },
+        "labels": card_facts.label_facts(gold, items, splits),
+        "funnel": card_facts.funnel(
+            json.loads(inputs["ingest_stats"].read_text("utf-8")), ctx.steps, sum(files.values())
+        ),  # fmt: skip
+        "export": {"layout": kind.layout, "files": files, "licence": _licence(recipe, items)},
         "provenance": {
             "recipe": recipe.name,
+            **card_facts.provenance(
+                ctx.recipe_path, {name: round_server(r) for name, r in rounds.items()}
+            ),
             "benchforge rebuild": "flows/rebuild.py",
             "inputs (sha256, first 12)": ", ".join(f"{k} {h[:12]}" for k, h in hashes.items()),
         },
@@ -343,8 +386,26 @@ def _export(ctx: RunContext, inputs: dict, hashes: dict, dataset: Path, key: str
             facts[name] = annotation_facts(r, pd.read_parquet(r.annotations), ctx.simulated)
     card = render_card(facts, kind.card(facts))
     facts.pop("artifacts_md")
-    write_outputs(dataset, key, tables, {"card.json": facts}, {**texts, "DATA_CARD.md": card})
+    write_outputs(dataset, key, tables, {"card.json": facts},
+                  {**texts, "DATA_CARD.md": card.markdown, "DATA_CARD.html": card.html},
+                  card.figures)  # fmt: skip
     return facts
+
+
+def _licence(recipe: object, items: pd.DataFrame) -> dict:
+    """The release licence, why, the attribution lines and the exported rows per source
+    licence."""
+    from pipelines.export.licenses import attribution_lines
+
+    resolution = recipe.release_licence()
+    used = set(items["source"])
+    corpora = [c.model_dump() for c in recipe.corpora if c.name in used]
+    return {
+        "release": resolution.release,
+        "explain": resolution.explain(),
+        "sources": {c["name"]: c["license"] for c in corpora},
+        "attribution": attribution_lines(corpora),
+    }
 
 
 __all__ = ["AnnotationsPending"]

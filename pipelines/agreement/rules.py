@@ -357,6 +357,39 @@ def annotator_figures(matrix: pd.DataFrame, min_shared: int) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["annotator_id", "items", "shared_items", "pearson", "alpha"])
 
 
+def label_agreement(ratings: pd.DataFrame, gold: pd.DataFrame) -> pd.DataFrame:
+    """Per annotator of a categorical rule (no screening): items answered, how many of
+    them have a gold label, the share of those where the annotator chose the gold label,
+    and the share where they chose what the other annotators' majority chose (their own
+    vote left out; items where the others tie or nobody else answered are not counted)."""
+    values = ratings.assign(value=ratings["value"].astype(str))
+    gold_of = dict(zip(gold["item_id"], gold["label"].astype(str), strict=True))
+    counts = values.groupby(["item_id", "value"]).size()
+    rows = []
+    for annotator, own in values.groupby("annotator_id", sort=True):
+        with_gold = [(i, v) for i, v in zip(own["item_id"], own["value"], strict=True)
+                     if i in gold_of]  # fmt: skip
+        same, compared = 0, 0
+        for item, value in zip(own["item_id"], own["value"], strict=True):
+            others = counts.loc[item].copy()
+            others[value] -= 1
+            others = others[others > 0]
+            if others.empty or (others == others.max()).sum() > 1:
+                continue
+            compared += 1
+            same += int(others.idxmax() == value)
+        rows.append({
+            "annotator_id": annotator,
+            "items": int(len(own)),
+            "gold_items": len(with_gold),
+            "gold_agreement": _round(sum(v == gold_of[i] for i, v in with_gold) / len(with_gold))
+            if with_gold else None,
+            "others_agreement": _round(same / compared) if compared else None,
+        })  # fmt: skip
+    return pd.DataFrame(rows, columns=["annotator_id", "items", "gold_items", "gold_agreement",
+                                       "others_agreement"])  # fmt: skip
+
+
 def _round(x: float | None, digits: int = 4) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(x, digits)
 
@@ -570,6 +603,9 @@ def agree(frame: pd.DataFrame, settings: AgreementSettingsBase) -> dict:
             {d["id"] for d in dropped if d["kind"] == "annotator"}
         )]  # fmt: skip
         figures["krippendorff_alpha_after_screening"] = alphas(kept) if len(kept) else {}
+    else:
+        table = label_agreement(ratings, gold)
+        figures["annotator_label_agreement"] = json.loads(table.to_json(orient="records"))
     nli = nli_validation_table(ratings, gold)
     if nli is not None:
         figures["nli_validation"] = nli

@@ -436,6 +436,21 @@ def ensure_reachable(port: int | None = None) -> dict:
     return up(port)
 
 
+def server_version(conn: Connection) -> str:
+    """The version the server reports at ``/api/version`` (its ``release``), or a note
+    saying why it could not be read."""
+    req = urllib.request.Request(
+        f"{conn.url}/api/version", headers={"Authorization": f"Token {conn.api_key}"}
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            data = json.loads(resp.read().decode("utf-8"))
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        return f"unknown ({conn.url}/api/version: {exc})"
+    release = data.get("release") or (data.get("label-studio-os-package") or {}).get("version")
+    return str(release) if release else "unknown (no release in /api/version)"
+
+
 def connection() -> Connection:
     """``LABEL_STUDIO_URL`` + ``LABEL_STUDIO_API_KEY`` when set, else the managed server."""
     url = os.environ.get("LABEL_STUDIO_URL")

@@ -135,6 +135,11 @@ def write_text(text: str, path: str | Path) -> None:
     _atomic(Path(path), lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
+def write_bytes(data: bytes, path: str | Path) -> None:
+    """Write ``data`` atomically (a figure, a binary file)."""
+    _atomic(Path(path), lambda tmp: tmp.write_bytes(data))
+
+
 def write_json(obj: object, path: str | Path) -> None:
     """Write ``obj`` to ``path`` as indented UTF-8 JSON, atomically."""
     text = json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=False) + "\n"
@@ -156,18 +161,20 @@ def write_outputs(
     tables: dict[str, pd.DataFrame],
     documents: dict[str, object],
     texts: dict[str, str] | None = None,
+    blobs: dict[str, bytes] | None = None,
 ) -> bool:
     """Write a run's outputs atomically, then ``manifest.json`` last.
 
-    ``tables`` are written as Parquet, ``documents`` as JSON and ``texts`` (Markdown
-    reports) as UTF-8 text, under their names. The
+    ``tables`` are written as Parquet, ``documents`` as JSON, ``texts`` (Markdown
+    reports) as UTF-8 text and ``blobs`` (figures) as bytes, under their names (which may
+    name a subfolder: ``figures/labels.png``). The
     manifest is removed before any output changes, so a run interrupted between two files
     leaves no manifest behind. When the manifest already records ``key`` and every file
     still has the recorded SHA-256, nothing is rewritten (a rerun changes nothing) and
     False is returned.
     """
-    texts = texts or {}
-    names = [*tables, *documents, *texts]
+    texts, blobs = texts or {}, blobs or {}
+    names = [*tables, *documents, *texts, *blobs]
     manifest_path = out / "manifest.json"
     if outputs_current(out, key, names):
         return False
@@ -179,6 +186,8 @@ def write_outputs(
         write_json(obj, out / name)
     for name, text in texts.items():
         _atomic(out / name, lambda tmp, t=text: tmp.write_text(t, encoding="utf-8"))
+    for name, blob in blobs.items():
+        _atomic(out / name, lambda tmp, b=blob: tmp.write_bytes(b))
     write_json(
         {"key": key, "files": {name: sha256_file(out / name) for name in names}}, manifest_path
     )

@@ -41,7 +41,9 @@ class CorpusSpec(_Strict):
     id_field: str | None = None
     date_field: str | None = None
     date_format: str | None = None
-    license: str
+    license: str  # SPDX identifier (CC0-1.0, CC-BY-SA-4.0, ...): pipelines.export.licenses
+    # the attribution line the release carries: title, authors, where it came from
+    attribution: str | None = None
     domain: str
     style: Literal["formal", "colloquial"]
     unit: Literal["sentence", "document"] = "sentence"
@@ -362,14 +364,38 @@ class ExportSpec(_Strict):
     ``task``)."""
 
     guid_prefix: str | None = None  # default: "<recipe name>_<split>"
+    # the release licence; None: derived from the sources (pipelines.export.licenses)
+    license: str | None = None
+
+
+CARD_TEXTS = {
+    "intended_uses": "Uses: what the dataset is for (tasks, users)",
+    "out_of_scope_uses": "Uses: what it must not be used for",
+    "distribution": "Distribution: where and how it is published, and when",
+    "maintenance": "Maintenance: who maintains it, how errors are reported and fixed",
+    "annotator_demographics": "Annotators: age range, gender, language varieties, training",
+    "compensation": "Annotators: how they were recruited and paid",
+    "ethics_review": "Ethics review: the board or process that reviewed the collection",
+}
 
 
 class CardSpec(_Strict):
-    """Thresholds of the data card's warnings (``pipelines.export.warnings``)."""
+    """The data card: thresholds of its warnings (``pipelines.export.warnings``) and the
+    Datasheets/Data Statements answers only the team can give (``CARD_TEXTS``); each one
+    left out shows as a placeholder in the card's *To complete before release* box."""
 
     alpha_ratio_min: float = Field(default=0.5, gt=0)  # alpha below this share of the paper's
     max_label_share: float = Field(default=0.5, gt=0, le=1)  # one gold label's share
     max_drop_share: float = Field(default=0.5, gt=0, le=1)  # one filter, one source
+    # an annotator choosing the gold label less often (rules that screen no annotator)
+    min_annotator_agreement: float = Field(default=0.5, ge=0, le=1)
+    intended_uses: str | None = None
+    out_of_scope_uses: str | None = None
+    distribution: str | None = None
+    maintenance: str | None = None
+    annotator_demographics: str | None = None
+    compensation: str | None = None
+    ethics_review: str | None = None
 
 
 class Recipe(_Strict):
@@ -442,6 +468,21 @@ class Recipe(_Strict):
         if seed is not None:
             options["seed"] = seed
         return SplitSettings(**options)
+
+    @model_validator(mode="after")
+    def _licences(self) -> Recipe:
+        """The sources' licences allow a release (the recipe's ``export.license`` when
+        named): checked at load, before any work."""
+        from pipelines.export.licenses import resolve
+
+        resolve({c.name: c.license for c in self.corpora}, self.export.license)
+        return self
+
+    def release_licence(self) -> object:
+        """The release licence (:class:`pipelines.export.licenses.Resolution`)."""
+        from pipelines.export.licenses import resolve
+
+        return resolve({c.name: c.license for c in self.corpora}, self.export.license)
 
     @model_validator(mode="after")
     def _unique_names(self) -> Recipe:

@@ -1,21 +1,32 @@
 """The data card of a rebuild, written from the stage outputs, for a data steward.
 
-``render_card`` fills ``data_cards/TEMPLATE.md`` (Datasheets for Datasets and Data
-Statements, the frameworks KLUE used) with what the stages wrote: sources and licenses,
-every filter's settings and its drop counts per reason, classifier model cards and
-thresholds, the annotation interface, overlap, annotators and whether they were
-simulated, agreement figures, split rules and sizes per split and source, the artifact
-report, and the known limitations. Every number comes from a stage output passed in
-``facts``; none is computed here, so the card and the data cannot disagree.
+``render_card`` fills ``data_cards/TEMPLATE.md`` (every section of Datasheets for
+Datasets and Data Statements, the frameworks KLUE used) with what the stages wrote:
+sources and licences, every filter's settings and its drop counts per reason, the
+collection timeframe, classifier model cards and thresholds, the annotation interface,
+overlap, annotators and whether they were simulated, agreement figures per annotator,
+gold labels per split and per source, split rules and sizes, the artifact report, the
+resolved release licence with attribution lines, provenance, warnings, and the known
+limitations. What only the team can say (uses, distribution, maintenance, annotator
+demographics and pay, ethics review) comes from the recipe's ``card`` section; each
+answer left out is a visible placeholder listed in a *To complete before release* box.
+
+Every number comes from a stage output passed in ``facts`` (the export's ``card.json``);
+none is computed here, so the card and the data cannot disagree. The result is the
+Markdown, the same content as one HTML file with the figures embedded, and the figures
+as PNGs (``figures/<name>.png``, linked from the Markdown).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pipelines.core.markdown import cell, inline, settings_table, table
+from pipelines.export.card_facts import rounds_of
 from pipelines.lang import language
 
 if TYPE_CHECKING:
@@ -23,23 +34,102 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "data_cards" / "TEMPLATE.md"
+SIMULATED_NOTE = (
+    "simulated annotators: this figure describes the simulator's noise settings, not people"
+)
+
+__all__ = ["Card", "annotation_round", "inline", "regenerate", "render_card", "table"]
 
 
-def table(header: list[str], rows: list[list[object]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join("" if v is None else str(v) for v in row) + " |" for row in rows]
-    return "\n".join(lines)
+@dataclass(frozen=True)
+class Card:
+    """A rendered card: Markdown, the same as one self-contained HTML file, and the
+    figures the Markdown links (``figures/<name>.png`` -> PNG bytes)."""
 
-
-def json_text(value: object) -> str:
-    """``value`` as one line of JSON, non-ASCII kept (settings quoted in the card)."""
-    return json.dumps(value, ensure_ascii=False)
+    markdown: str
+    html: str
+    figures: dict[str, bytes]
 
 
 def _fmt(value: object) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return "n/a" if value is None else str(value)
+    return "n/a" if value is None else cell(value)
+
+
+def _figure(facts: dict, name: str) -> str:
+    """The Markdown image of figure ``name`` with its caption, when it was drawn."""
+    from pipelines.export.figures import CAPTIONS
+
+    if f"figures/{name}.png" not in facts.get("_figures", ()):
+        return ""
+    return f"\n\n![{CAPTIONS[name]}](figures/{name}.png)\n\n*{CAPTIONS[name]}*"
+
+
+def _texts(facts: dict) -> dict[str, str | None]:
+    from pipelines.core.recipe import CARD_TEXTS
+
+    card = facts["recipe"].get("card") or {}
+    return {key: (card.get(key) or "").strip() or None for key in CARD_TEXTS}
+
+
+def _answer(facts: dict, key: str) -> str:
+    """The team's answer from the recipe's ``card.<key>``, or a visible placeholder."""
+    from pipelines.core.recipe import CARD_TEXTS
+
+    text = _texts(facts)[key]
+    if text:
+        return text
+    return f"**To complete before release** ({CARD_TEXTS[key]}; the recipe's `card.{key}`)."
+
+
+def _to_complete(facts: dict) -> str:
+    from pipelines.core.recipe import CARD_TEXTS
+
+    missing = [CARD_TEXTS[k] + f" (`card.{k}`)" for k, v in _texts(facts).items() if v is None]
+    if not missing:
+        return ""
+    return "\n".join(
+        ["> **To complete before release.** Only the team can answer these; until the "
+         "recipe's `card` section does, this card is a draft:", ">"]
+        + [f"> - {m}" for m in missing]
+    )  # fmt: skip
+
+
+def _uses(facts: dict) -> str:
+    return "\n".join([
+        f"- Intended uses: {_answer(facts, 'intended_uses')}",
+        f"- Out-of-scope uses: {_answer(facts, 'out_of_scope_uses')}"
+        + (" Labels from simulated annotators must not be used to evaluate models."
+           if facts["annotation"]["simulated"] else ""),
+    ])  # fmt: skip
+
+
+def _label_tables(facts: dict) -> str:
+    lab = facts.get("labels")
+    if not lab:
+        return ""
+    splits, sources = list(lab["per_split"]), list(lab["per_source"])
+    head = "score bin" if lab["numeric"] else "label"
+
+    def shares(counts: dict[str, int], key: str) -> str:
+        total = sum(counts.values())
+        n = counts.get(key, 0)
+        return f"{n} ({n / total:.0%})" if total else "0"
+
+    per_split = table([head, *splits], [[k, *(shares(lab["per_split"][s], k) for s in splits)]
+                                        for k in lab["order"]])  # fmt: skip
+    per_source = table([head, *sources], [[k, *(shares(lab["per_source"][s], k) for s in sources)]
+                                          for k in lab["order"]])  # fmt: skip
+    return (
+        f"Gold labels per split (items, share of the split):\n\n{per_split}\n\n"
+        f"Gold labels per source:\n\n{per_source}"
+        + _figure(facts, "labels")
+        + _figure(facts, "scores")
+    )
+
+
+def _composition(facts: dict, section: CardSection) -> str:
+    sizes = table(["split", "items"], [[k, v] for k, v in facts["split"]["splits"].items()])
+    return f"{sizes}\n\nTask: {facts['task']}. {section.item}\n\n{_label_tables(facts)}"
 
 
 def _sources(facts: dict) -> str:
@@ -48,13 +138,12 @@ def _sources(facts: dict) -> str:
         stats = facts["ingest"]["corpora"].get(c["name"], {})
         rows.append([c["name"], c["license"], c["domain"], c["style"], c["unit"],
                      stats.get("documents_in"), stats.get("sentences_kept"),
-                     facts["dates"].get(c["name"], "n/a"), c["path"]])  # fmt: skip
-    tbl = table(["corpus", "license", "domain", "style", "unit", "documents",
-                    "sentences kept", "dates", "file"], rows)  # fmt: skip
+                     facts["dates"].get(c["name"], "n/a"), Path(c["path"]).name])  # fmt: skip
+    tbl = table(["corpus", "licence", "domain", "style", "unit", "documents",
+                 "sentences kept", "dates", "file"], rows)  # fmt: skip
     return (
-        tbl + f"\n\nLanguage: {language(facts['recipe'].get('language')).label}. Licenses "
-        "and attribution of the shipped files are in `data/demo/README.md`; a dataset built "
-        "from them carries the most restrictive license of the sources it uses (see *Files*)."
+        tbl + f"\n\nLanguage: {language(facts['recipe'].get('language')).label}. The release "
+        "licence and the attribution lines are under *Distribution and licence*."
     )
 
 
@@ -64,15 +153,32 @@ def _filters(facts: dict) -> str:
         reasons = ", ".join(f"{k}: {v}" for k, v in sorted(st["dropped"].items())) or "none"
         rows.append([st["stage"], st["unit"], st["in"], st["kept"], st["dropped_total"], reasons])
     tbl = table(["stage", "unit", "in", "kept", "dropped", "dropped per reason"], rows)
-    settings = json.dumps(facts["recipe"]["filters"], ensure_ascii=False, indent=2)
+    filters = {k: v for k, v in facts["recipe"]["filters"].items() if k != "classifiers"}
     return (
-        f"{tbl}\n\nSettings (the recipe's `filters`, KLUE 2.3 defaults unless set):\n\n"
-        f"```json\n{settings}\n```"
+        f"{tbl}{_figure(facts, 'funnel')}\n\nSettings (the recipe's `filters`, KLUE 2.3 "
+        f"defaults unless set):\n\n{settings_table(filters, skip_empty=False)}"
     )
 
 
+def _timeframe(facts: dict) -> str:
+    lines = ["Source texts: " + (", ".join(f"{k} {v}" for k, v in sorted(facts["dates"].items()))
+                                 or "n/a") + "."]  # fmt: skip
+    rows = []
+    for name, a in rounds_of(facts):
+        t = a.get("timeframe") or {}
+        rows.append([name, t.get("first") or "n/a", t.get("last") or "n/a",
+                     _fmt(t.get("median_seconds")), _fmt(t.get("total_hours"))])  # fmt: skip
+    lines += ["", "Annotation (Label Studio's `created_at` and `lead_time` of each annotation):",
+              "", table(["round", "first", "last", "median seconds per annotation",
+                         "hours in all"], rows)]  # fmt: skip
+    if facts["annotation"]["simulated"]:
+        lines += ["", f"The times are those of the simulated annotations ({SIMULATED_NOTE})."]
+    return "\n".join(lines)
+
+
 def _classifiers(facts: dict) -> str:
-    detectors = facts["recipe"]["filters"]["classifiers"]["detectors"]
+    classifiers = facts["recipe"]["filters"]["classifiers"]
+    detectors = classifiers["detectors"]
     if not detectors:
         return (
             "No detector was configured for this rebuild, so no sentence was scored for hate "
@@ -85,11 +191,23 @@ def _classifiers(facts: dict) -> str:
         card = facts["classifier_cards"].get(name, {})
         rows.append([name, spec["model"], spec.get("threshold") or "KLUE default",
                      _fmt(card.get("dev_macro_f1")), card.get("task", "n/a")])  # fmt: skip
-    return table(["detector", "checkpoint", "threshold", "dev macro-F1", "task"], rows)
+    settings = {k: v for k, v in classifiers.items() if k != "detectors"}
+    return (
+        table(["detector", "checkpoint", "threshold", "dev macro-F1", "task"], rows)
+        + "\n\n"
+        + settings_table(settings)
+    )
 
 
 def annotation_round(a: dict, title: str | None = None) -> str:
     """One Label Studio round's interface, overlap, annotators and simulation."""
+    sim = a.get("simulate") or {}
+    simulated = (
+        f"**yes**: {sim.get('annotators')} simulated annotators, seed {sim.get('seed')} "
+        "(pipelines/annotation/simulate.py)"
+        if a["simulated"]
+        else "no"
+    )
     return "\n".join(
         ([title, ""] if title else [])
         + [
@@ -97,28 +215,84 @@ def annotation_round(a: dict, title: str | None = None) -> str:
             f"- Overlap: {a['overlap']} annotations per item; {a['annotators']} distinct "
             f"annotators; {a['annotations']} annotations pulled ({a['skipped']} skipped or "
             "cancelled, kept in the table and not used).",
-            f"- Simulated: **{'yes' if a['simulated'] else 'no'}**"
-            + (f" ({a['simulate']})" if a["simulated"] else ""),
+            f"- Simulated: {simulated}.",
         ]
     )
 
 
+def _annotators(facts: dict) -> str:
+    sim = facts["annotation"]["simulated"]
+    return "\n".join([
+        "- Recruitment and pay: " + _answer(facts, "compensation"),
+        "- Demographics (age range, gender, language varieties, training): "
+        + (_answer(facts, "annotator_demographics") if not sim
+           else "none: every annotator of this run is simulated. "
+           + _answer(facts, "annotator_demographics")),
+        "- Speech situation: the annotators read the items in Label Studio (the interface "
+        "under *Annotation*) and answered asynchronously.",
+    ])  # fmt: skip
+
+
+def _per_annotator(g: dict) -> str:
+    screened = g.get("annotators_table")
+    if screened:
+        return table(["annotator", "items", "Pearson r vs others", "alpha vs others"],
+                     [[a["annotator_id"], a["items"], _fmt(a.get("pearson")),
+                       _fmt(a.get("alpha"))] for a in screened])  # fmt: skip
+    labels = g.get("annotator_label_agreement")
+    if labels:
+        return (
+            f"Rule `{g['rule']}` screens no annotator; how often each chose the gold label and "
+            "what the other annotators' majority chose:\n\n"
+            + table(
+                [
+                    "annotator",
+                    "items",
+                    "items with gold",
+                    "agrees with gold",
+                    "agrees with others' majority",
+                ],
+                [
+                    [
+                        a["annotator_id"],
+                        a["items"],
+                        a["gold_items"],
+                        _fmt(a.get("gold_agreement")),
+                        _fmt(a.get("others_agreement")),
+                    ]
+                    for a in labels
+                ],
+            )  # fmt: skip
+        )
+    return ""
+
+
 def _agreement(facts: dict) -> str:
     g = facts["agreement"]
-    settings = {k: v for k, v in g["settings"].items() if v is not None}
+    sim = " (" + SIMULATED_NOTE + ")" if facts["annotation"]["simulated"] else ""
     rows = [
         ["items annotated", g["items"]],
         ["annotators", g["annotators"]],
         ["ratings", g["ratings"]],
         ["gold items kept", g["gold_items"]],
     ]
-    rows += [[f"Krippendorff alpha, {k}", _fmt(v)] for k, v in g["krippendorff_alpha"].items()]
+    rows += [
+        [f"Krippendorff alpha, {k}", _fmt(v) + sim] for k, v in g["krippendorff_alpha"].items()
+    ]
     after = g.get("krippendorff_alpha_after_screening") or {}
-    rows += [[f"Krippendorff alpha, {k}, after screening", _fmt(v)] for k, v in after.items()]
+    rows += [[f"Krippendorff alpha, {k}, after screening", _fmt(v) + sim]
+             for k, v in after.items()]  # fmt: skip
     kappa = g.get("fleiss_kappa") or {}
-    rows.append([f"Fleiss kappa ({kappa.get('items')} items)", _fmt(kappa.get("kappa"))])
+    rows.append([f"Fleiss kappa ({kappa.get('items')} items)", _fmt(kappa.get("kappa")) + sim])
+    paper = facts.get("paper_agreement")
+    if paper:
+        rows.append([f"the paper's Krippendorff alpha, {paper['level']}",
+                     f"{paper['alpha']} ({paper['source']})"])  # fmt: skip
+    screens = "Pearson r and alpha" if g.get("annotators_table") else "figures"
     lines = [
-        f"Rule `{g['rule']}`, settings `{json.dumps(settings, ensure_ascii=False)}`.",
+        f"Rule `{g['rule']}`:",
+        "",
+        settings_table({k: v for k, v in g["settings"].items() if k != "rule"}),
         "",
         table(["figure", "value"], rows),
         "",
@@ -126,7 +300,7 @@ def _agreement(facts: dict) -> str:
         + (", ".join(f"{k}: {v}" for k, v in sorted(g["dropped_items"].items())) or "none")
         + ". Annotators screened out per reason: "
         + (", ".join(f"{k}: {v}" for k, v in sorted(g["dropped_annotators"].items())) or "none")
-        + " (each with its Pearson r and alpha in `agree/dropped.parquet`).",
+        + f" (each annotator's {screens} below).",
     ]
     nli = g.get("nli_validation")
     if nli:
@@ -135,18 +309,16 @@ def _agreement(facts: dict) -> str:
                   table(["figure", "share", "count"],
                          [[k.replace("_", " "), _fmt(v["share"]), f"{v['count']} of {v['of']}"]
                           for k, v in nli.items()])]  # fmt: skip
-    annotators = g.get("annotators_table")
-    if annotators:
-        lines += ["", table(["annotator", "items", "Pearson r vs others", "alpha vs others"],
-                             [[a["annotator_id"], a["items"], _fmt(a.get("pearson")),
-                               _fmt(a.get("alpha"))] for a in annotators])]  # fmt: skip
-    return "\n".join(lines)
+    per = _per_annotator(g)
+    if per:
+        lines += ["", per]
+    return "\n".join(lines) + _figure(facts, "annotators")
 
 
 def _splits(facts: dict) -> str:
     s = facts["split"]
     rows = [[k, v, facts["split_sources"].get(k, "")] for k, v in s["splits"].items()]
-    settings = {k: v for k, v in s["settings"].items() if v not in ([], {})}
+    settings = {k: v for k, v in s["settings"].items() if k != "rule"}
     figures = s.get("rule_figures") or {}
     undated = (
         " The items are undated, so KLUE 3.1.1's date criterion was **not** applied: dev and "
@@ -155,24 +327,36 @@ def _splits(facts: dict) -> str:
         else ""
     )
     return (
-        f"Rule `{s['rule']}` (settings `{json.dumps(settings, ensure_ascii=False)}`). Items "
-        f"that share a group or a near-duplicate text never straddle two splits.{undated}\n\n"
+        f"Rule `{s['rule']}`. Items that share a group or a near-duplicate text never "
+        f"straddle two splits.{undated}\n\n"
         + table(["split", "items", "per source"], rows)
+        + f"\n\nSettings of the rule:\n\n{settings_table(settings)}"
     )
 
 
 def _artifacts(facts: dict) -> str:
     report = facts["artifacts_md"]
     # the report's own headings go one level down inside the card
-    return re.sub(r"^(#+) ", lambda m: "#" * (len(m.group(1)) + 2) + " ", report, flags=re.M)
+    report = re.sub(r"^(#+) ", lambda m: "#" * (len(m.group(1)) + 2) + " ", report, flags=re.M)
+    return report + _figure(facts, "cues")
 
 
-def _files(facts: dict) -> str:
+def _distribution(facts: dict) -> str:
+    lic = facts["export"]["licence"]
     rows = [[name, n] for name, n in facts["export"]["files"].items()]
-    return (
-        f"Layout: `{facts['export']['layout']}` (the KLUE release's fields). License of the "
-        f"dataset: {facts['export']['license']}.\n\n" + table(["file", "records"], rows)
-    )
+    return "\n".join([
+        f"- Release licence: **{lic['release']}**: {lic['explain']}. Each exported row "
+        "carries its source's licence in its `license` field.",
+        "- Attribution (one line per source used):",
+        *[f"  - {line}" for line in lic["attribution"]],
+        f"- Distribution: {_answer(facts, 'distribution')}",
+        "",
+        f"Layout: `{facts['export']['layout']}` (the KLUE release's fields, plus `license`). "
+        "Licence resolution: pipelines/export/licenses.py, a summary of the Creative Commons "
+        "terms for a data steward, not legal advice.",
+        "",
+        table(["file", "records"], rows),
+    ])  # fmt: skip
 
 
 def _limitations(facts: dict, section: CardSection | None = None) -> str:
@@ -198,7 +382,11 @@ def _limitations(facts: dict, section: CardSection | None = None) -> str:
         )
     small = {k: v for k, v in facts["split"]["splits"].items() if k != "train" and v < 100}
     if small:
-        out.append(f"Small evaluation splits ({small}): figures on them have wide intervals.")
+        out.append(
+            "Small evaluation splits ("
+            + ", ".join(f"{k} {v} items" for k, v in small.items())
+            + "): figures on them have wide intervals."
+        )
     out += facts.get("extra_limitations", [])
     return "\n".join(f"- {line}" for line in out) or "- none recorded."
 
@@ -213,10 +401,10 @@ def _warnings(facts: dict) -> str:
 
 
 def regenerate(run_dir: Path) -> Path:
-    """Render RUN_DIR/dataset/DATA_CARD.md again from the finished run's ``card.json`` and
-    ``split/artifacts.md`` (``benchforge card``): nothing is recomputed. The manifest keeps
-    its key and records the new card's hash."""
-    from pipelines.core.io import read_manifest, sha256_file, write_json, write_text
+    """Render RUN_DIR/dataset/DATA_CARD.md, DATA_CARD.html and the figures again from
+    the finished run's ``card.json`` and ``split/artifacts.md`` (``benchforge card``):
+    nothing is recomputed. The manifest keeps its key and records the new files' hashes."""
+    from pipelines.core.io import read_manifest, sha256_file, write_bytes, write_json, write_text
     from pipelines.tasks import task_kind
 
     dataset = run_dir / "dataset"
@@ -229,17 +417,26 @@ def regenerate(run_dir: Path) -> Path:
     facts["paper_agreement"] = kind.paper_agreement  # the kind's current figure
     facts["artifacts_md"] = (run_dir / "split" / "artifacts.md").read_text(encoding="utf-8")
     card = render_card(facts, kind.card(facts))
-    path = dataset / "DATA_CARD.md"
-    write_text(card, path)
-    manifest["files"]["DATA_CARD.md"] = sha256_file(path)
+    files = {"DATA_CARD.md": card.markdown, "DATA_CARD.html": card.html}
+    for rel, text in files.items():
+        write_text(text, dataset / rel)
+    for rel, blob in card.figures.items():
+        write_bytes(blob, dataset / rel)
+    for rel in [*files, *card.figures]:
+        manifest["files"][rel] = sha256_file(dataset / rel)
     write_json(manifest, dataset / "manifest.json")
-    return path
+    return dataset / "DATA_CARD.md"
 
 
-def render_card(facts: dict, section: CardSection, template: Path = TEMPLATE) -> str:
-    """The card's Markdown: the template with every placeholder filled; ``section`` is
-    the task kind's part (what an item is, how items were built, its rounds, its own
-    limitations)."""
+def render_card(facts: dict, section: CardSection, template: Path = TEMPLATE) -> Card:
+    """The card: the template with every placeholder filled (``section`` is the task
+    kind's part: what an item is, how items were built, its rounds, its own
+    limitations), as Markdown and HTML, with its figures."""
+    from pipelines.export.card_html import to_html
+    from pipelines.export.figures import render_figures
+
+    figures = render_figures(facts)
+    facts = {**facts, "_figures": set(figures)}
     simulated = facts["annotation"]["simulated"]
     values = {
         "name": facts["recipe"]["name"],
@@ -249,24 +446,27 @@ def render_card(facts: dict, section: CardSection, template: Path = TEMPLATE) ->
             if simulated
             else ""
         ),
+        "to_complete": _to_complete(facts),
         "warnings": _warnings(facts),
         "motivation": (facts["recipe"].get("description") or "").strip()
         or "(no description in the recipe)",
-        "composition": table(
-            ["split", "items"], [[k, v] for k, v in facts["split"]["splits"].items()]
-        )
-        + f"\n\nTask: {facts['task']}. {section.item}",
+        "uses": _uses(facts),
+        "composition": _composition(facts, section),
         "sources": _sources(facts),
         "filters": _filters(facts),
+        "timeframe": _timeframe(facts),
         "classifiers": _classifiers(facts),
         "construction": section.construction,
         "annotation": section.annotation,
+        "annotators": _annotators(facts),
         "agreement": _agreement(facts),
         "splits": _splits(facts),
         "artifacts": _artifacts(facts),
-        "files": _files(facts),
+        "distribution": _distribution(facts),
+        "maintenance": _answer(facts, "maintenance"),
+        "ethics": _answer(facts, "ethics_review"),
         "limitations": _limitations(facts, section),
-        "provenance": table(["", ""], [[k, v] for k, v in facts["provenance"].items()]),
+        "provenance": table(["", ""], [[k, _fmt(v)] for k, v in facts["provenance"].items()]),
     }
     text = template.read_text(encoding="utf-8")
     text = re.sub(r"<!--.*?-->\n*", "", text, flags=re.S)
@@ -275,4 +475,8 @@ def render_card(facts: dict, section: CardSection, template: Path = TEMPLATE) ->
     left = re.findall(r"\{\{(\w+)\}\}", text)
     if left:
         raise ValueError(f"{template}: no value for placeholders {left}")
-    return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+    markdown = re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+    page = to_html(
+        markdown, figures, facts["recipe"]["name"], facts["recipe"].get("language", "ko")
+    )
+    return Card(markdown, page, figures)

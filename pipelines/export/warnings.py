@@ -101,7 +101,9 @@ def split_criterion(facts: dict, settings: dict) -> list[str]:
         return []
     return [
         f"**The split criterion does not discriminate**: the share of terms unseen elsewhere "
-        f"is {values[0]} in every part ({shares}), so dev and test were not chosen for "
+        f"is {values[0]} in every part ("
+        + ", ".join(f"{k} {v}" for k, v in shares.items())
+        + "), so dev and test were not chosen for "
         "novelty (KLUE 3.1.1's second criterion)."
     ]
 
@@ -114,17 +116,53 @@ def quota_not_met(facts: dict, settings: dict) -> list[str]:
     short = {s: (q, got.get(s, 0)) for s, q in quotas.items() if got.get(s, 0) < round(q)}
     if not short:
         return []
-    text = ", ".join(f"{s} {n} of {q:g}" for s, (q, n) in sorted(short.items()))
-    return [f"**Split quota not met**: dev+test per source against its quota: {text}."]
+    styles = figures.get("source_styles") or {}
+    text = ", ".join(f"{s}{f' ({styles[s]})' if s in styles else ''} {n} of {q:g} items"
+                     for s, (q, n) in sorted(short.items()))  # fmt: skip
+    shares = (facts["split"].get("settings") or {}).get("style_shares")
+    target = (" against the style shares the rule aims at ("
+              + ", ".join(f"{k} {v:.0%}" for k, v in shares.items()) + ", `split.style_shares`)"
+              if shares and styles else "")  # fmt: skip
+    return [f"**Split quota not met**: dev+test per source{target}: {text}."]
+
+
+@CARD_WARNINGS.register("single-source-split")
+def single_source_split(facts: dict, settings: dict) -> list[str]:
+    """An evaluation split drawn from one source while the dataset has several."""
+    per = (facts.get("labels") or {}).get("sources_per_split") or {}
+    sources = {s for counts in per.values() for s in counts}
+    if len(sources) < 2:
+        return []
+    return [
+        f"**An evaluation split comes from one source**: {split} is 100% `{next(iter(c))}` "
+        f"({sum(c.values())} items) while the dataset draws on {len(sources)} sources."
+        for split, c in per.items()
+        if split != "train" and len(c) == 1
+    ]
+
+
+@CARD_WARNINGS.register("annotator-far-from-gold")
+def annotator_far_from_gold(facts: dict, settings: dict) -> list[str]:
+    """An annotator who chose the gold label on fewer than ``min_annotator_agreement``
+    of their items (rules that screen no annotator)."""
+    limit = settings["min_annotator_agreement"]
+    table = facts["agreement"].get("annotator_label_agreement") or []
+    return [
+        f"**An annotator disagrees with the gold labels**: {a['annotator_id']} chose the gold "
+        f"label on {a['gold_agreement']:.0%} of {a['gold_items']} items (below "
+        f"{limit:.0%}, `card.min_annotator_agreement`); rule `{facts['agreement']['rule']}` "
+        "screens no annotator, so their votes count."
+        for a in table
+        if a.get("gold_agreement") is not None and a["gold_agreement"] < limit
+    ]
 
 
 @CARD_WARNINGS.register("simulated-round")
 def simulated_round(facts: dict, settings: dict) -> list[str]:
     """Any annotation round answered by simulated annotators or writers."""
-    rounds = [("annotation", facts["annotation"])]
-    rounds += [(k, v) for k, v in facts.items() if isinstance(v, dict) and "simulated" in v
-               and "overlap" in v and k != "annotation"]  # fmt: skip
-    names = [name for name, r in rounds if r.get("simulated")]
+    from pipelines.export.card_facts import rounds_of
+
+    names = sorted(name for name, r in rounds_of(facts) if r.get("simulated"))
     if not names:
         return []
     return [

@@ -19,13 +19,13 @@ Numeric labels (STS scores) are analysed through their binary label (>= 3.0).
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter, defaultdict
 
 import numpy as np
 import pandas as pd
 
+from pipelines.core.markdown import settings_table
 from pipelines.lang import Language, language
 
 
@@ -197,8 +197,8 @@ def report_markdown(report: dict, rule: str) -> str:
     lines += ["## Split sizes", "", "| split | items |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in report["splits"].items()]
     if report.get("rule_figures"):
-        lines += ["", f"## What the `{rule}` rule measured", "", "```json"]
-        lines += [json.dumps(report["rule_figures"], ensure_ascii=False, indent=2), "```"]
+        lines += ["", f"## What the `{rule}` rule measured", ""]
+        lines += [settings_table(report["rule_figures"], skip_empty=False)]
     only = report.get("last_column_only")
     if only:
         lines += [

@@ -43,7 +43,7 @@ import pandas as pd
 
 from pipelines.core.stage import value_counts
 from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached
-from pipelines.export.data_card import annotation_round, json_text, table
+from pipelines.export.data_card import annotation_round, inline, table
 from pipelines.export.records import SPLITS, split_rows
 from pipelines.tasks import CardSection, ExportInputs, Round, TaskKind, register_task, simulation
 
@@ -350,9 +350,9 @@ def card(facts: dict) -> CardSection:
     dropped = ", ".join(f"{k}: {v}" for k, v in sorted(items["premises_dropped"].items()))
     construction = "\n".join([
         "Premises (KLUE 3.3.1: declarative sentences with a predicate, 20-90 characters; "
-        f"rules `{json_text(p['rules'])}`): {p['premises']} chosen out "
+        f"rules {inline(p['rules'])}): {p['premises']} chosen out "
         f"of {p['sentences']} ingested sentences by a seeded sample "
-        f"(`{json_text(p['spec'])}`).",
+        f"({inline(p['spec'])}).",
         "",
         table(
             ["source", "sentences passing the rules", "premises chosen"],

@@ -26,10 +26,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from pipelines.core.markdown import settings_table
 from pipelines.core.recipe import ItemsSpec
 from pipelines.core.stage import value_counts
 from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached
-from pipelines.export.data_card import annotation_round, json_text, table
+from pipelines.export.data_card import annotation_round, inline, table
 from pipelines.export.records import SPLITS, split_rows
 from pipelines.tasks import CardSection, ExportInputs, TaskKind, one_round, register_task
 from pipelines.tasks.sampling import sample_evenly
@@ -190,12 +191,16 @@ def card(facts: dict) -> CardSection:
         "",
         table(["method", "pairs"], rows),
         "",
-        f"Pairing settings (the recipe's `pairing`): "
-        f"`{json_text(facts['recipe']['pairing'])}`; what each method "
-        f"made: `{json_text(pairs['corpora'])}`.",
+        "What each method made, per corpus:",
+        "",
+        settings_table(pairs["corpora"]),
+        "",
+        "Pairing settings (the recipe's `pairing`):",
+        "",
+        settings_table(facts["recipe"]["pairing"]),
         "",
         f"Items sent to annotators: {items['items']} (seeded sample, "
-        f"`{json_text(items['spec'])}`), per method: "
+        f"{inline(items['spec'])}), per method: "
         + ", ".join(f"{k} {v}" for k, v in sorted(items["per_method"].items()))
         + ".",
     ])  # fmt: skip

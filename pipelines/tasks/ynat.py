@@ -25,7 +25,7 @@ import pandas as pd
 
 from pipelines.core.stage import split_by_reason, value_counts
 from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached
-from pipelines.export.data_card import annotation_round, json_text
+from pipelines.export.data_card import annotation_round, inline
 from pipelines.export.records import SPLITS, split_rows
 from pipelines.lang import language
 from pipelines.tasks import CardSection, ExportInputs, TaskKind, one_round, register_task
@@ -192,7 +192,7 @@ def card(facts: dict) -> CardSection:
     truth = t.get("simulated_truth")
     lines = [
         f"Headlines sent to annotators: {t['items']} of {t['sentences']} ingested sentences "
-        f"(seeded sample, `{json_text(t['spec'])}`), per source: "
+        f"(seeded sample, {inline(t['spec'])}), per source: "
         + ", ".join(f"{k} {v}" for k, v in sorted(t["per_source"].items()))
         + f"; {t['dated']} of them dated"
         + (" (undated headlines cannot be split by date: see *Splits*)." if t["dated"] < t["items"]

@@ -1,0 +1,155 @@
+"""Facts the data card reads, gathered at export from the run's own tables.
+
+Every function here turns stage outputs into plain JSON (written to ``card.json``), so
+that ``benchforge card RUN_DIR`` renders the card and its figures again from that file
+alone, and the card never computes a number the data does not hold.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+import pandas as pd
+
+from pipelines.export.records import SPLITS, split_rows
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _bin(score: float, width: float) -> str:
+    top = 5.0 - width
+    low = min(max(0.0, (score // width) * width), top) if score < 5 else top
+    return f"{low:.1f}-{low + width:.1f}"
+
+
+def label_facts(gold: pd.DataFrame, items: pd.DataFrame, splits: pd.DataFrame,
+                width: float = 0.5) -> dict:  # fmt: skip
+    """Gold labels per split and per source. Numeric gold (STS scores, 0-5) is counted
+    in bins of ``width``; categorical gold per label."""
+    frame = gold[["item_id", "label"]].merge(splits[["item_id", "split"]], on="item_id")
+    frame = frame.merge(items[["item_id", "source"]], on="item_id")
+    values = pd.to_numeric(frame["label"], errors="coerce")
+    numeric = bool(len(frame)) and not values.isna().any()
+    if numeric:
+        frame = frame.assign(label=[_bin(float(v), width) for v in values])
+        n = round(5.0 / width)
+        order = [f"{k * width:.1f}-{(k + 1) * width:.1f}" for k in range(n)]
+    else:
+        frame = frame.assign(label=frame["label"].astype(str))
+        order = sorted(frame["label"].unique())
+
+    def counts(part: pd.DataFrame) -> dict[str, int]:
+        c = part["label"].value_counts()
+        return {k: int(c[k]) for k in order if k in c}
+
+    return {
+        "numeric": numeric,
+        "order": order,
+        "per_split": {
+            s: counts(frame[frame["split"] == s]) for s in SPLITS if (frame["split"] == s).any()
+        },  # fmt: skip
+        "per_source": {s: counts(part) for s, part in frame.groupby("source", sort=True)},
+        "sources_per_split": {
+            s: {k: int(v) for k, v in part["source"].value_counts().sort_index().items()}
+            for s, part in frame.groupby("split", sort=True)
+        },
+    }
+
+
+def rounds_of(facts: dict) -> list[tuple[str, dict]]:
+    """The annotation rounds recorded in the card's facts, the main round last."""
+    named = [
+        (k, v)
+        for k, v in facts.items()
+        if isinstance(v, dict) and "overlap" in v and "config" in v and k != "annotation"
+    ]
+    return [*named, ("annotation", facts["annotation"])]
+
+
+def funnel(ingest: dict, steps: dict, released: int) -> list[dict]:
+    """Rows kept after each step: the raw documents, each ingest stage, each rebuild step
+    that keeps or drops rows (its ``rows`` record), and the released rows."""
+    stages = ingest.get("stages") or []
+    out = []
+    if stages:
+        out.append({"step": "raw", "unit": stages[0]["unit"], "count": int(stages[0]["in"])})
+    out += [{"step": s["stage"], "unit": s["unit"], "count": int(s["kept"])} for s in stages]
+    for name, entry in steps.items():
+        rows = entry.get("rows")
+        if isinstance(rows, dict) and name not in ("export", "split"):
+            out.append({"step": name, "unit": rows["unit"], "count": int(rows["kept"])})
+    out.append({"step": "released", "unit": "row", "count": int(released)})
+    return out
+
+
+def timeframe(table: pd.DataFrame) -> dict:
+    """When the round's annotations were made (Label Studio's ``created_at``) and how
+    long each took (``lead_time``, seconds)."""
+    out: dict = {"first": None, "last": None, "median_seconds": None, "total_hours": None}
+    if "created_at" in table.columns and table["created_at"].notna().any():
+        created = pd.to_datetime(table["created_at"], utc=True).dropna()
+        out["first"] = created.min().strftime("%Y-%m-%d %H:%M UTC")
+        out["last"] = created.max().strftime("%Y-%m-%d %H:%M UTC")
+    if "lead_time" in table.columns:
+        lead = table.drop_duplicates("annotation_id")["lead_time"].dropna().astype(float)
+        if len(lead):
+            out["median_seconds"] = round(float(lead.median()), 1)
+            out["total_hours"] = round(float(lead.sum()) / 3600, 2)
+    return out
+
+
+def with_licences(records: dict[str, list[dict]], gold: pd.DataFrame, items: pd.DataFrame,
+                  splits: pd.DataFrame) -> dict[str, list[dict]]:  # fmt: skip
+    """Every exported record with its source's licence (``license``, the item's), in the
+    order :func:`split_rows` gives the records. A task kind whose records are not that
+    order (one per gold item and split) is an error, not a silent mismatch."""
+    licences: dict[str, list[str]] = {s: [] for s in SPLITS}
+    for split, _, row in split_rows(gold, items, splits):
+        licences[split].append(str(row.license))
+    out = {}
+    for split, rows in records.items():
+        if len(rows) != len(licences[split]):
+            raise ValueError(
+                f"{split}: {len(rows)} records for {len(licences[split])} gold items; the "
+                "task kind's records must give one record per gold item (split_rows)"
+            )
+        out[split] = [{**r, "license": lic} for r, lic in zip(rows, licences[split],
+                                                                strict=True)]  # fmt: skip
+    return out
+
+
+def provenance(recipe_path: Path | None, servers: dict[str, str]) -> dict:
+    """benchforge's version and git commit, the export date, the recipe file's SHA-256
+    and the Label Studio version each round's server reported."""
+    try:
+        version = metadata.version("benchforge")
+    except metadata.PackageNotFoundError:
+        version = "unknown (not installed)"
+    recipe_hash = None
+    if recipe_path and Path(recipe_path).is_file():
+        recipe_hash = hashlib.sha256(Path(recipe_path).read_bytes()).hexdigest()
+    return {
+        "benchforge version": version,
+        "git commit": git_commit(),
+        "exported": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "recipe sha256": recipe_hash,
+        **{f"Label Studio ({name or 'main'} round)": v for name, v in servers.items()},
+    }
+
+
+def git_commit() -> str:
+    """The checkout's commit, with "+ uncommitted changes" when the tree differs."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+                              text=True, timeout=10)  # fmt: skip
+        if head.returncode != 0:
+            return "unknown (not a git checkout)"
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=ROOT, capture_output=True, text=True, timeout=10)  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown (git not available)"
+    return head.stdout.strip() + (" + uncommitted changes" if dirty.stdout.strip() else "")

@@ -1,0 +1,223 @@
+"""The data card's figures: matplotlib PNGs drawn from the card's facts (``card.json``).
+
+A figure is one registration (``@CARD_FIGURES.register("name")``): a function
+``draw(facts) -> Figure | None`` (None when it does not apply, e.g. no score histogram
+for a classification task) with a caption (``CAPTIONS``). :func:`render_figures` draws
+every registered figure and returns its PNG bytes under ``figures/<name>.png``. Figures
+are deterministic: the same facts give byte-identical files (fixed size and DPI, no
+timestamp or software name in the PNG, fonts shipped with a pinned package).
+Korean text is set in NanumGothic (the ``koreanize-matplotlib`` package ships it).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib import font_manager  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import NullFormatter  # noqa: E402
+
+from pipelines.core.registry import Registry  # noqa: E402
+
+Draw = Callable[[dict], Figure | None]
+CARD_FIGURES: Registry[Draw] = Registry("card figure", None, "data card figures")
+CAPTIONS: dict[str, str] = {}
+SPLIT_COLOURS = {"all gold": "#999999", "train": "#4C72B0", "dev": "#DD8452", "test": "#55A868",
+                 "dev+test": "#C44E52"}  # fmt: skip
+_STYLE = {
+    "figure.dpi": 100,
+    "savefig.dpi": 100,
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "svg.hashsalt": "benchforge",
+}
+
+
+def figure(name: str, caption: str) -> Callable[[Draw], Draw]:
+    """Register ``draw`` as the card figure ``name`` with its caption."""
+
+    def add(draw: Draw) -> Draw:
+        CAPTIONS[name] = caption
+        return CARD_FIGURES.register(name)(draw)
+
+    return add
+
+
+def _fonts() -> list[str]:
+    import koreanize_matplotlib  # noqa: F401 - registers NanumGothic with matplotlib
+
+    folder = Path(koreanize_matplotlib.__file__).parent / "fonts"
+    for path in sorted(folder.glob("NanumGothic*.ttf")):
+        font_manager.fontManager.addfont(str(path))
+    return ["NanumGothic", "DejaVu Sans"]
+
+
+def render_figures(facts: dict) -> dict[str, bytes]:
+    """``figures/<name>.png`` -> PNG bytes for every registered figure that applies."""
+    out: dict[str, bytes] = {}
+    with plt.rc_context({**_STYLE, "font.family": _fonts()}):
+        for name, draw in CARD_FIGURES.items():
+            fig = draw(facts)
+            if fig is None:
+                continue
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", metadata={"Software": None})
+            plt.close(fig)
+            out[f"figures/{name}.png"] = buf.getvalue()
+    return out
+
+
+def _bars(ax: plt.Axes, groups: dict[str, dict[str, int]], order: list[str],
+          share: bool = False) -> None:  # fmt: skip
+    """Grouped bars: one group per category of ``order``, one bar per series."""
+    width = 0.8 / max(1, len(groups))
+    for k, (series, counts) in enumerate(groups.items()):
+        total = sum(counts.values()) or 1
+        values = [counts.get(c, 0) / (total if share else 1) for c in order]
+        xs = [i + (k - (len(groups) - 1) / 2) * width for i in range(len(order))]
+        ax.bar(xs, values, width, label=f"{series} ({total})",
+               color=SPLIT_COLOURS.get(series))  # fmt: skip
+    ax.set_xticks(range(len(order)), order, rotation=30 if len(order) > 5 else 0, ha="right"
+                  if len(order) > 5 else "center")  # fmt: skip
+    ax.legend(frameon=False, fontsize=8)
+
+
+@figure("labels", "Gold labels per split (share of the split's items) and per source.")
+def labels(facts: dict) -> Figure | None:
+    lab = facts.get("labels")
+    if not lab or not lab["order"]:
+        return None
+    sources = lab["per_source"]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6),
+                                      gridspec_kw={"width_ratios": [3, 2]})  # fmt: skip
+    _bars(left, lab["per_split"], lab["order"], share=True)
+    left.set_ylabel("share of the split's items")
+    left.set_title("gold label per split" + (" (score bins)" if lab["numeric"] else ""))
+    bottom = [0.0] * len(sources)
+    names = list(sources)
+    cmap = plt.get_cmap("tab10")
+    for k, label in enumerate(lab["order"]):
+        shares = [sources[s].get(label, 0) / (sum(sources[s].values()) or 1) for s in names]
+        right.barh(names, shares, left=bottom, label=label, color=cmap(k % 10))
+        bottom = [b + v for b, v in zip(bottom, shares, strict=True)]
+    right.set_xlim(0, 1)
+    right.set_xlabel("share of the source's items")
+    right.set_title("label mix per source")
+    right.legend(frameon=False, fontsize=7, ncol=2, loc="upper center",
+                 bbox_to_anchor=(0.5, -0.22))  # fmt: skip
+    fig.tight_layout()
+    return fig
+
+
+@figure("scores", "Gold scores before the split rule (all gold items) and after it "
+        "(train, and dev and test), as shares of each part.")  # fmt: skip
+def scores(facts: dict) -> Figure | None:
+    lab = facts.get("labels")
+    if not lab or not lab["numeric"]:
+        return None
+    per = lab["per_split"]
+    parts = {"all gold": _sum(per.values()), "train": per.get("train", {}),
+             "dev+test": _sum([per.get("dev", {}), per.get("test", {})])}  # fmt: skip
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    _bars(ax, parts, lab["order"], share=True)
+    ax.set_xlabel("gold score")
+    ax.set_ylabel("share of items")
+    ax.set_title("score histogram before and after the split rule")
+    fig.tight_layout()
+    return fig
+
+
+def _sum(counts: object) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for c in counts:
+        for k, v in c.items():
+            out[k] = out.get(k, 0) + v
+    return out
+
+
+@figure("annotators", "Per-annotator agreement; dashed lines are the screening "
+        "thresholds of the agreement rule, where it screens annotators.")  # fmt: skip
+def annotators(facts: dict) -> Figure | None:
+    g = facts["agreement"]
+    screened = g.get("annotators_table")
+    table = screened or g.get("annotator_label_agreement")
+    if not table:
+        return None
+    ids = [str(a["annotator_id"]) for a in table]
+    if screened:
+        series = {"Pearson r vs others": "pearson", "alpha vs others": "alpha"}
+        settings = g["settings"]
+        lines = {"pearson_min": settings.get("pearson_min"), "alpha_min": settings.get("alpha_min")}
+    else:
+        series = {"agrees with gold": "gold_agreement", "agrees with others' majority":
+                  "others_agreement"}  # fmt: skip
+        lines = {}
+    fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(ids) + 2), 3.8))
+    width = 0.8 / len(series)
+    for k, (label, key) in enumerate(series.items()):
+        xs = [i + (k - (len(series) - 1) / 2) * width for i in range(len(ids))]
+        ax.bar(xs, [a.get(key) or 0 for a in table], width, label=label)
+    for (name, value), style in zip(lines.items(), ("--", ":"), strict=False):
+        if value is not None:
+            ax.axhline(value, color="black", linestyle=style, linewidth=1,
+                       label=f"{name} {value}")  # fmt: skip
+    ax.set_xticks(range(len(ids)), ids, rotation=30, ha="right")
+    ax.set_ylim(min(0, *(a.get(key) or 0 for a in table for key in series.values())), 1)
+    title = f"annotators, rule {g['rule']}"
+    if not screened:
+        title += " (screens no annotator)"
+    if facts["annotation"]["simulated"]:
+        title += "\nsimulated annotators: the simulator's noise, not people"
+    ax.set_title(title, fontsize=9)
+    ax.legend(frameon=False, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.25),
+              ncol=2)  # fmt: skip
+    fig.tight_layout()
+    return fig
+
+
+@figure("funnel", "Rows kept by each step, from the raw documents to the released "
+        "rows (log scale; the unit changes where the step says so).")  # fmt: skip
+def funnel(facts: dict) -> Figure | None:
+    steps = facts.get("funnel")
+    if not steps:
+        return None
+    names = [f"{s['step']} ({s['unit']})" for s in steps][::-1]
+    counts = [s["count"] for s in steps][::-1]
+    fig, ax = plt.subplots(figsize=(7, 0.32 * len(steps) + 1.2))
+    ax.barh(names, counts, color="#4C72B0")
+    ax.set_xscale("log")
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    for y, n in enumerate(counts):
+        ax.text(n, y, f" {n:,}", va="center", fontsize=8)
+    ax.set_xlabel("rows kept (log scale)")
+    ax.set_title("drops per step")
+    fig.tight_layout()
+    return fig
+
+
+@figure("cues", "Artifact report: the morphemes most skewed towards one label "
+        "(share of their items with that label), in train and in dev and test.")  # fmt: skip
+def cues(facts: dict) -> Figure | None:
+    parts = {p: (facts["split"].get(p) or {}).get("cues", {}).get("skewed", [])[:12]
+             for p in ("train", "dev+test")}  # fmt: skip
+    if not any(parts.values()):
+        return None
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    for ax, (part, rows) in zip(axes, parts.items(), strict=True):
+        rows = rows[::-1]
+        ax.barh([f"{r['morpheme']}  ({r['label']})" for r in rows], [r["share"] for r in rows],
+                color=SPLIT_COLOURS.get(part))  # fmt: skip
+        for y, r in enumerate(rows):
+            ax.text(r["share"], y, f" {r['count']}", va="center", fontsize=7)
+        ax.set_xlim(0, 1.1)
+        ax.set_title(f"{part}: skewed morphemes (items)")
+    fig.tight_layout()
+    return fig
