@@ -375,6 +375,9 @@ def _export(ctx: RunContext, inputs: dict, hashes: dict, dataset: Path, key: str
             **card_facts.provenance(
                 ctx.recipe_path, {name: round_server(r) for name, r in rounds.items()}
             ),
+            "models": card_facts.models_used(
+                recipe.model_dump(mode="json"), _classifier_cards(recipe)
+            ),
             "benchforge rebuild": "flows/rebuild.py",
             "inputs (sha256, first 12)": ", ".join(f"{k} {h[:12]}" for k, h in hashes.items()),
         },

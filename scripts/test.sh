@@ -4,6 +4,22 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/bootstrap.sh
+# The HTML data card test opens the card in headless Chromium (Debian's chromium and
+# chromium-driver): installed here when absent and apt-get can; otherwise that one test
+# skips and says why.
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "[test] installing Debian's chromium and chromium-driver (the HTML card test)"
+    log="$(mktemp)"
+    if ! { DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver \
+           || { apt-get update -q && DEBIAN_FRONTEND=noninteractive \
+                apt-get install -y -q chromium chromium-driver; }; } >"$log" 2>&1; then
+      echo "[test] could not install chromium (see $log); the HTML card test will skip"
+    fi
+  else
+    echo "[test] chromium is not installed and apt-get is not usable here; the HTML card test will skip"
+  fi
+fi
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 exec .venv/bin/python -m pytest "$@"

@@ -66,6 +66,27 @@ def test_thresholds_come_from_the_recipe():
 
 def test_every_rule_is_registered():
     assert CARD_WARNINGS.names() == [
-        "agreement-below-paper", "dominant-label", "heavy-filter", "quota-not-met",
-        "simulated-round", "split-criterion",
+        "agreement-below-paper", "annotator-far-from-gold", "dominant-label", "heavy-filter",
+        "quota-not-met", "simulated-round", "single-source-split", "split-criterion",
     ]  # fmt: skip
+
+
+def test_a_single_source_eval_split_and_a_far_annotator_are_named():
+    facts = copy.deepcopy(FACTS)
+    per_split = {"train": {"news": 50, "reviews": 40}, "dev": {"reviews": 12},
+                 "test": {"news": 6, "reviews": 6}}  # fmt: skip
+    facts["labels"] = {"sources_per_split": per_split}
+    facts["agreement"]["rule"] = "majority"
+    facts["agreement"]["annotator_label_agreement"] = [
+        {"annotator_id": "u1", "gold_agreement": 0.93, "gold_items": 90},
+        {"annotator_id": "u5", "gold_agreement": 0.07, "gold_items": 95},
+    ]
+    found = card_warnings(facts, SETTINGS)
+    assert found == [
+        "**An annotator disagrees with the gold labels**: u5 chose the gold label on 7% of 95 "
+        "items (below 50%, `card.min_annotator_agreement`); rule `majority` screens no "
+        "annotator, so their votes count.",
+        "**An evaluation split comes from one source**: dev is 100% `reviews` (12 items) while "
+        "the dataset draws on 2 sources.",
+    ]
+    assert not card_warnings(facts, {**SETTINGS, "min_annotator_agreement": 0.05})[:-1]

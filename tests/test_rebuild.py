@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -120,7 +121,11 @@ def test_export_follows_the_klue_sts_layout(rebuilt):
     ]
     assert len(rows) == len(gold)
     first = rows[0]
-    assert set(first) == {"guid", "source", "sentence1", "sentence2", "labels", "annotations"}
+    assert set(first) == {"guid", "source", "sentence1", "sentence2", "labels", "annotations",
+                          "license"}  # fmt: skip
+    # issue 18: every row carries its source's licence
+    licences = {"nsmc": "CC0-1.0", "parakqc": "CC-BY-SA-4.0"}
+    assert all(row["license"] == licences[row["source"]] for row in rows)
     assert set(first["labels"]) == {"label", "real-label", "binary-label"}
     assert set(first["annotations"]) == {"agreement", "annotators", "annotations"}
     for row in rows:
@@ -143,7 +148,7 @@ def test_card_numbers_match_the_stage_outputs(rebuilt):
     annotations = pd.read_parquet(out / "annotate" / "annotations.parquet")
     assert f"| gold items kept | {agreement['gold_items']} |" in card
     interval = agreement["krippendorff_alpha"]["interval"]
-    assert f"| Krippendorff alpha, interval | {interval:.4g} |" in card
+    assert f"| Krippendorff alpha, interval | {interval:.4g} (simulated annotators: this" in card
     for split, n in splits.items():
         assert f"| {split} | {n} |" in card
     assert f"{annotations['annotation_id'].nunique()} annotations pulled" in card
@@ -152,6 +157,17 @@ def test_card_numbers_match_the_stage_outputs(rebuilt):
     dedup = next(s for s in ingest["stages"] if s["stage"] == "dedup")
     assert f"| dedup | sentence | {dedup['in']} | {dedup['kept']} |" in card
     assert "CC-BY-SA-4.0" in card and "CC0-1.0" in card
+    # issue 18: the resolved release licence, one attribution line per source, provenance
+    assert "Release licence: **CC-BY-SA-4.0**: derived; governed by parakqc (CC-BY-SA-4.0)" in card
+    assert card.count("Adapted: sentences selected") == 2
+    assert "| Label Studio (main round) | 1.23.2 |" in card  # read from the server
+    assert re.search(r"\| git commit \| [0-9a-f]{40}", card)
+    gold = pd.read_parquet(out / "agree" / "gold.parquet")
+    top = gold["label"].astype(float).max()
+    assert "| score bin | train | dev | test |" in card and top <= 5
+    for name in ("labels", "scores", "annotators", "funnel"):
+        assert f"](figures/{name}.png)" in card, name
+        assert (out / "dataset" / "figures" / f"{name}.png").is_file()
 
 
 def test_benchforge_card_renders_the_same_card_again(rebuilt, tmp_path):
@@ -171,8 +187,18 @@ def test_benchforge_card_renders_the_same_card_again(rebuilt, tmp_path):
     proc = subprocess.run([sys.executable, "-m", "flows.cli", "card", str(run)], cwd=ROOT,
                           capture_output=True, text=True)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
+    html, figure = run / "dataset" / "DATA_CARD.html", run / "dataset" / "figures" / "labels.png"
+    pages = (html.read_bytes(), figure.read_bytes())
+    html.unlink()
+    figure.unlink()
+    proc = subprocess.run([sys.executable, "-m", "flows.cli", "card", str(run)], cwd=ROOT,
+                          capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
     assert card.read_bytes() == before
-    assert read_manifest(run / "dataset")["files"]["DATA_CARD.md"] == sha256_file(card)
+    assert (html.read_bytes(), figure.read_bytes()) == pages  # the figures are deterministic
+    files = read_manifest(run / "dataset")["files"]
+    assert files["DATA_CARD.md"] == sha256_file(card)
+    assert files["figures/labels.png"] == sha256_file(figure)
     bad = subprocess.run([sys.executable, "-m", "flows.cli", "card", str(tmp_path / "none")],
                          cwd=ROOT, capture_output=True, text=True)  # fmt: skip
     assert bad.returncode == 2 and "no manifest.json" in bad.stderr
@@ -405,3 +431,62 @@ def test_exports_load_with_the_datasets_library(which, request, tmp_path):
         assert as_json[split].num_rows == as_parquet[split].num_rows == len(lines)
         assert as_json[split].column_names == list(json.loads(lines[0]))
         assert as_parquet[split][0] == as_json[split][0] == json.loads(lines[0])
+
+
+def test_html_card_opens_in_a_real_browser_with_its_figures(rebuilt):
+    """Issue 18: DATA_CARD.html is one file a steward opens in a browser; headless
+    Chromium (Debian's chromium + chromium-driver, installed by scripts/test.sh) loads it
+    from disk and every figure decodes."""
+    import shutil
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver_path = shutil.which("chromedriver")
+    if not (chromium and driver_path):
+        pytest.skip(
+            "headless Chromium is not installed (Debian packages chromium and chromium-driver; "
+            "scripts/test.sh installs them where apt-get can)"
+        )
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+    ):
+        options.add_argument(flag)  # fmt: skip
+    page = rebuilt["out"] / "dataset" / "DATA_CARD.html"
+    figures = sorted((rebuilt["out"] / "dataset" / "figures").glob("*.png"))
+    browser = webdriver.Chrome(service=Service(driver_path), options=options)
+    try:
+        browser.get(page.resolve().as_uri())
+        images = browser.execute_script(
+            "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, "
+            "i.src.slice(0, 22)]);"
+        )
+        headings = browser.execute_script(
+            "return Array.from(document.querySelectorAll('h2')).map(h => h.textContent);"
+        )
+    finally:
+        browser.quit()
+    assert len(images) == len(figures) >= 4
+    assert all(done and width > 100 for done, width, _ in images), images
+    assert {src for _, _, src in images} == {"data:image/png;base64,"}  # embedded, no files
+    for heading in (
+        "Warnings",
+        "Uses",
+        "Collection timeframe",
+        "Distribution and licence",
+        "Maintenance",
+        "Ethics review",
+        "Provenance",
+    ):
+        assert heading in headings, headings

@@ -201,11 +201,20 @@ def _parser() -> argparse.ArgumentParser:
     card = sub.add_parser(
         "card",
         help="render a finished run's data card again (nothing recomputed)",
-        description="Render RUN_DIR/dataset/DATA_CARD.md again from the run's card.json and "
-        "split/artifacts.md, with the current template, task-kind sections and warning "
-        "rules: nothing is recomputed and the dataset files are not touched.",
+        description="Render RUN_DIR/dataset/DATA_CARD.md, DATA_CARD.html (figures embedded) "
+        "and figures/*.png again from the run's card.json and split/artifacts.md, with the "
+        "current template, task-kind sections, figures and warning rules: nothing is "
+        "recomputed and the dataset files are not touched.",
     )
     card.add_argument("run_dir", type=Path, help="a rebuild's output folder (runs/<recipe>)")
+    card.add_argument(
+        "--to",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="also copy the card (DATA_CARD.md, DATA_CARD.html, figures/) into DIR, e.g. "
+        "to publish it beside the dataset or commit it (data_cards/<recipe>/)",
+    )
     sub.add_parser(
         "list",
         help="what is registered: task kinds, steps, split and agreement rules, ...",
@@ -248,10 +257,12 @@ def _handler(args: argparse.Namespace):  # noqa: ANN202
 
 
 def _card(args: argparse.Namespace) -> int:
-    from pipelines.export.data_card import regenerate
+    from pipelines.export.data_card import copy_card, regenerate
 
     try:
         path = regenerate(args.run_dir)
+        if args.to is not None:
+            path = copy_card(args.run_dir, args.to)
     except (OSError, ValueError, KeyError) as exc:
         print(f"benchforge: error: {args.run_dir}: {exc}", file=sys.stderr)
         return 2

@@ -13,8 +13,6 @@ def cell(value: object) -> str:
         text = "yes" if value else "no"
     elif isinstance(value, float):
         text = f"{value:.4g}"
-    elif isinstance(value, int):
-        text = f"{value:,}" if abs(value) >= 10_000 else str(value)
     elif isinstance(value, list | tuple):
         text = ", ".join(cell(v) for v in value)
     elif isinstance(value, dict):

@@ -141,6 +141,24 @@ def provenance(recipe_path: Path | None, servers: dict[str, str]) -> dict:
     }
 
 
+def models_used(recipe: dict, classifier_cards: dict) -> str:
+    """The models the run used: each detector with its model card's dev macro-F1, and the
+    round-trip translators' checkpoints; "none" when no model was used."""
+    out = []
+    detectors = recipe["filters"]["classifiers"]["detectors"]
+    for name, spec in sorted(detectors.items()):
+        f1 = (classifier_cards.get(name) or {}).get("dev_macro_f1")
+        out.append(f"{name} detector {spec['model']} (dev macro-F1 "
+                   f"{'n/a' if f1 is None else round(f1, 4)})")  # fmt: skip
+    rtt = ((recipe.get("pairing") or {}).get("rtt")) or {}
+    for way in ("forward", "backward"):
+        spec = rtt.get(way)
+        if spec:
+            where = spec.get("model") or spec.get("endpoint")
+            out.append(f"{way} translator {where} ({spec.get('backend')})")
+    return "; ".join(out) or "none"
+
+
 def git_commit() -> str:
     """The checkout's commit, with "+ uncommitted changes" when the tree differs."""
     try:

@@ -428,6 +428,22 @@ def regenerate(run_dir: Path) -> Path:
     return dataset / "DATA_CARD.md"
 
 
+def copy_card(run_dir: Path, folder: Path) -> Path:
+    """Copy the run's card (Markdown, HTML and figures) into ``folder`` (atomically, file
+    by file; figures no longer drawn are removed there)."""
+    from pipelines.core.io import write_bytes
+
+    dataset = run_dir / "dataset"
+    names = ["DATA_CARD.md", "DATA_CARD.html"]
+    names += sorted(str(p.relative_to(dataset)) for p in (dataset / "figures").glob("*.png"))
+    for stale in (folder / "figures").glob("*.png"):
+        if str(stale.relative_to(folder)) not in names:
+            stale.unlink()
+    for name in names:
+        write_bytes((dataset / name).read_bytes(), folder / name)
+    return folder / "DATA_CARD.md"
+
+
 def render_card(facts: dict, section: CardSection, template: Path = TEMPLATE) -> Card:
     """The card: the template with every placeholder filled (``section`` is the task
     kind's part: what an item is, how items were built, its rounds, its own

@@ -1,0 +1,111 @@
+"""Issue 18: licence resolution, readable settings, per-annotator figures and the
+card's answers from the recipe."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import pytest
+import yaml
+
+from pipelines.agreement.rules import label_agreement
+from pipelines.core.markdown import inline, settings_table
+from pipelines.core.recipe import RecipeError, load_recipe
+from pipelines.export.licenses import LicenceError, attribution_lines, resolve
+
+
+@pytest.mark.parametrize(
+    ("sources", "release", "governing"),
+    [
+        ({"a": "CC0-1.0"}, "CC0-1.0", ()),
+        ({"a": "CC0-1.0", "b": "CC-BY-4.0"}, "CC-BY-4.0", ("b (CC-BY-4.0)",)),
+        ({"a": "CC0-1.0", "b": "CC-BY-SA-4.0"}, "CC-BY-SA-4.0", ("b (CC-BY-SA-4.0)",)),
+        ({"a": "MIT", "b": "CC-BY-SA-3.0"}, "CC-BY-SA-4.0", ("a (MIT)", "b (CC-BY-SA-3.0)")),
+        ({"a": "CC-BY-4.0", "b": "CC-BY-NC-4.0"}, "CC-BY-NC-4.0",
+         ("a (CC-BY-4.0)", "b (CC-BY-NC-4.0)")),
+    ],
+)  # fmt: skip
+def test_the_release_licence_is_the_most_permissive_every_source_allows(
+    sources, release, governing
+):
+    resolution = resolve(sources)
+    assert (resolution.release, resolution.governing) == (release, governing)
+
+
+@pytest.mark.parametrize(
+    ("sources", "declared", "message"),
+    [
+        ({"films": "CC-BY-ND-4.0"}, None, "films is CC-BY-ND-4.0 (no derivatives"),
+        ({"a": "CC-BY-SA-4.0", "b": "CC-BY-NC-4.0"}, None, "no common release licence"),
+        ({"a": "CC0-1.0", "b": "CC-BY-NC-4.0"}, "CC-BY-4.0",
+         "export.license CC-BY-4.0 is not allowed: corpus b is CC-BY-NC-4.0 (non-commercial"),
+        ({"a": "CC-BY-SA-4.0"}, "CC0-1.0", "corpus a is CC-BY-SA-4.0 (share-alike"),
+        ({"a": "CC-BY-4.0"}, "CC0-1.0", "corpus a is CC-BY-4.0 (attribution required)"),
+        ({"a": "GPL-3.0"}, None, "unknown licence 'GPL-3.0' (corpus a)"),
+    ],
+)  # fmt: skip
+def test_incompatible_licences_are_refused_with_the_sources_named(sources, declared, message):
+    with pytest.raises(LicenceError, match=re.escape(message)):
+        resolve(sources, declared)
+
+
+def test_a_recipe_with_a_no_derivatives_source_fails_at_load(tmp_path):
+    recipe = {
+        "name": "nd",
+        "corpora": [
+            {"name": "ok", "path": "a.txt", "format": "txt", "license": "CC0-1.0",
+             "domain": "review", "style": "colloquial"},
+            {"name": "films", "path": "b.txt", "format": "txt", "license": "CC-BY-NC-ND-4.0",
+             "domain": "review", "style": "colloquial"},
+        ],
+    }  # fmt: skip
+    path = tmp_path / "nd.yaml"
+    path.write_text(yaml.safe_dump(recipe), encoding="utf-8")
+    with pytest.raises(RecipeError) as err:
+        load_recipe(path)
+    assert "nd.yaml" in str(err.value) and "films is CC-BY-NC-ND-4.0" in str(err.value)
+    recipe["corpora"].pop()
+    recipe["export"] = {"license": "CC-BY-4.0"}
+    path.write_text(yaml.safe_dump(recipe), encoding="utf-8")
+    assert load_recipe(path).release_licence().release == "CC-BY-4.0"
+
+
+def test_attribution_lines_name_each_source_and_its_licence():
+    lines = attribution_lines([
+        {"name": "nsmc", "license": "CC0-1.0", "attribution": "NSMC, by Lucy Park"},
+        {"name": "x", "license": "CC-BY-4.0"},
+    ])  # fmt: skip
+    assert lines[0].startswith("NSMC, by Lucy Park. Licence: CC0-1.0.")
+    assert "corpus `x` (no attribution in the recipe). Licence: CC-BY-4.0." in lines[1]
+
+
+def test_settings_read_as_tables_not_json():
+    settings = {"rule": "tc", "seed": 0, "text_columns": ["title", "body"], "cutoff": None,
+                "model": {"hidden": 128, "lr": 0.0005}, "near": True,
+                "corpora": [{"corpus": "nsmc", "gsm": {"pool": 2000}}]}  # fmt: skip
+    text = settings_table(settings)
+    assert "| text_columns | title, body |" in text and "| model.hidden | 128 |" in text
+    assert "| model.lr | 0.0005 |" in text and "| near | yes |" in text
+    assert "| corpora.nsmc.gsm.pool | 2000 |" in text and "cutoff" not in text
+    assert "{" not in text and "[" not in text
+    assert inline({"sample": 150, "stratify": "corpus", "premises": None}) == (
+        "sample 150, stratify corpus"
+    )
+
+
+def test_per_annotator_label_agreement_by_hand():
+    ratings = pd.DataFrame(
+        [("i1", "a", "x"), ("i1", "b", "x"), ("i1", "c", "y"),
+         ("i2", "a", "y"), ("i2", "b", "y"), ("i2", "c", "y"),
+         ("i3", "a", "x"), ("i3", "b", "y"), ("i3", "c", "z")],
+        columns=["item_id", "annotator_id", "value"],
+    )  # fmt: skip
+    gold = pd.DataFrame({"item_id": ["i1", "i2"], "label": ["x", "y"]})
+    table = label_agreement(ratings, gold).set_index("annotator_id")
+    assert table.loc["a", "gold_agreement"] == 1.0 and table.loc["c", "gold_agreement"] == 0.5
+    # c on i1: the others (a, b) chose x -> disagrees; on i2 agrees; i3: others tie -> skipped
+    assert table.loc["c", "others_agreement"] == 0.5
+    # a on i1: others b x, c y tie -> skipped; i2 agrees; i3 others tie -> skipped
+    assert table.loc["a", "others_agreement"] == 1.0
+    assert table.loc["a", "items"] == 3 and table.loc["a", "gold_items"] == 2
