@@ -413,6 +413,14 @@ def regenerate(run_dir: Path) -> Path:
     name = facts.get("task_kind") or facts["recipe"].get("task")
     if not name:
         raise ValueError(f"{dataset / 'card.json'}: no task kind recorded; rebuild the run")
+    missing = [k for k in ("labels", "funnel") if k not in facts]
+    missing += [] if "licence" in facts.get("export", {}) else ["export.licence"]
+    if missing:
+        raise ValueError(
+            f"{dataset / 'card.json'} lacks {', '.join(missing)}: it was written by an older "
+            "benchforge; run the rebuild again (finished steps are cached, only the export "
+            "is redone)"
+        )
     kind = task_kind(name)
     facts["paper_agreement"] = kind.paper_agreement  # the kind's current figure
     facts["artifacts_md"] = (run_dir / "split" / "artifacts.md").read_text(encoding="utf-8")

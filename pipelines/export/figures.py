@@ -75,19 +75,24 @@ def render_figures(facts: dict) -> dict[str, bytes]:
     return out
 
 
-def _bars(ax: plt.Axes, groups: dict[str, dict[str, int]], order: list[str],
-          share: bool = False) -> None:  # fmt: skip
-    """Grouped bars: one group per category of ``order``, one bar per series."""
-    width = 0.8 / max(1, len(groups))
-    for k, (series, counts) in enumerate(groups.items()):
-        total = sum(counts.values()) or 1
-        values = [counts.get(c, 0) / (total if share else 1) for c in order]
-        xs = [i + (k - (len(groups) - 1) / 2) * width for i in range(len(order))]
-        ax.bar(xs, values, width, label=f"{series} ({total})",
-               color=SPLIT_COLOURS.get(series))  # fmt: skip
-    ax.set_xticks(range(len(order)), order, rotation=30 if len(order) > 5 else 0, ha="right"
-                  if len(order) > 5 else "center")  # fmt: skip
-    ax.legend(frameon=False, fontsize=8)
+def _bars(ax: plt.Axes, series: dict[str, list[float]], ticks: list[str]) -> None:
+    """Grouped bars: one group per tick, one bar per series (its values, tick order)."""
+    width = 0.8 / max(1, len(series))
+    for k, (name, values) in enumerate(series.items()):
+        xs = [i + (k - (len(series) - 1) / 2) * width for i in range(len(ticks))]
+        ax.bar(xs, values, width, label=name, color=SPLIT_COLOURS.get(name.split(" (")[0]))
+    many = len(ticks) > 5 or max(map(len, ticks), default=0) > 8
+    ax.set_xticks(range(len(ticks)), ticks, rotation=30 if many else 0,
+                  ha="right" if many else "center")  # fmt: skip
+
+
+def _shares(groups: dict[str, dict[str, int]], order: list[str]) -> dict[str, list[float]]:
+    """Counts per category as shares of each group, named ``group (total)``."""
+    out = {}
+    for name, counts in groups.items():
+        total = sum(counts.values())
+        out[f"{name} ({total})"] = [counts.get(c, 0) / (total or 1) for c in order]
+    return out
 
 
 @figure("labels", "Gold labels per split (share of the split's items) and per source.")
@@ -98,7 +103,8 @@ def labels(facts: dict) -> Figure | None:
     sources = lab["per_source"]
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.6),
                                       gridspec_kw={"width_ratios": [3, 2]})  # fmt: skip
-    _bars(left, lab["per_split"], lab["order"], share=True)
+    _bars(left, _shares(lab["per_split"], lab["order"]), lab["order"])
+    left.legend(frameon=False, fontsize=8)
     left.set_ylabel("share of the split's items")
     left.set_title("gold label per split" + (" (score bins)" if lab["numeric"] else ""))
     bottom = [0.0] * len(sources)
@@ -127,7 +133,8 @@ def scores(facts: dict) -> Figure | None:
     parts = {"all gold": _sum(per.values()), "train": per.get("train", {}),
              "dev+test": _sum([per.get("dev", {}), per.get("test", {})])}  # fmt: skip
     fig, ax = plt.subplots(figsize=(7, 3.2))
-    _bars(ax, parts, lab["order"], share=True)
+    _bars(ax, _shares(parts, lab["order"]), lab["order"])
+    ax.legend(frameon=False, fontsize=8)
     ax.set_xlabel("gold score")
     ax.set_ylabel("share of items")
     ax.set_title("score histogram before and after the split rule")
@@ -161,15 +168,11 @@ def annotators(facts: dict) -> Figure | None:
                   "others_agreement"}  # fmt: skip
         lines = {}
     fig, ax = plt.subplots(figsize=(max(6, 0.7 * len(ids) + 2), 3.8))
-    width = 0.8 / len(series)
-    for k, (label, key) in enumerate(series.items()):
-        xs = [i + (k - (len(series) - 1) / 2) * width for i in range(len(ids))]
-        ax.bar(xs, [a.get(key) or 0 for a in table], width, label=label)
+    _bars(ax, {label: [a.get(key) or 0 for a in table] for label, key in series.items()}, ids)
     for (name, value), style in zip(lines.items(), ("--", ":"), strict=False):
         if value is not None:
             ax.axhline(value, color="black", linestyle=style, linewidth=1,
                        label=f"{name} {value}")  # fmt: skip
-    ax.set_xticks(range(len(ids)), ids, rotation=30, ha="right")
     ax.set_ylim(min(0, *(a.get(key) or 0 for a in table for key in series.values())), 1)
     title = f"annotators, rule {g['rule']}"
     if not screened:
