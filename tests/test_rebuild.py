@@ -308,7 +308,7 @@ def test_nli_export_layout_votes_and_groups(nli_rebuilt):
     labels = {"entailment", "neutral", "contradiction"}
     for row in rows:
         assert set(row) == {"guid", "source", "premise", "hypothesis", "gold_label", "author",
-                            "label2", "label3", "label4", "label5"}  # fmt: skip
+                            "label2", "label3", "label4", "label5", "license"}  # fmt: skip
         votes = [row["author"]] + [row[f"label{k}"] for k in range(2, 6)]
         assert set(votes) <= labels
         assert votes.count(row["gold_label"]) >= 3  # KLUE: 3 of 5 including the author
@@ -382,7 +382,8 @@ def test_tc_export_layout_majority_and_undated_split(tc_rebuilt):
     assert len(rows) == len(gold) > 0
     topics = {"IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치"}
     for row in rows:
-        assert set(row) == {"guid", "title", "label", "annotations", "url", "date"}
+        assert set(row) == {"guid", "title", "label", "annotations", "url", "date", "license"}
+        assert row["license"] == "CC-BY-SA-4.0"
         given = row["annotations"]["annotations"]
         assert set(given) == {"first-scope", "second-scope", "third-scope"}
         assert len(row["annotations"]["annotators"]) == 3 == len(given["first-scope"])

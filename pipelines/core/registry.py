@@ -136,6 +136,7 @@ def registries() -> dict[str, Registry]:
         "pipelines.pairing.translate",
         "pipelines.annotation.configs",
         "pipelines.export.warnings",
+        "pipelines.export.figures",
     ):
         importlib.import_module(module)
     return dict(sorted(_ALL.items()))

@@ -46,7 +46,7 @@ def figure(name: str, caption: str) -> Callable[[Draw], Draw]:
 
     def add(draw: Draw) -> Draw:
         CAPTIONS[name] = caption
-        return CARD_FIGURES.register(name)(draw)
+        return CARD_FIGURES.register(name, caption)(draw)
 
     return add
 
