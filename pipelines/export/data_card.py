@@ -86,10 +86,10 @@ def _to_complete(facts: dict) -> str:
 
     missing = [CARD_TEXTS[k] + f" (`card.{k}`)" for k, v in _texts(facts).items() if v is None]
     if not missing:
-        return ""
+        return "Nothing: the recipe's `card` section answers every question below."
     return "\n".join(
-        ["> **To complete before release.** Only the team can answer these; until the "
-         "recipe's `card` section does, this card is a draft:", ">"]
+        ["> **Draft.** Only the team can answer these; until the recipe's `card` section "
+         "does, this card is a draft:", ">"]
         + [f"> - {m}" for m in missing]
     )  # fmt: skip
 
