@@ -275,7 +275,8 @@ def _dates(ingest_dir: Path) -> dict:
 def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The dataset in the task kind's release layout (its ``records``) as JSON Lines and
     Parquet per split, and the data card (its ``card`` section) -> OUT/dataset."""
-    from pipelines.export import card_facts, data_card, figures
+    from pipelines.core import markdown
+    from pipelines.export import card_facts, card_html, data_card, figures, licenses, warnings
     from pipelines.export.records import jsonl
 
     recipe, out, kind = ctx.recipe, ctx.out, ctx.task
@@ -302,6 +303,10 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             kind.card,
             card_facts.label_facts,
             figures.render_figures,
+            card_html.to_html,
+            warnings.card_warnings,
+            licenses.resolve,
+            markdown.table,
         )
     ]
     hashes = {k: sha256_file(p) for k, p in inputs.items()}
@@ -344,11 +349,7 @@ def _export(ctx: RunContext, inputs: dict, hashes: dict, dataset: Path, key: str
         texts[f"{split}.jsonl"] = jsonl(rows)
         tables[f"{split}.parquet"] = pd.DataFrame(rows)
         files[f"{split}.jsonl"] = len(rows)
-    merged = splits.merge(items[["item_id", "source"]], on="item_id")
-    per_source = {
-        split: ", ".join(f"{s} {n}" for s, n in part["source"].value_counts().sort_index().items())
-        for split, part in merged.groupby("split")
-    }
+    ingest = json.loads(inputs["ingest_stats"].read_text(encoding="utf-8"))
     rounds = kind.rounds(ctx)
     validation = table[table["role"] != "author"] if "role" in table.columns else table
     facts = {
@@ -356,19 +357,16 @@ def _export(ctx: RunContext, inputs: dict, hashes: dict, dataset: Path, key: str
         "task_kind": kind.name,
         "paper_agreement": kind.paper_agreement,
         "recipe": recipe.model_dump(mode="json", exclude={"base_dir"}),
-        "ingest": json.loads(inputs["ingest_stats"].read_text(encoding="utf-8")),
+        "ingest": ingest,
         "dates": _dates(out / kind.ingest_dir),
         "classifier_cards": _classifier_cards(recipe),
         "items": ctx.steps[kind.items_step],
         "annotation": annotation_facts(rounds[""], validation, ctx.simulated),
         "agreement": json.loads(inputs["agreement"].read_text(encoding="utf-8")),
         "split": json.loads(inputs["artifacts"].read_text(encoding="utf-8")),
-        "split_sources": per_source,
         "artifacts_md": (out / "split" / "artifacts.md").read_text(encoding="utf-8"),
         "labels": card_facts.label_facts(gold, items, splits),
-        "funnel": card_facts.funnel(
-            json.loads(inputs["ingest_stats"].read_text("utf-8")), ctx.steps, sum(files.values())
-        ),  # fmt: skip
+        "funnel": card_facts.funnel(ingest, ctx.steps, sum(files.values())),
         "export": {"layout": kind.layout, "files": files, "licence": _licence(recipe, items)},
         "provenance": {
             "recipe": recipe.name,

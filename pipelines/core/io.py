@@ -187,7 +187,7 @@ def write_outputs(
     for name, text in texts.items():
         _atomic(out / name, lambda tmp, t=text: tmp.write_text(t, encoding="utf-8"))
     for name, blob in blobs.items():
-        _atomic(out / name, lambda tmp, b=blob: tmp.write_bytes(b))
+        write_bytes(blob, out / name)
     write_json(
         {"key": key, "files": {name: sha256_file(out / name) for name in names}}, manifest_path
     )

@@ -473,9 +473,7 @@ class Recipe(_Strict):
     def _licences(self) -> Recipe:
         """The sources' licences allow a release (the recipe's ``export.license`` when
         named): checked at load, before any work."""
-        from pipelines.export.licenses import resolve
-
-        resolve({c.name: c.license for c in self.corpora}, self.export.license)
+        self.release_licence()
         return self
 
     def release_licence(self) -> object:

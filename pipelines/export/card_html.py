@@ -13,7 +13,6 @@ import base64
 import html
 import io
 import logging
-from pathlib import Path
 
 import markdown
 
@@ -33,11 +32,12 @@ code { background: #f5f5f5; padding: 0 0.2rem; }
 
 def font_face(text: str) -> str:
     """An ``@font-face`` rule with NanumGothic subset to the characters of ``text``."""
-    import koreanize_matplotlib
     from fontTools import subset
 
+    from pipelines.export.figures import nanum_gothic
+
     logging.getLogger("fontTools.subset").setLevel(logging.ERROR)
-    path = Path(koreanize_matplotlib.__file__).parent / "fonts" / "NanumGothic.ttf"
+    path = nanum_gothic()
     options = subset.Options()
     options.flavor = "woff"
     font = subset.load_font(str(path), options)

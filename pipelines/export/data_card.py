@@ -317,7 +317,9 @@ def _agreement(facts: dict) -> str:
 
 def _splits(facts: dict) -> str:
     s = facts["split"]
-    rows = [[k, v, facts["split_sources"].get(k, "")] for k, v in s["splits"].items()]
+    per = facts["labels"]["sources_per_split"]
+    rows = [[k, v, ", ".join(f"{src} {n}" for src, n in per.get(k, {}).items())]
+            for k, v in s["splits"].items()]  # fmt: skip
     settings = {k: v for k, v in s["settings"].items() if k != "rule"}
     figures = s.get("rule_figures") or {}
     undated = (

@@ -11,6 +11,7 @@ Korean text is set in NanumGothic (the ``koreanize-matplotlib`` package ships it
 
 from __future__ import annotations
 
+import functools
 import io
 from collections.abc import Callable
 from pathlib import Path
@@ -51,19 +52,26 @@ def figure(name: str, caption: str) -> Callable[[Draw], Draw]:
     return add
 
 
-def _fonts() -> list[str]:
-    import koreanize_matplotlib  # noqa: F401 - registers NanumGothic with matplotlib
+def nanum_gothic(name: str = "NanumGothic.ttf") -> Path:
+    """A NanumGothic font file (SIL Open Font License) that the pinned
+    ``koreanize-matplotlib`` package ships: the figures' and the HTML card's font."""
+    import koreanize_matplotlib
 
-    folder = Path(koreanize_matplotlib.__file__).parent / "fonts"
-    for path in sorted(folder.glob("NanumGothic*.ttf")):
+    return Path(koreanize_matplotlib.__file__).parent / "fonts" / name
+
+
+@functools.cache
+def _fonts() -> tuple[str, ...]:
+    """Register NanumGothic with matplotlib once per process; the font families to use."""
+    for path in sorted(nanum_gothic().parent.glob("NanumGothic*.ttf")):
         font_manager.fontManager.addfont(str(path))
-    return ["NanumGothic", "DejaVu Sans"]
+    return ("NanumGothic", "DejaVu Sans")
 
 
 def render_figures(facts: dict) -> dict[str, bytes]:
     """``figures/<name>.png`` -> PNG bytes for every registered figure that applies."""
     out: dict[str, bytes] = {}
-    with plt.rc_context({**_STYLE, "font.family": _fonts()}):
+    with plt.rc_context({**_STYLE, "font.family": list(_fonts())}):
         for name, draw in CARD_FIGURES.items():
             fig = draw(facts)
             if fig is None:
