@@ -47,6 +47,9 @@ def steps_of(kind: TaskKind) -> list[str]:
 
 def simulated_by_default(recipe: Recipe) -> bool:
     """Simulated annotators when any of the recipe's rounds asks for them."""
+    kind = task_kind(recipe.task)
+    if kind.simulated is not None:
+        return kind.simulated(recipe)
     ann = recipe.annotation
     if ann is None:
         return False

@@ -367,7 +367,7 @@ def _export(ctx: RunContext, inputs: dict, hashes: dict, dataset: Path, key: str
         "artifacts_md": (out / "split" / "artifacts.md").read_text(encoding="utf-8"),
         "labels": card_facts.label_facts(gold, items, splits),
         "funnel": card_facts.funnel(ingest, ctx.steps, sum(files.values())),
-        "export": {"layout": kind.layout, "files": files, "licence": _licence(recipe, items)},
+        "export": {"layout": kind.layout, "files": files, "licence": licence_facts(recipe, items)},
         "provenance": {
             "recipe": recipe.name,
             **card_facts.provenance(
@@ -393,7 +393,7 @@ def _export(ctx: RunContext, inputs: dict, hashes: dict, dataset: Path, key: str
     return facts
 
 
-def _licence(recipe: object, items: pd.DataFrame) -> dict:
+def licence_facts(recipe: object, items: pd.DataFrame) -> dict:
     """The release licence, why, the attribution lines and the exported rows per source
     licence."""
     from pipelines.export.licenses import attribution_lines

@@ -18,7 +18,10 @@ from pipelines.ingest.readers import InputError
 from pipelines.models.classifier import ClassifierError
 from pipelines.models.train_classifier import TrainingDataError
 from pipelines.pairing.pairs import PairingError
+from pipelines.models.train_mt import ParallelDataError
+from pipelines.pairing.memory import TranslationMemoryError
 from pipelines.pairing.translate import TranslationError
+from pipelines.tasks.kornlu import SourceError
 from pipelines.splits.base import SplitError
 
 
@@ -193,11 +196,13 @@ def _parser() -> argparse.ArgumentParser:
     from flows.cli.annotate import add_parsers
     from flows.cli.rebuild import add_parser as add_rebuild
     from flows.cli.split import add_parser as add_split
+    from flows.cli.translate import add_parsers as add_translate
 
     add_parsers(sub)
     add_agree(sub)
     add_split(sub)
     add_rebuild(sub)
+    add_translate(sub)
     card = sub.add_parser(
         "card",
         help="render a finished run's data card again (nothing recomputed)",
@@ -234,6 +239,8 @@ COMMANDS = {
     "agree": "flows.cli.agree:run",
     "split": "flows.cli.split:run",
     "rebuild": "flows.cli.rebuild:run",
+    "translate": "flows.cli.translate:run",
+    "translators train": "flows.cli.translate:train",
     "labelstudio up": "flows.cli.annotate:server_up",
     "labelstudio status": "flows.cli.annotate:server_status",
     "labelstudio down": "flows.cli.annotate:server_down",
@@ -417,6 +424,9 @@ def main(argv: list[str] | None = None) -> int:
         RecipeError,
         PairingError,
         TranslationError,
+        TranslationMemoryError,
+        ParallelDataError,
+        SourceError,
         TrainingDataError,
         ClassifierError,
         LabelStudioError,

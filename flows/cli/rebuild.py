@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         # every server check before the first step: a run that cannot reach Label Studio
         # fails in seconds, not after ingest and pairing
-        if recipe.annotation is not None:  # a task kind with annotation rounds
+        if recipe.annotation is not None or recipe.translation is not None:  # rounds ahead
             server = ls_server.ensure_reachable(args.port)
             print(f"Label Studio at {server['url']}", flush=True)
         with prefect_server():

@@ -47,11 +47,11 @@ def check_rebuild_recipe(recipe: Recipe, path: Path | str) -> None:
     if missing:
         raise RecipeError(f"{path}: a {kind.name} rebuild needs the sections {missing}")
     ann = recipe.annotation
-    if ann is None:
-        return
-    configs = [("annotation.config", ann.config)]
-    if ann.writing:
-        configs.append(("annotation.writing.config", ann.writing.config))
+    configs = kind.configs(recipe) if kind.configs else []
+    if ann is not None:
+        configs.append(("annotation.config", ann.config))
+        if ann.writing:
+            configs.append(("annotation.writing.config", ann.writing.config))
     for field, config in configs:
         if not recipe.resolve(config).is_file():
             raise RecipeError(f"{path}: {field}: {recipe.resolve(config)} not found")

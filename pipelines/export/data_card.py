@@ -372,10 +372,10 @@ def _limitations(facts: dict, section: CardSection | None = None) -> str:
     if not facts["recipe"]["filters"]["classifiers"]["detectors"]:
         out.append("No hate-speech or gender-bias detector was applied.")
     out += section.limitations if section else []
-    g, overlap = facts["agreement"], facts["annotation"]["overlap"]
+    g, overlap = facts.get("agreement") or {}, facts["annotation"]["overlap"]
     screened = sum(g.get("dropped_annotators", {}).values())
-    left = g["annotators"] - screened
-    if left < max(3, overlap):
+    left = g.get("annotators", 0) - screened
+    if "annotators" in g and left < max(3, overlap):
         out.append(
             f"**Few annotators**: {left} of {g['annotators']} annotators remain after "
             f"screening ({screened} screened out) for an overlap of {overlap} per item; "
@@ -425,7 +425,8 @@ def regenerate(run_dir: Path) -> Path:
         )
     kind = task_kind(name)
     facts["paper_agreement"] = kind.paper_agreement  # the kind's current figure
-    facts["artifacts_md"] = (run_dir / "split" / "artifacts.md").read_text(encoding="utf-8")
+    artifacts = run_dir / "split" / "artifacts.md"  # none for a translated dataset
+    facts["artifacts_md"] = artifacts.read_text(encoding="utf-8") if artifacts.is_file() else ""
     card = render_card(facts, kind.card(facts))
     files = {"DATA_CARD.md": card.markdown, "DATA_CARD.html": card.html}
     for rel, text in files.items():
@@ -464,36 +465,42 @@ def render_card(facts: dict, section: CardSection, template: Path = TEMPLATE) ->
     figures = render_figures(facts)
     facts = {**facts, "_figures": set(figures)}
     simulated = facts["annotation"]["simulated"]
-    values = {
-        "name": facts["recipe"]["name"],
-        "simulated_banner": (
+    computed = {
+        "name": lambda: facts["recipe"]["name"],
+        "simulated_banner": lambda: (
             "> **Simulated annotations.** Every label in this dataset comes from simulated "
             "annotators posted through Label Studio's API (a demo or test run)."
             if simulated
             else ""
         ),
-        "to_complete": _to_complete(facts),
-        "warnings": _warnings(facts),
-        "motivation": (facts["recipe"].get("description") or "").strip()
-        or "(no description in the recipe)",
-        "uses": _uses(facts),
-        "composition": _composition(facts, section),
-        "sources": _sources(facts),
-        "filters": _filters(facts),
-        "timeframe": _timeframe(facts),
-        "classifiers": _classifiers(facts),
-        "construction": section.construction,
-        "annotation": section.annotation,
-        "annotators": _annotators(facts),
-        "agreement": _agreement(facts),
-        "splits": _splits(facts),
-        "artifacts": _artifacts(facts),
-        "distribution": _distribution(facts),
-        "maintenance": _answer(facts, "maintenance"),
-        "ethics": _answer(facts, "ethics_review"),
-        "limitations": _limitations(facts, section),
-        "provenance": table(["", ""], [[k, _fmt(v)] for k, v in facts["provenance"].items()]),
+        "to_complete": lambda: _to_complete(facts),
+        "warnings": lambda: _warnings(facts),
+        "motivation": lambda: (
+            (facts["recipe"].get("description") or "").strip() or "(no description in the recipe)"
+        ),
+        "uses": lambda: _uses(facts),
+        "composition": lambda: _composition(facts, section),
+        "sources": lambda: _sources(facts),
+        "filters": lambda: _filters(facts),
+        "timeframe": lambda: _timeframe(facts),
+        "classifiers": lambda: _classifiers(facts),
+        "construction": lambda: section.construction,
+        "annotation": lambda: section.annotation,
+        "annotators": lambda: _annotators(facts),
+        "agreement": lambda: _agreement(facts),
+        "splits": lambda: _splits(facts),
+        "artifacts": lambda: _artifacts(facts),
+        "distribution": lambda: _distribution(facts),
+        "maintenance": lambda: _answer(facts, "maintenance"),
+        "ethics": lambda: _answer(facts, "ethics_review"),
+        "limitations": lambda: _limitations(facts, section),
+        "provenance": lambda: table(
+            ["", ""], [[k, _fmt(v)] for k, v in facts["provenance"].items()]
+        ),
     }
+    # a family's own sections replace the shared ones (computed only when not given)
+    values = {k: section.sections[k] if k in section.sections else v()
+              for k, v in computed.items()}  # fmt: skip
     text = template.read_text(encoding="utf-8")
     text = re.sub(r"<!--.*?-->\n*", "", text, flags=re.S)
     for key, value in values.items():

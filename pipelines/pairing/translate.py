@@ -286,6 +286,11 @@ class CachedTranslator:
         for start in range(0, len(missing), self.chunk_size):
             chunk = missing[start : start + self.chunk_size]
             done = self.inner.translate(chunk, src, tgt)
+            if len(done) != len(chunk):  # nothing of a short answer is cached
+                raise TranslationError(
+                    f"{self.backend} {self.model}: returned {len(done)} translations for "
+                    f"{len(chunk)} texts (first: {chunk[0][:60]!r})"
+                )
             with self._connect() as db:  # committed per chunk: a crash keeps what was done
                 db.executemany(
                     "INSERT OR REPLACE INTO translations VALUES (?, ?, ?, ?, ?, ?, ?)",

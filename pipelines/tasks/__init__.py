@@ -58,6 +58,9 @@ class CardSection:
     construction: str
     annotation: str
     limitations: list[str] = field(default_factory=list)
+    # the card's sections the family writes itself (template placeholder -> Markdown),
+    # e.g. "agreement" for a translated dataset, whose labels carry over
+    sections: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -93,6 +96,12 @@ class TaskKind:
     # the agreement the paper reports: {"level": ..., "alpha": ..., "source": ...}
     paper_agreement: dict | None = None
     votes: Callable[[object], Path] | None = None  # the table agree reads, when not pull's
+    label_field: str = "label"  # the source's label column (translated families)
+    checks: list[str] = field(default_factory=list)  # default QA checks (translated families)
+    # whether a recipe's rounds are simulated by default (None: its annotation section's)
+    simulated: Callable[[object], bool] | None = None
+    # the annotation configs a recipe names, checked before any work: (field, path)
+    configs: Callable[[object], list[tuple[str, str]]] | None = None
     doc: str = ""
 
 
