@@ -17,12 +17,12 @@ from pipelines.core.recipe import RecipeError, load_recipe
 from pipelines.ingest.readers import InputError
 from pipelines.models.classifier import ClassifierError
 from pipelines.models.train_classifier import TrainingDataError
-from pipelines.pairing.pairs import PairingError
 from pipelines.models.train_mt import ParallelDataError
 from pipelines.pairing.memory import TranslationMemoryError
+from pipelines.pairing.pairs import PairingError
 from pipelines.pairing.translate import TranslationError
-from pipelines.tasks.kornlu import SourceError
 from pipelines.splits.base import SplitError
+from pipelines.tasks.kornlu import SourceError
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -46,8 +46,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "metrics.json to --out. Uses the GPU (bf16 where supported) when there is one. The "
         "defaults train in about a minute on a 2-core CPU over 2,000 pairs.",
     )
-    train.add_argument("--parallel", type=Path, required=True,
-                       help="TSV (no quoting) or CSV with a header: source and target columns")  # fmt: skip
+    train.add_argument(
+        "--parallel",
+        type=Path,
+        required=True,
+        help="TSV (no quoting) or CSV with a header: source and target columns",
+    )
     train.add_argument("--out", type=Path, required=True, help="checkpoint folder (created)")
     train.add_argument("--source-column", default="source", help="source column (default source)")
     train.add_argument("--target-column", default="target", help="target column (default target)")
@@ -90,13 +94,14 @@ def translate_flow(recipe_path: str, out_dir: str) -> dict:
 def run(args: argparse.Namespace) -> int:
     from flows.runtime import prefect_server, result_storage
     from pipelines.core.io import output_lock
-    from pipelines.core.preflight import check_ingest_inputs
+    from pipelines.core.preflight import check_ingest_inputs, check_rebuild_recipe
     from pipelines.core.recipe import RecipeError, load_recipe
 
     recipe = load_recipe(args.recipe)
     if recipe.translation is None:
         raise RecipeError(f"{args.recipe}: no translation section (task korsts or kornli)")
     check_ingest_inputs(recipe, args.recipe)
+    check_rebuild_recipe(recipe, args.recipe)  # the source, its reference, the memory
     out = args.out or Path("runs") / recipe.name
     out.mkdir(parents=True, exist_ok=True)
     with prefect_server(), output_lock(out), result_storage(out):

@@ -46,6 +46,8 @@ def check_rebuild_recipe(recipe: Recipe, path: Path | str) -> None:
     missing = [s for s in kind.needs if _section(recipe, s) is None]
     if missing:
         raise RecipeError(f"{path}: a {kind.name} rebuild needs the sections {missing}")
+    if kind.preflight is not None:
+        kind.preflight(recipe)
     ann = recipe.annotation
     configs = kind.configs(recipe) if kind.configs else []
     if ann is not None:

@@ -398,8 +398,9 @@ class PostEditSpec(_Strict):
     """The post-editing round and its cross-check (KorSTS/KorNLI: two translators each
     post-edit half and review the other's half)."""
 
-    config: str = "../annotation_configs/mt_postedit.xml"
-    crosscheck_config: str = "../annotation_configs/mt_crosscheck.xml"
+    # None: benchforge's annotation_configs/mt_postedit.xml and mt_crosscheck.xml
+    config: str | None = None
+    crosscheck_config: str | None = None
     project: str | None = None  # prefix of the four projects; default: the recipe's name
     simulate: PostEditSimulation | None = None
     timeout: float = Field(default=3600.0, gt=0)

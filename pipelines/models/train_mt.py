@@ -109,6 +109,8 @@ def train_sentencepiece(
     first, then the sentencepiece pieces (the Marian tokenizer's ``vocab.json``)."""
     import sentencepiece as spm
 
+    # every character needs a piece of its own (Korean has hundreds of syllables)
+    vocab_size = max(vocab_size, len(set("".join(sentences))) + len(specials) + 8)
     text = out / f"{prefix}_corpus.txt"
     text.write_text("\n".join(sentences) + "\n", encoding="utf-8")
     spm.SentencePieceTrainer.train(
@@ -285,8 +287,13 @@ def train_mt(parallel: Path, out: Path, settings: MtSettings | None = None,
                            range(0, len(heldout), 64)]  # fmt: skip
                 held_loss = float(np.mean([_loss(model, held, b, pad, 0.0, device).item()
                                            for b in batches]))  # fmt: skip
-        history.append({"epoch": epoch, "train_loss": round(total / steps_per_epoch, 4),
-                        "heldout_loss": None if held_loss is None else round(held_loss, 4)})  # fmt: skip
+        history.append(
+            {
+                "epoch": epoch,
+                "train_loss": round(total / steps_per_epoch, 4),
+                "heldout_loss": None if held_loss is None else round(held_loss, 4),
+            }
+        )
         bar.set_postfix(loss=f"{total / steps_per_epoch:.3f}", heldout=f"{held_loss or 0:.3f}")
         if held_loss is None or held_loss < best:
             best = held_loss if held_loss is not None else best

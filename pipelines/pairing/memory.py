@@ -70,8 +70,13 @@ class TranslationMemory:
         tsv = ".tsv" in path.suffixes or ".txt" in path.suffixes
         opener = gzip.open if path.suffix == ".gz" else open
         with opener(path, "rt", encoding="utf-8", newline="") as f:
-            rows = list(csv.reader(f, delimiter="\t" if tsv else ",",
-                                   quoting=csv.QUOTE_NONE if tsv else csv.QUOTE_MINIMAL))  # fmt: skip
+            rows = list(
+                csv.reader(
+                    f,
+                    delimiter="\t" if tsv else ",",
+                    quoting=csv.QUOTE_NONE if tsv else csv.QUOTE_MINIMAL,
+                )
+            )
         header = [h.strip().lstrip("\ufeff") for h in rows[0]] if rows else []
         for col in (source, target):
             if col not in header:
@@ -123,8 +128,13 @@ class TranslationMemory:
         return out
 
 
-def translate_with_memory(texts: Sequence[str], memory: TranslationMemory | None,
-                          translator: Translator | None, src: str, tgt: str) -> pd.DataFrame:  # fmt: skip
+def translate_with_memory(
+    texts: Sequence[str],
+    memory: TranslationMemory | None,
+    translator: Translator | None,
+    src: str,
+    tgt: str,
+) -> pd.DataFrame:
     """One row per text (``LINEAGE_COLUMNS``): the memory first, then the translator for
     the rest (see the module docstring). A translator that returns another number of
     translations than it was given texts is an error naming the backend."""

@@ -51,20 +51,24 @@ from pipelines.quality.dedup import normalize
 
 # English words that carry a referent's gender (lower case; a small documented lexicon)
 GENDERED_EN = frozenset(
-    "he him his himself she her hers herself man men woman women boy boys girl girls "
-    "gentleman gentlemen lady ladies sir madam ma'am mr mrs ms miss father fathers mother "
-    "mothers dad mom mum son sons daughter daughters brother brothers sister sisters "
-    "husband wife king queen prince princess uncle aunt nephew niece grandfather "
-    "grandmother grandpa grandma boyfriend girlfriend male female bride groom actress "
-    "waitress policeman policewoman businessman businesswoman fireman spokesman chairman "
-    "guy guys".split()
+    """
+    he him his himself she her hers herself man men woman women
+    boy boys girl girls gentleman gentlemen lady ladies sir madam ma'am mr
+    mrs ms miss father fathers mother mothers dad mom mum son sons
+    daughter daughters brother brothers sister sisters husband wife king queen prince princess
+    uncle aunt nephew niece grandfather grandmother grandpa grandma boyfriend girlfriend male female
+    bride groom actress waitress policeman policewoman businessman businesswoman
+    fireman spokesman chairman guy guys
+    """.split()  # noqa: SIM905 - a word list to read, not to format
 )
 # Korean nouns that carry a referent's gender (MeCab surfaces), and the pronoun 그/NP
 GENDERED_KO = frozenset(
-    "그녀 남자 여자 남성 여성 소년 소녀 신사 숙녀 아저씨 아줌마 아주머니 할머니 할아버지 "
-    "아버지 어머니 아빠 엄마 아들 딸 누나 오빠 언니 형 남동생 여동생 남편 아내 부인 왕 여왕 "
-    "왕자 공주 삼촌 이모 고모 신부 신랑 여배우 남배우 웨이트리스 숙모 조카딸 남자친구 "
-    "여자친구 남친 여친 양반 마님".split()
+    """
+    그녀 남자 여자 남성 여성 소년 소녀 신사 숙녀 아저씨 아줌마 아주머니 할머니 할아버지
+    아버지 어머니 아빠 엄마 아들 딸 누나 오빠 언니 형 남동생 여동생 남편 아내
+    부인 왕 여왕 왕자 공주 삼촌 이모 고모 신부 신랑 여배우 남배우 웨이트리스 숙모
+    조카딸 남자친구 여자친구 남친 여친 양반 마님
+    """.split()  # noqa: SIM905 - a word list to read, not to format
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 _LATIN_RUN = re.compile(r"[A-Za-z][A-Za-z'’-]*(?:[\s,]+[A-Za-z][A-Za-z'’-]*)+")
@@ -108,8 +112,13 @@ def identical_translation(pairs: pd.DataFrame, s: QaSettings) -> list[Flag]:
         if score is None or score >= s.max_score:
             continue
         if normalize(r.ko1) == normalize(r.ko2) and normalize(r.en1) != normalize(r.en2):
-            out.append(Flag(r.pair_id, "identical_translation",
-                            f"both sentences translate to {r.ko1!r}; English score {score}"))  # fmt: skip
+            out.append(
+                Flag(
+                    r.pair_id,
+                    "identical_translation",
+                    f"both sentences translate to {r.ko1!r}; English score {score}",
+                )
+            )
     return out
 
 
@@ -199,8 +208,14 @@ def length_ratio(pairs: pd.DataFrame, s: QaSettings) -> list[Flag]:
     for pair_id, k, x in rows:
         z = 0.6745 * (x - median) / mad
         if abs(z) > s.length_ratio_z:
-            out.append(Flag(pair_id, "length_ratio", f"sentence{k}: length ratio "
-                            f"{math.exp(x):.2f} (median {math.exp(median):.2f}, z {z:.1f})"))  # fmt: skip
+            out.append(
+                Flag(
+                    pair_id,
+                    "length_ratio",
+                    f"sentence{k}: length ratio "
+                    f"{math.exp(x):.2f} (median {math.exp(median):.2f}, z {z:.1f})",
+                )
+            )
     return out
 
 

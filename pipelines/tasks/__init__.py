@@ -102,6 +102,8 @@ class TaskKind:
     simulated: Callable[[object], bool] | None = None
     # the annotation configs a recipe names, checked before any work: (field, path)
     configs: Callable[[object], list[tuple[str, str]]] | None = None
+    # checks of the recipe's own inputs before any work (a bad file fails in seconds)
+    preflight: Callable[[object], None] | None = None
     doc: str = ""
 
 

@@ -129,8 +129,16 @@ def read_pairs(path: Path, corpus: object, label_field: str, labels: tuple[str, 
                 raise SourceError(f"{path}: line {line}: label {value!r} is not one of {labels}")
             label = value
         extra = {k: str(v) for k, v in record.items() if k not in need}
-        out.append({"row": n, "line": line, "sentence1": str(record["sentence1"]).strip(),
-                    "sentence2": str(record["sentence2"]).strip(), "label": label, **extra})  # fmt: skip
+        out.append(
+            {
+                "row": n,
+                "line": line,
+                "sentence1": str(record["sentence1"]).strip(),
+                "sentence2": str(record["sentence2"]).strip(),
+                "label": label,
+                **extra,
+            }
+        )
         if corpus.limit and n >= corpus.limit:
             break
     if not out:
@@ -156,6 +164,18 @@ def aligned_reference(source: pd.DataFrame, reference: pd.DataFrame, src_path: P
     return ref
 
 
+def preflight(recipe: object, numeric: bool, label_field: str) -> None:
+    """Read the English pairs, check the reference's alignment and load the translation
+    memory: bad input fails here, before any server starts or any output is written."""
+    from pipelines.pairing.memory import TranslationMemory
+
+    source_tables(recipe, numeric, label_field)
+    m = recipe.translation.memory
+    if m:
+        TranslationMemory.load(recipe.resolve(m.path), m.fuzzy_threshold, m.source_column,
+                               m.target_column)  # fmt: skip
+
+
 def sentence_id(text: str) -> str:
     return "s-" + hashlib.sha256(text.encode()).hexdigest()[:12]
 
@@ -174,9 +194,13 @@ def source_tables(recipe: object, numeric: bool, label_field: str
     pairs = pairs.rename(columns={"sentence1": "en1", "sentence2": "en2"})
     if t.reference:
         ref_spec = corpora[t.reference]
-        ref = aligned_reference(pairs, read_pairs(recipe.corpus_path(ref_spec), ref_spec,
-                                                  label_field, labels),
-                                recipe.corpus_path(src), recipe.corpus_path(ref_spec), numeric)  # fmt: skip
+        ref = aligned_reference(
+            pairs,
+            read_pairs(recipe.corpus_path(ref_spec), ref_spec, label_field, labels),
+            recipe.corpus_path(src),
+            recipe.corpus_path(ref_spec),
+            numeric,
+        )
         pairs["ref1"], pairs["ref2"] = ref["sentence1"], ref["sentence2"]
         for col in KORSTS_META:
             if col in ref.columns:
@@ -289,8 +313,9 @@ def translate_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         memory = (TranslationMemory.load(ctx.recipe.resolve(t.memory.path),
                                          t.memory.fuzzy_threshold, t.memory.source_column,
                                          t.memory.target_column) if t.memory else None)  # fmt: skip
-        lineage = translate_with_memory(sentences["english"].tolist(), memory,
-                                        translator_of(ctx), t.source_lang, t.target_lang)  # fmt: skip
+        lineage = translate_with_memory(
+            sentences["english"].tolist(), memory, translator_of(ctx), t.source_lang, t.target_lang
+        )
         sentences = pd.concat([sentences, lineage.drop(columns=["text"])], axis=1)
         info = {
             "pairs": len(pairs),
@@ -362,8 +387,14 @@ def postedit_step(ctx: RunContext, arg: str = "") -> StepOutcome:
                 "simulated": sim is not None}  # fmt: skip
         return tables, info
 
-    info, hit = cached(ctx.out / "postedit", [sentences], [sim.model_dump() if sim else None],
-                       compute, "postedit.json", [f"items-{h}.parquet" for h in HALVES])  # fmt: skip
+    info, hit = cached(
+        ctx.out / "postedit",
+        [sentences],
+        [sim.model_dump() if sim else None],
+        compute,
+        "postedit.json",
+        [f"items-{h}.parquet" for h in HALVES],
+    )
     n = sum(info["items"].values())
     return StepOutcome(f"{info['items']} sentences per post-editor{' (cached)' if hit else ''}",
                        {**info, "cached": hit}, Rows("sentence", n, n))  # fmt: skip
@@ -469,7 +500,8 @@ def qa_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         pairs = pd.read_parquet(inputs[0])
         pairs["ko1"], pairs["ko2"] = pairs["s1"].map(final), pairs["s2"].map(final)
         flags = run_checks(pairs, names, settings)
-        grouped = flags.groupby("pair_id").agg(checks=("check", lambda c: "|".join(dict.fromkeys(c))),
+        joined = lambda c: "|".join(dict.fromkeys(c))  # noqa: E731 - first-seen order
+        grouped = flags.groupby("pair_id").agg(checks=("check", joined),
                                                details=("detail", " ; ".join))  # fmt: skip
         review = pairs.merge(grouped, left_on="pair_id", right_index=True)
         review = review[["pair_id", "split", "checks", "details", "label", "en1", "en2",
@@ -537,8 +569,11 @@ def qa_step(ctx: RunContext, arg: str = "") -> StepOutcome:
                        compute, "qa.json", ["pairs.parquet", "dropped.parquet",
                                             "review.parquet", "sentences.parquet"])  # fmt: skip
     overall = {k: v["mt_vs_final"] for k, v in info["figures"]["per_split"].items()}
-    summary = ", ".join(f"{k}: BLEU {v.get('bleu')}, chrF {v.get('chrf')}, unchanged "
-                        f"{v.get('unchanged_share', 0):.0%}" for k, v in overall.items())  # fmt: skip
+    summary = ", ".join(
+        f"{k}: BLEU {v.get('bleu')}, chrF {v.get('chrf')}, unchanged "
+        f"{v.get('unchanged_share', 0):.0%}"
+        for k, v in overall.items()
+    )
     return StepOutcome(
         f"{summary}; {info['flagged_pairs']} pairs flagged {info['flags']}"
         f"{' (cached)' if hit else ''}",
@@ -583,8 +618,14 @@ def kornli_records(pairs: pd.DataFrame) -> dict[str, list[dict]]:
     ``license``."""
     out: dict[str, list[dict]] = {}
     for r in pairs.sort_values("row").itertuples(index=False):
-        out.setdefault(r.split, []).append({"sentence1": r.ko1, "sentence2": r.ko2,
-                                            "gold_label": str(r.label), "license": r.license})  # fmt: skip
+        out.setdefault(r.split, []).append(
+            {
+                "sentence1": r.ko1,
+                "sentence2": r.ko2,
+                "gold_label": str(r.label),
+                "license": r.license,
+            }
+        )
     return out
 
 
@@ -718,6 +759,21 @@ def card_facts_of(ctx: RunContext, pairs: pd.DataFrame, records: dict[str, list[
 # ------------------------------------------------------------------------ rounds, card
 
 
+CONFIGS = Path(__file__).resolve().parents[2] / "annotation_configs"
+
+
+def configs(recipe: object) -> list[tuple[str, Path]]:
+    """The post-editing and cross-check interfaces: the recipe's, else benchforge's."""
+    pe = recipe.translation.postedit
+    return [
+        ("translation.postedit.config",
+         recipe.resolve(pe.config) if pe.config else CONFIGS / "mt_postedit.xml"),
+        ("translation.postedit.crosscheck_config",
+         recipe.resolve(pe.crosscheck_config) if pe.crosscheck_config
+         else CONFIGS / "mt_crosscheck.xml"),
+    ]  # fmt: skip
+
+
 def rounds(ctx: RunContext) -> dict[str, Round]:
     """Four Label Studio projects: each post-editor's half, then the cross-checks (half a
     reviewed by b's post-editor, and the reverse)."""
@@ -728,15 +784,16 @@ def rounds(ctx: RunContext) -> dict[str, Round]:
     sim = _sim(ctx)
     spec = SimulateSpec(annotators=1, seed=sim.seed) if sim else None
     other = {"a": "b", "b": "a"}
+    (_, postedit_xml), (_, crosscheck_xml) = configs(ctx.recipe)
     out_rounds = {}
     for h in HALVES:
         out_rounds[f"postedit-{h}"] = Round(
-            out / "postedit" / f"items-{h}.parquet", ctx.recipe.resolve(pe.config),
+            out / "postedit" / f"items-{h}.parquet", postedit_xml,
             f"{prefix}-postedit-{h}", 1, spec, f"posteditor-{h}",
             out / "annotate" / f"postedit-{h}.parquet", pe.timeout, pe.poll)  # fmt: skip
     for h in HALVES:
         out_rounds[f"crosscheck-{h}"] = Round(
-            out / "crosscheck" / f"items-{h}.parquet", ctx.recipe.resolve(pe.crosscheck_config),
+            out / "crosscheck" / f"items-{h}.parquet", crosscheck_xml,
             f"{prefix}-crosscheck-{h}", 1, spec, f"posteditor-{other[h]}",
             out / "annotate" / f"crosscheck-{h}.parquet", pe.timeout, pe.poll)  # fmt: skip
     return out_rounds
@@ -758,8 +815,20 @@ def card(facts: dict) -> CardSection:
         rows.append([split, m["sentences"], m.get("bleu"), m.get("chrf"), m.get("ter"),
                      f"{m.get('unchanged_share', 0):.0%}", m["edit_distance"]["p50"],
                      paper["bleu"], f"{paper['unchanged']:.0%}"])  # fmt: skip
-    qa_table = table(["split", "sentences", "BLEU", "chrF", "TER", "unchanged",
-                      "median edit distance", "paper's BLEU", "paper's unchanged"], rows)  # fmt: skip
+    qa_table = table(
+        [
+            "split",
+            "sentences",
+            "BLEU",
+            "chrF",
+            "TER",
+            "unchanged",
+            "median edit distance",
+            "paper's BLEU",
+            "paper's unchanged",
+        ],
+        rows,
+    )
     editors = table(["post-editor", "half", "sentences", "BLEU MT vs post-edit", "chrF",
                      "unchanged"],
                     [[w, ",".join(f["half"]), f["sentences"], f.get("bleu"), f.get("chrf"),
@@ -805,7 +874,8 @@ def card(facts: dict) -> CardSection:
     if facts["annotation"]["simulated"] and sim:
         annotation += (
             "\n\nThe post-editors and reviewers are **simulated**: their latent target is the "
-            f"human translation of the reference corpus `{facts['recipe']['translation']['reference']}` "
+            "human translation of the reference corpus "
+            f"`{facts['recipe']['translation']['reference']}` "
             f"(the released KorSTS/KorNLI sentence); a draft with chrF >= {sim['close_chrf']} "
             f"against it is left unchanged with probability {sim['keep_close_rate']}, else "
             "replaced by it."
@@ -847,7 +917,7 @@ def card(facts: dict) -> CardSection:
         + ", ".join(f"{k} {v}" for k, v in qa["settings"].items())
         + f"). Pairs flagged: {qa['flagged_pairs']}; flags per check: "
         + (", ".join(f"{k} {v}" for k, v in sorted(qa["flags"].items())) or "none")
-        + f". Pairs dropped per reason: "
+        + ". Pairs dropped per reason: "
         + (", ".join(f"{k} {v}" for k, v in sorted(qa["dropped"].items())) or "none")
         + " (`qa/review.parquet`, `qa/dropped.parquet`).",
         "",
@@ -857,8 +927,14 @@ def card(facts: dict) -> CardSection:
     splits = ("The splits are the English dataset's (KorSTS and KorNLI keep STS-B's and "
               "XNLI's): " + ", ".join(f"{k} {v} pairs" for k, v in facts["split"]["splits"]
                                       .items()) + ".")  # fmt: skip
-    limitations = ["The machine translator is a small model trained here; its drafts needed "
-                   "heavy post-editing (see the QA table)."] if mt.get("trained") else []  # fmt: skip
+    limitations = (
+        [
+            "The machine translator is a small model trained here; its drafts needed "
+            "heavy post-editing (see the QA table)."
+        ]
+        if mt.get("trained")
+        else []
+    )
     if facts["annotation"]["simulated"]:
         limitations.append("The post-edits are **simulated** from the released human "
                            "translation: the QA figures describe the simulator, not "
@@ -919,7 +995,6 @@ for _name, _title, _field, _records_fn, _checks in (
         records=lambda inputs, fn=_records_fn: fn(inputs.gold), card=card,
         needs=["translation"], label_field=_field, checks=_checks,
         simulated=lambda recipe: bool(recipe.translation and recipe.translation.postedit.simulate),
-        configs=lambda recipe: [("translation.postedit.config", recipe.translation.postedit.config),
-                                ("translation.postedit.crosscheck_config",
-                                 recipe.translation.postedit.crosscheck_config)],
+        preflight=lambda recipe, n=_name, f=_field: preflight(recipe, LABELS[n] is None, f),
+        configs=configs,
     ))  # fmt: skip
