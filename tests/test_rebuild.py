@@ -491,3 +491,94 @@ def test_html_card_opens_in_a_real_browser_with_its_figures(rebuilt):
         "Provenance",
     ):
         assert heading in headings, headings
+
+
+@pytest.fixture(scope="module")
+def korsts_rebuilt(server, tmp_path_factory):
+    """recipes/korsts-demo.yaml made small: 10 pairs, a tiny MT model trained on the spot."""
+    folder = tmp_path_factory.mktemp("korsts")
+    recipe = yaml.safe_load((ROOT / "recipes" / "korsts-demo.yaml").read_text(encoding="utf-8"))
+    for corpus in recipe["corpora"]:
+        corpus["path"] = str((ROOT / "recipes" / corpus["path"]).resolve())
+        corpus["limit"] = 10
+    t = recipe["translation"]
+    t["memory"]["path"] = str((ROOT / "recipes" / t["memory"]["path"]).resolve())
+    t["train"] = {"parallel": str((ROOT / "recipes" / t["train"]["parallel"]).resolve()),
+                  "epochs": 1, "d_model": 32, "ffn_dim": 64, "layers": 1, "heads": 2,
+                  "limit": 200, "heldout": 10}  # fmt: skip
+    t["postedit"]["project"] = "korsts-rebuild-test"
+    path = folder / "korsts.yaml"
+    path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
+    out = folder / "out"
+    first = rebuild(path, out, server["port"])
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    again = rebuild(path, out, server["port"])
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    return {"out": out, "first": first.stdout, "again": again.stdout}
+
+
+def test_korsts_rounds_halves_crosscheck_and_no_duplicate_tasks(korsts_rebuilt):
+    out = korsts_rebuilt["out"]
+    assert "0 tasks created" in korsts_rebuilt["again"] and "(cached)" in korsts_rebuilt["again"]
+    ls = annotate.client()
+    items = {h: pd.read_parquet(out / "postedit" / f"items-{h}.parquet") for h in "ab"}
+    assert not set(items["a"]["item_id"]) & set(items["b"]["item_id"])  # each takes half
+    assert "score" not in items["a"].columns and "label" not in items["a"].columns  # no label
+    editors = {}
+    for round_ in ("postedit", "crosscheck"):
+        for h in "ab":
+            project = annotate.find_project(ls, f"korsts-rebuild-test-{round_}-{h}")
+            assert project.task_number == len(items[h])  # no duplicate task after the rerun
+            table = pd.read_parquet(out / "annotate" / f"{round_}-{h}.parquet")
+            editors[round_, h] = set(table["annotator_id"])
+    # the other post-editor cross-checks each half
+    assert editors["crosscheck", "a"] == editors["postedit", "b"]
+    assert editors["crosscheck", "b"] == editors["postedit", "a"]
+    assert editors["postedit", "a"] != editors["postedit", "b"]
+
+
+def test_korsts_export_carries_english_labels_and_final_translations(korsts_rebuilt):
+    out = korsts_rebuilt["out"]
+    sentences = pd.read_parquet(out / "qa" / "sentences.parquet").set_index("sentence_id")
+    kept = pd.read_parquet(out / "qa" / "pairs.parquet")
+    dropped = pd.read_parquet(out / "qa" / "dropped.parquet")
+    pairs = pd.read_parquet(out / "translate" / "pairs.parquet")
+    assert len(kept) + len(dropped) == len(pairs) == 10 and dropped["reason"].notna().all()
+    lines = (out / "dataset" / "dev.tsv").read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "genre\tfilename\tyear\tid\tscore\tsentence1\tsentence2"
+    rows = [line.split("\t") for line in lines[1:]]
+    assert len(rows) == len(kept)
+    for row, pair in zip(rows, kept.sort_values("row").itertuples(), strict=True):
+        assert float(row[4]) == pytest.approx(pair.label)  # the English score
+        assert row[5] == sentences.at[pair.s1, "final"] and row[6] == sentences.at[pair.s2, "final"]
+        assert row[1] in ("images", "track5.en-en")
+    # simulated post-editors aim at the KorSTS human translation
+    ref = pairs.set_index("s1")["ref1"]
+    assert (sentences.loc[ref.index, "final"] == ref).mean() > 0.8
+    qa = json.loads((out / "qa" / "qa.json").read_text(encoding="utf-8"))
+    assert qa["figures"]["per_split"]["dev"]["mt_vs_final"]["sentences"] == len(sentences)
+
+
+def test_korsts_card_gives_qa_beside_the_paper_and_says_simulated(korsts_rebuilt):
+    card = (korsts_rebuilt["out"] / "dataset" / "DATA_CARD.md").read_text(encoding="utf-8")
+    qa = json.loads((korsts_rebuilt["out"] / "qa" / "qa.json").read_text(encoding="utf-8"))
+    dev = qa["figures"]["per_split"]["dev"]["mt_vs_final"]
+    assert "73.26" in card and "53%" in card  # the paper's figures
+    assert f"| dev | {dev['sentences']} | {dev['bleu']} | {dev['chrf']} |" in card
+    assert "**simulated**" in card and "korsts-dev" in card
+    assert "Label-risk checks" in card and "CC-BY-SA-4.0" in card
+    assert "{{" not in card
+
+
+def test_korsts_export_loads_with_the_datasets_library(korsts_rebuilt, tmp_path):
+    import datasets
+
+    folder = korsts_rebuilt["out"] / "dataset"
+    cache = {"cache_dir": str(tmp_path / "hf")}
+    as_json = datasets.load_dataset("json", data_files={"dev": str(folder / "dev.jsonl")}, **cache)
+    as_parquet = datasets.load_dataset("parquet", data_files={"dev": str(folder / "dev.parquet")},
+                                       **cache)  # fmt: skip
+    first = json.loads((folder / "dev.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert as_json["dev"].column_names == ["genre", "filename", "year", "id", "score",
+                                           "sentence1", "sentence2", "license"]  # fmt: skip
+    assert as_json["dev"][0] == as_parquet["dev"][0] == first

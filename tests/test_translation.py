@@ -18,8 +18,11 @@ import yaml
 
 from pipelines.core.recipe import load_recipe
 from pipelines.models.train_mt import MtSettings, train_mt
-from pipelines.pairing.memory import TranslationMemory, TranslationMemoryError
-from pipelines.pairing.memory import translate_with_memory
+from pipelines.pairing.memory import (
+    TranslationMemory,
+    TranslationMemoryError,
+    translate_with_memory,
+)
 from pipelines.pairing.translate import CachedTranslator, TransformersTranslator, TranslationError
 from pipelines.quality import translation_qa as qa
 from pipelines.tasks import kornlu
@@ -69,7 +72,8 @@ def test_memory_exact_then_fuzzy_then_mt_with_lineage(tiny_mt):
     fuzzy = exact.rstrip(".") + "!"  # one character off
     other = "An astronaut repairs a satellite in orbit."
     out = translate_with_memory([exact, fuzzy, other], memory,
-                                TransformersTranslator(tiny_mt[0], device="cpu"), "en", "ko")  # fmt: skip
+                                TransformersTranslator(tiny_mt[0], device="cpu"), "en",
+                                "ko")  # fmt: skip
     assert list(out["backend"]) == ["memory-exact", "memory-fuzzy", "transformers"]
     assert out["draft"].iloc[0] == table["target"].iloc[5] and out["tm_score"].iloc[0] == 100
     assert 90 <= out["tm_score"].iloc[1] < 100 and out["tm_source"].iloc[1] == exact
@@ -183,7 +187,8 @@ def test_gender_lost_or_added_in_translation():
     assert qa.gendered_korean("그 사람이 딸기를 먹는다.") == []  # 그/MM is "that"; 딸기 no 딸
     pairs = pd.DataFrame([
         {"pair_id": "lost", "en1": "Sir, your table is ready.", "en2": "A table is ready.",
-         "ko1": "선생님, 자리가 준비되었습니다.", "ko2": "자리가 준비되었다.", "label": "entailment"},
+         "ko1": "선생님, 자리가 준비되었습니다.", "ko2": "자리가 준비되었다.",
+         "label": "entailment"},
         {"pair_id": "kept", "en1": "A woman plays the flute.", "en2": "Someone plays music.",
          "ko1": "한 여자가 플루트를 연주한다.", "ko2": "누군가 음악을 연주한다.",
          "label": "entailment"},
@@ -214,7 +219,8 @@ def _translate_recipe(tmp_path: Path, **change: object) -> Path:
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "flows.cli", *args], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600, env=os.environ.copy())  # fmt: skip
+                          capture_output=True, text=True, timeout=600,
+                          env=os.environ.copy())  # fmt: skip
 
 
 def test_bad_inputs_fail_before_any_work_naming_file_and_line(tmp_path):
