@@ -185,6 +185,7 @@ def test_gender_lost_or_added_in_translation():
     assert qa.gendered_english("Sir, your table is ready.") == ["sir"]
     assert qa.gendered_korean('그리고 그가 말했다, "엄마, 저 왔어요."') == ["그", "엄마"]
     assert qa.gendered_korean("그 사람이 딸기를 먹는다.") == []  # 그/MM is "that"; 딸기 no 딸
+    assert qa.gendered_korean("그들은 학교에서 공연을 준비하고 있다.") == []  # they
     pairs = pd.DataFrame([
         {"pair_id": "lost", "en1": "Sir, your table is ready.", "en2": "A table is ready.",
          "ko1": "선생님, 자리가 준비되었습니다.", "ko2": "자리가 준비되었다.",

@@ -150,12 +150,16 @@ def gendered_english(text: str) -> list[str]:
 
 def gendered_korean(text: str, lang: str = "ko") -> list[str]:
     """The gendered Korean morphemes of ``text``: nouns in ``GENDERED_KO`` and 그 as a
-    pronoun (NP; as a determiner, MM, it is "that")."""
+    pronoun (NP; as a determiner, MM, it is "that"; 그들, "they", is not gendered)."""
     from pipelines.lang import language
 
     out = []
-    for surface, tag in language(lang).tagged(text):
-        if (tag.startswith("NN") and surface in GENDERED_KO) or (surface == "그" and tag == "NP"):
+    morphs = language(lang).tagged(text)
+    for i, (surface, tag) in enumerate(morphs):
+        plural = i + 1 < len(morphs) and morphs[i + 1][0] == "들"  # 그들: they
+        if (tag.startswith("NN") and surface in GENDERED_KO) or (
+            surface == "그" and tag == "NP" and not plural
+        ):
             out.append(surface)
     return out
 

@@ -265,7 +265,7 @@ def mt_model_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         f"chrF {h.get('chrf')}, BLEU {h.get('bleu')} ({metrics['seconds']} s on "
         f"{metrics['device']})",
         {"trained": True, "cached": cached_, "heldout": h, "seconds": metrics["seconds"],
-         "model": str(out)},
+         "model": "OUT/" + out.name},
     )  # fmt: skip
 
 
@@ -737,7 +737,10 @@ def card_facts_of(ctx: RunContext, pairs: pd.DataFrame, records: dict[str, list[
         "funnel": card_facts.funnel(ingest, ctx.steps, released),
         "export": {"layout": kind.layout, "files": {f"{s}.tsv": len(v) for s, v in
                                                     records.items()},
-                   "licence": licence_facts(recipe, pairs)},
+                   # the reference's sentences are released too (the targets of post-editing)
+                   "licence": licence_facts(recipe, pd.DataFrame(
+                       {"source": [recipe.translation.source, recipe.translation.reference]}
+                   ).dropna())},
         "provenance": {
             "recipe": recipe.name,
             **card_facts.provenance(ctx.recipe_path,
