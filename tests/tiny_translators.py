@@ -91,29 +91,10 @@ SPECIALS = ["<s>", "<pad>", "</s>", "<unk>"]
 def _sentencepiece(
     out: Path, prefix: str, sentences: list[str], specials: list[str]
 ) -> dict[str, int]:
-    """Train a small sentencepiece model ``out/prefix.model`` on ``sentences`` and return
-    a vocabulary: ``specials`` first, then its pieces."""
-    import sentencepiece as spm
+    """A small sentencepiece vocabulary (the MT trainer's, 150 pieces)."""
+    from pipelines.models.train_mt import train_sentencepiece
 
-    text = out / "spm_corpus.txt"
-    text.write_text("\n".join(sentences) + "\n", encoding="utf-8")
-    spm.SentencePieceTrainer.train(
-        input=str(text),
-        model_prefix=str(out / prefix),
-        vocab_size=150,
-        hard_vocab_limit=False,
-        character_coverage=1.0,
-        bos_id=-1,
-        eos_id=-1,
-        unk_id=0,
-        minloglevel=2,
-    )
-    text.unlink()
-    proc = spm.SentencePieceProcessor(model_file=str(out / f"{prefix}.model"))
-    vocab = {tok: i for i, tok in enumerate(specials)}
-    for i in range(proc.get_piece_size()):
-        vocab.setdefault(proc.id_to_piece(i), len(vocab))
-    return vocab
+    return train_sentencepiece(out, prefix, sentences, specials, 150)
 
 
 def _train(model, batches: list[dict], steps: int) -> None:
