@@ -507,6 +507,9 @@ def korsts_rebuilt(server, tmp_path_factory):
                   "epochs": 1, "d_model": 32, "ffn_dim": 64, "layers": 1, "heads": 2,
                   "limit": 200, "heldout": 10}  # fmt: skip
     t["postedit"]["project"] = "korsts-rebuild-test"
+    # flag pairs whose length ratio is merely unusual, and send them to a relabel round
+    t["qa"] = {"on_flag": "relabel", "length_ratio_z": 1.0,
+               "relabel": {"overlap": 3, "project": "korsts-rebuild-test-relabel"}}  # fmt: skip
     path = folder / "korsts.yaml"
     path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
     out = folder / "out"
@@ -537,10 +540,28 @@ def test_korsts_rounds_halves_crosscheck_and_no_duplicate_tasks(korsts_rebuilt):
     assert editors["postedit", "a"] != editors["postedit", "b"]
 
 
+def test_korsts_flagged_pairs_are_relabelled_in_their_own_round(korsts_rebuilt):
+    out = korsts_rebuilt["out"]
+    review = pd.read_parquet(out / "qa" / "review.parquet")
+    final = pd.read_parquet(out / "relabel" / "pairs.parquet").set_index("pair_id")
+    votes = pd.read_parquet(out / "annotate" / "relabel.parquet")
+    votes = votes[~votes["cancelled"] & (votes["field"] == "similarity")]
+    assert len(review) >= 1 and set(votes["item_id"]) == set(review["pair_id"]) & set(final.index)
+    project = annotate.find_project(annotate.client(), "korsts-rebuild-test-relabel")
+    assert project.task_number == len(set(votes["item_id"]))  # no duplicate after the rerun
+    for pair_id, group in votes.groupby("item_id"):
+        assert len(group) == 3 and final.at[pair_id, "relabelled"]
+        assert final.at[pair_id, "label"] == round(group["value"].astype(float).mean(), 2)
+    untouched = final[~final["relabelled"]]
+    assert (untouched["label"] == untouched["label_en"]).all()
+    card = (out / "dataset" / "DATA_CARD.md").read_text(encoding="utf-8")
+    assert "Relabel round (`qa.on_flag: relabel`)" in card
+
+
 def test_korsts_export_carries_english_labels_and_final_translations(korsts_rebuilt):
     out = korsts_rebuilt["out"]
     sentences = pd.read_parquet(out / "qa" / "sentences.parquet").set_index("sentence_id")
-    kept = pd.read_parquet(out / "qa" / "pairs.parquet")
+    kept = pd.read_parquet(out / "relabel" / "pairs.parquet")
     dropped = pd.read_parquet(out / "qa" / "dropped.parquet")
     pairs = pd.read_parquet(out / "translate" / "pairs.parquet")
     assert len(kept) + len(dropped) == len(pairs) == 10 and dropped["reason"].notna().all()
@@ -549,7 +570,8 @@ def test_korsts_export_carries_english_labels_and_final_translations(korsts_rebu
     rows = [line.split("\t") for line in lines[1:]]
     assert len(rows) == len(kept)
     for row, pair in zip(rows, kept.sort_values("row").itertuples(), strict=True):
-        assert float(row[4]) == pytest.approx(pair.label)  # the English score
+        assert float(row[4]) == pytest.approx(pair.label)  # English, or the relabel round's
+        assert pair.relabelled or pair.label == pair.label_en
         assert row[5] == sentences.at[pair.s1, "final"] and row[6] == sentences.at[pair.s2, "final"]
         assert row[1] in ("images", "track5.en-en")
     # simulated post-editors aim at the KorSTS human translation

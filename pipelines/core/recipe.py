@@ -407,6 +407,18 @@ class PostEditSpec(_Strict):
     poll: float = Field(default=5.0, gt=0)
 
 
+class RelabelSpec(_Strict):
+    """The relabel round of flagged translated pairs: annotators label the Korean pair
+    (STS: 0-5, ``sts.xml``; NLI: ``nli_validation.xml``) and their mean (STS) or
+    majority (NLI) replaces the English label."""
+
+    config: str | None = None  # None: annotation_configs/sts.xml or nli_validation.xml
+    overlap: int = Field(default=3, ge=1)
+    project: str | None = None  # default: "<recipe name>-relabel"
+    timeout: float = Field(default=3600.0, gt=0)
+    poll: float = Field(default=5.0, gt=0)
+
+
 class TranslationQaSpec(_Strict):
     """Translation QA (pipelines.quality.translation_qa): which label-risk checks run,
     their thresholds, and what happens to a flagged pair."""
@@ -415,7 +427,10 @@ class TranslationQaSpec(_Strict):
     near_identical: float = Field(default=0.95, gt=0, le=1)
     latin_min_words: int = Field(default=2, ge=1)
     length_ratio_z: float = Field(default=3.5, gt=0)
-    on_flag: Literal["drop", "keep"] = "drop"
+    # drop: flagged pairs leave the release; keep: they stay, listed for review;
+    # relabel: they go to a relabel round in Label Studio (``relabel``) for a new label
+    on_flag: Literal["drop", "keep", "relabel"] = "drop"
+    relabel: RelabelSpec = Field(default_factory=lambda: RelabelSpec())
 
     @field_validator("checks")
     @classmethod

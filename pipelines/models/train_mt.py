@@ -176,6 +176,8 @@ def _model(vocab: dict[str, int], s: MtSettings):  # noqa: ANN202
         decoder_start_token_id=vocab["<pad>"],
         forced_eos_token_id=vocab["</s>"],
         share_encoder_decoder_embeddings=True,
+        scale_embedding=True,  # token embeddings * sqrt(d_model), as opus-mt: the sinusoidal
+        # positions would otherwise drown the tokens and the decoder ignore the source
     )
     return MarianMTModel(config)
 

@@ -596,6 +596,114 @@ def _sentences_per_split(s: pd.DataFrame, pairs: pd.DataFrame) -> dict[str, pd.D
     return out
 
 
+# ---------------------------------------------------------------------------- relabel
+
+# the relabel round per family: interface, the fields the pair fills, the answer control
+RELABEL = {
+    "korsts": {"config": "sts.xml", "fields": ("sentence1", "sentence2"), "answer": "similarity"},
+    "kornli": {"config": "nli_validation.xml", "fields": ("premise", "hypothesis"),
+               "answer": "label"},
+}  # fmt: skip
+
+
+def relabel_items(pairs: pd.DataFrame, review: pd.DataFrame, kind: str,
+                  simulated: bool) -> pd.DataFrame:  # fmt: skip
+    """The relabel round's items: every flagged pair still in the release, as the family's
+    interface shows a pair (the Korean sentences; the English label is not shown). For
+    simulated annotators the English label is the latent answer (``sim_<answer>``)."""
+    spec = RELABEL[kind]
+    flagged = pairs[pairs["pair_id"].isin(set(review["pair_id"]))]
+    first, second = spec["fields"]
+    items = pd.DataFrame({"item_id": flagged["pair_id"], first: flagged["ko1"],
+                          second: flagged["ko2"], "source": flagged["source"],
+                          "license": flagged["license"]}).reset_index(drop=True)  # fmt: skip
+    if simulated:
+        items[f"sim_{spec['answer']}"] = flagged["label"].to_numpy()
+    return items
+
+
+def relabelled(pairs: pd.DataFrame, votes: pd.DataFrame, kind: str) -> tuple[pd.DataFrame, dict]:
+    """(pairs, dropped counts): each relabelled pair takes the mean of its ratings (STS)
+    or the label more than half of its votes chose (NLI; without one the pair is dropped,
+    ``relabel_no_majority``); ``label_en`` keeps the English label."""
+    answer = RELABEL[kind]["answer"]
+    done = votes[~votes["cancelled"].fillna(False).astype(bool) & (votes["field"] == answer)]
+    out = pairs.assign(label_en=pairs["label"], relabelled=False, relabel_votes="")
+    dropped: list[str] = []
+    for pair_id, group in done.groupby("item_id"):
+        values = group["value"].astype(str).tolist()
+        at = out.index[out["pair_id"] == pair_id]
+        if LABELS[kind] is None:
+            new: object = round(float(np.mean([float(v) for v in values])), 2)
+        else:
+            top, n = (
+                pd.Series(values).value_counts().index[0],
+                pd.Series(values).value_counts().iloc[0],
+            )
+            if n * 2 <= len(values):
+                dropped.append(pair_id)
+                continue
+            new = top
+        out.loc[at, "label"] = new
+        out.loc[at, "relabelled"] = True
+        out.loc[at, "relabel_votes"] = "|".join(values)
+    kept = out[~out["pair_id"].isin(dropped)].reset_index(drop=True)
+    return kept, ({"relabel_no_majority": len(dropped)} if dropped else {})
+
+
+def relabel_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """``on_flag: relabel``: the flagged pairs go through a Label Studio round of their own
+    (push, simulate, wait, pull, as every round) and take its label; otherwise the QA's
+    pairs pass as they are. -> OUT/relabel/pairs.parquet (the pairs the export releases)."""
+    from pipelines.core.io import write_parquet
+
+    kind, qa = ctx.task, ctx.recipe.translation.qa
+    pairs_path, review_path = ctx.out / "qa" / "pairs.parquet", ctx.out / "qa" / "review.parquet"
+    folder = ctx.out / "relabel"
+    folder.mkdir(parents=True, exist_ok=True)
+    pairs = pd.read_parquet(pairs_path)
+    lines: list[str] = []
+    info: dict = {"round": qa.on_flag == "relabel"}
+    if qa.on_flag == "relabel":
+        items = relabel_items(pairs, pd.read_parquet(review_path), kind.name, ctx.simulated)
+        info["items"] = len(items)
+        if len(items):
+            items_path = folder / "items.parquet"
+            if not items_path.is_file() or not pd.read_parquet(items_path).equals(items):
+                write_parquet(items, items_path)
+            from pipelines.core.steps import step_function
+
+            for op in ("push", "simulate", "wait", "pull"):
+                fn, _ = step_function(kind.name, op)
+                lines.append(f"{op}: {fn(ctx, 'relabel').summary}")
+            votes = pd.read_parquet(ctx.out / "annotate" / "relabel.parquet")
+            final, dropped = relabelled(pairs, votes, kind.name)
+        else:
+            final, dropped = pairs.assign(label_en=pairs["label"], relabelled=False), {}
+    else:
+        final, dropped = pairs.assign(label_en=pairs["label"], relabelled=False), {}
+    changed = final[final["relabelled"]]
+    info.update(relabelled=len(changed), dropped=dropped)
+    if len(changed) and LABELS[kind.name] is None:
+        info["mean_abs_change"] = round(
+            float(
+                (changed["label"].astype(float) - changed["label_en"].astype(float)).abs().mean()
+            ),
+            3,
+        )
+    elif len(changed):
+        info["label_changed"] = int((changed["label"] != changed["label_en"]).sum())
+    target = folder / "pairs.parquet"
+    if not target.is_file() or not pd.read_parquet(target).equals(final):
+        write_parquet(final, target)
+    from pipelines.core.io import write_json
+
+    write_json(info, folder / "relabel.json")
+    summary = (f"{len(changed)} flagged pairs relabelled ({'; '.join(lines)})" if info["round"]
+               else f"no relabel round (on_flag: {qa.on_flag})")  # fmt: skip
+    return StepOutcome(summary, info, Rows("pair", len(pairs), len(final), dropped))
+
+
 # ----------------------------------------------------------------------------- export
 
 
@@ -654,7 +762,9 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     from pipelines.export.records import jsonl
 
     kind, out = ctx.task, ctx.out
-    inputs = {n: out / "qa" / f"{n}.parquet" for n in ("pairs", "dropped", "review", "sentences")}
+    inputs = {n: out / "qa" / f"{n}.parquet" for n in ("dropped", "review", "sentences")}
+    inputs["pairs"] = out / "relabel" / "pairs.parquet"
+    inputs["relabel"] = out / "relabel" / "relabel.json"
     inputs["qa"] = out / "qa" / "qa.json"
     inputs["translate"] = out / "translate" / "translate.json"
     for h in HALVES:
@@ -752,7 +862,12 @@ def card_facts_of(ctx: RunContext, pairs: pd.DataFrame, records: dict[str, list[
             "inputs (sha256, first 12)": ", ".join(f"{k} {h[:12]}" for k, h in hashes.items()),
         },
     }  # fmt: skip
+    facts["relabelling"] = json.loads(
+        (out / "relabel" / "relabel.json").read_text(encoding="utf-8")
+    )
     for name, r in rounds.items():
+        if not r.annotations.is_file():  # a relabel round with no flagged pair
+            continue
         table_ = pd.read_parquet(r.annotations)
         facts[name or "annotation"] = annotation_facts(r, table_, ctx.simulated)
     facts["annotation"] = facts.pop("postedit-a")
@@ -799,6 +914,15 @@ def rounds(ctx: RunContext) -> dict[str, Round]:
             out / "crosscheck" / f"items-{h}.parquet", crosscheck_xml,
             f"{prefix}-crosscheck-{h}", 1, spec, f"posteditor-{other[h]}",
             out / "annotate" / f"crosscheck-{h}.parquet", pe.timeout, pe.poll)  # fmt: skip
+    qa = ctx.recipe.translation.qa
+    if qa.on_flag == "relabel":
+        r = qa.relabel
+        config = (ctx.recipe.resolve(r.config) if r.config
+                  else CONFIGS / RELABEL[ctx.task.name]["config"])  # fmt: skip
+        out_rounds["relabel"] = Round(
+            out / "relabel" / "items.parquet", config, r.project or f"{ctx.recipe.name}-relabel",
+            r.overlap, SimulateSpec(annotators=r.overlap, seed=sim.seed) if sim else None,
+            "relabeller", out / "annotate" / "relabel.parquet", r.timeout, r.poll)  # fmt: skip
     return out_rounds
 
 
@@ -927,6 +1051,20 @@ def card(facts: dict) -> CardSection:
         table(["pair", "checks", "details", "English 1", "English 2", "Korean 1", "Korean 2",
                "label"], review_rows) if review_rows else "",
     ])  # fmt: skip
+    rl = facts.get("relabelling") or {}
+    if rl.get("round"):
+        change = (
+            f"mean absolute change of the score {rl['mean_abs_change']}"
+            if "mean_abs_change" in rl
+            else f"labels changed {rl.get('label_changed', 0)}"
+        )
+        artifacts += (
+            f"\n\nRelabel round (`qa.on_flag: relabel`): {rl.get('items', 0)} flagged pairs "
+            f"sent to annotators, {rl['relabelled']} relabelled ({change}); dropped "
+            + (", ".join(f"{k} {v}" for k, v in rl["dropped"].items()) or "none")
+            + ". The released label of a relabelled pair is the round's; `label_en` in "
+            "`relabel/pairs.parquet` keeps the English one."
+        )
     splits = ("The splits are the English dataset's (KorSTS and KorNLI keep STS-B's and "
               "XNLI's): " + ", ".join(f"{k} {v} pairs" for k, v in facts["split"]["splits"]
                                       .items()) + ".")  # fmt: skip
@@ -979,7 +1117,7 @@ STEP_NAMES = ["mt-model", "translate", "postedit",
               "crosscheck",
               *[f"{op}-crosscheck-{h}" for h in HALVES for op in ("push", "simulate", "wait",
                                                                   "pull")],
-              "qa", "export"]  # fmt: skip
+              "qa", "relabel", "export"]  # fmt: skip
 
 for _name, _title, _field, _records_fn, _checks in (
     ("korsts", "KorSTS-style translated semantic textual similarity (Ham et al. 2020)",
@@ -991,7 +1129,8 @@ for _name, _title, _field, _records_fn, _checks in (
 ):  # fmt: skip
     for _step, _fn in (("mt-model", mt_model_step), ("translate", translate_step),
                        ("postedit", postedit_step), ("crosscheck", crosscheck_step),
-                       ("qa", qa_step), ("export", export_step)):  # fmt: skip
+                       ("qa", qa_step), ("relabel", relabel_step),
+                       ("export", export_step)):  # fmt: skip
         STEPS.add(f"{_name}:{_step}", _fn, (_fn.__doc__ or "").split("\n")[0])
     register_task(TaskKind(
         name=_name, title=_title, layout=_name, steps=STEP_NAMES, rounds=rounds,
