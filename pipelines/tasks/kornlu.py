@@ -247,7 +247,10 @@ def mt_model_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     parallel = ctx.recipe.resolve(spec.parallel)
     settings = MtSettings(**{k: v for k, v in spec.model_dump().items()
                              if k in MtSettings.__dataclass_fields__})  # fmt: skip
-    key = json.dumps([sha256_file(parallel) if parallel.is_file() else None, spec.model_dump()],
+    from pipelines.core.steps import code_hash
+
+    key = json.dumps([sha256_file(parallel) if parallel.is_file() else None, spec.model_dump(),
+                      code_hash(train_mt)],
                      sort_keys=True)  # fmt: skip
     stamp = out / "trained-with.json"
     if (out / "metrics.json").is_file() and stamp.is_file() and stamp.read_text() == key:
