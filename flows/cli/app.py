@@ -279,6 +279,7 @@ def _card(args: argparse.Namespace) -> int:
 
 def _list(args: argparse.Namespace) -> int:
     import flows.steps  # noqa: F401 - registers the shared rebuild steps
+    import pipelines.quality.translation_qa  # noqa: F401 - the translation checks
     from pipelines.core.registry import registries
 
     for kind, registry in registries().items():
