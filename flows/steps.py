@@ -26,6 +26,12 @@ from pipelines.core.io import (
     write_parquet,
 )
 from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, code_hash
+from pipelines.export.card_facts import (
+    annotation_facts,
+    licence_facts,
+    round_server,
+    server_record,
+)
 from pipelines.tasks import ExportInputs, Round
 
 
@@ -165,19 +171,6 @@ def pull_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     )  # fmt: skip
 
 
-def server_record(r: Round) -> Path:
-    """Where ``pull`` keeps the version of the Label Studio server the round came from."""
-    return r.annotations.with_name(r.annotations.stem + ".server.json")
-
-
-def round_server(r: Round) -> str:
-    """The Label Studio version ``pull`` read from the round's server."""
-    record = server_record(r)
-    if not record.is_file():
-        return "unknown (not recorded by pull)"
-    return json.loads(record.read_text(encoding="utf-8"))["label_studio"]
-
-
 def votes_path(ctx: RunContext) -> Path:
     """The table the agreement step reads: the task kind's (``votes``) or the main
     round's pull."""
@@ -230,26 +223,6 @@ def split_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     n = sum(split["splits"].values())
     return StepOutcome(f"{split['splits']}", {"splits": split["splits"],
                        "written": split["written"]}, Rows("item", n, n))  # fmt: skip
-
-
-def annotation_facts(r: Round, table: pd.DataFrame, simulated: bool) -> dict:
-    """A round's figures for the data card: interface, overlap, annotators, the server's
-    version (as ``pull`` read it) and when the annotations were made."""
-    from pipelines.export.card_facts import timeframe
-
-    cancelled = table.get("cancelled", pd.Series(dtype=bool)).fillna(False).astype(bool)
-    return {
-        "config": Path(r.config).name,
-        "server": round_server(r),
-        "project": r.project,
-        "overlap": r.overlap,
-        "annotators": int(table["annotator_id"].nunique()),
-        "annotations": int(table["annotation_id"].nunique()),
-        "skipped": int(table.loc[cancelled, "annotation_id"].nunique()),
-        "simulated": simulated,
-        "simulate": r.simulate.model_dump() if simulated and r.simulate else None,
-        "timeframe": timeframe(table),
-    }
 
 
 def _classifier_cards(recipe: object) -> dict:
@@ -391,22 +364,6 @@ def _export(ctx: RunContext, inputs: dict, hashes: dict, dataset: Path, key: str
                   {**texts, "DATA_CARD.md": card.markdown, "DATA_CARD.html": card.html},
                   card.figures)  # fmt: skip
     return facts
-
-
-def licence_facts(recipe: object, items: pd.DataFrame) -> dict:
-    """The release licence, why, the attribution lines and the exported rows per source
-    licence."""
-    from pipelines.export.licenses import attribution_lines
-
-    resolution = recipe.release_licence()
-    used = set(items["source"])
-    corpora = [c.model_dump() for c in recipe.corpora if c.name in used]
-    return {
-        "release": resolution.release,
-        "explain": resolution.explain(),
-        "sources": {c["name"]: c["license"] for c in corpora},
-        "attribution": attribution_lines(corpora),
-    }
 
 
 __all__ = ["AnnotationsPending"]

@@ -240,7 +240,8 @@ def test_bad_inputs_fail_before_any_work_naming_file_and_line(tmp_path):
     short.write_text("A cat sits.,A cat is sitting.,4.0\nA dog runs.,3.2\n", encoding="utf-8")
     recipe = _translate_recipe(tmp_path, **{"stsb-en-dev__path": str(short)})
     proc = _cli("translate", str(recipe), "--out", str(out))
-    assert proc.returncode == 2 and "short.csv: line 2: 2 fields, expected 3" in proc.stderr
+    assert proc.returncode == 2
+    assert "short.csv:2: expected 3 columns (sentence1, sentence2, score), found 2" in proc.stderr
     # a score that is not a number
     short.write_text("A cat sits.,A cat is sitting.,high\n", encoding="utf-8")
     proc = _cli("translate", str(recipe), "--out", str(out))

@@ -430,7 +430,7 @@ class TranslationQaSpec(_Strict):
     # drop: flagged pairs leave the release; keep: they stay, listed for review;
     # relabel: they go to a relabel round in Label Studio (``relabel``) for a new label
     on_flag: Literal["drop", "keep", "relabel"] = "drop"
-    relabel: RelabelSpec = Field(default_factory=lambda: RelabelSpec())
+    relabel: RelabelSpec = Field(default_factory=RelabelSpec)
 
     @field_validator("checks")
     @classmethod

@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import subprocess
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from pipelines.export.records import SPLITS, split_rows
+
+if TYPE_CHECKING:
+    from pipelines.tasks import Round
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -171,3 +176,50 @@ def git_commit() -> str:
     except (OSError, subprocess.TimeoutExpired):
         return "unknown (git not available)"
     return head.stdout.strip() + (" + uncommitted changes" if dirty.stdout.strip() else "")
+
+
+def server_record(r: Round) -> Path:
+    """Where ``pull`` keeps the version of the Label Studio server the round came from."""
+    return r.annotations.with_name(r.annotations.stem + ".server.json")
+
+
+def round_server(r: Round) -> str:
+    """The Label Studio version ``pull`` read from the round's server."""
+    record = server_record(r)
+    if not record.is_file():
+        return "unknown (not recorded by pull)"
+    return json.loads(record.read_text(encoding="utf-8"))["label_studio"]
+
+
+def annotation_facts(r: Round, table: pd.DataFrame, simulated: bool) -> dict:
+    """A round's figures for the data card: interface, overlap, annotators, the server's
+    version (as ``pull`` read it) and when the annotations were made."""
+    cancelled = table.get("cancelled", pd.Series(dtype=bool)).fillna(False).astype(bool)
+    return {
+        "config": Path(r.config).name,
+        "server": round_server(r),
+        "project": r.project,
+        "overlap": r.overlap,
+        "annotators": int(table["annotator_id"].nunique()),
+        "annotations": int(table["annotation_id"].nunique()),
+        "skipped": int(table.loc[cancelled, "annotation_id"].nunique()),
+        "simulated": simulated,
+        "simulate": r.simulate.model_dump() if simulated and r.simulate else None,
+        "timeframe": timeframe(table),
+    }
+
+
+def licence_facts(recipe: object, items: pd.DataFrame) -> dict:
+    """The release licence, why, the attribution lines and the exported rows per source
+    licence."""
+    from pipelines.export.licenses import attribution_lines
+
+    resolution = recipe.release_licence()
+    used = set(items["source"])
+    corpora = [c.model_dump() for c in recipe.corpora if c.name in used]
+    return {
+        "release": resolution.release,
+        "explain": resolution.explain(),
+        "sources": {c["name"]: c["license"] for c in corpora},
+        "attribution": attribution_lines(corpora),
+    }

@@ -123,8 +123,22 @@ def iter_records(corpus: CorpusSpec, path: Path) -> Iterator[tuple[int, dict | N
         for lineno, line in _decoded_lines(path, corpus.encoding):
             yield lineno, {"text": line.rstrip("\r\n")}
         return
-    if corpus.format == "jsonl":
-        for lineno, line in _decoded_lines(path, corpus.encoding):
+    yield from iter_rows(path, corpus.format, corpus.encoding, corpus.has_header, corpus.columns)
+
+
+def iter_rows(
+    path: Path,
+    fmt: str,
+    encoding: str = "utf-8",
+    has_header: bool = True,
+    columns: list[str] | None = None,
+) -> Iterator[tuple[int, dict | None]]:
+    """``(line, record)`` of a JSON Lines, CSV or TSV file (gzipped or not; TSV unquoted,
+    as the KLUE, KorSTS and KorNLI releases write it): a record is a dict by the header
+    (or ``columns``), a blank line ``None``. Undecodable bytes, malformed JSON and a row
+    with the wrong number of fields are an :class:`InputError` naming ``file:line``."""
+    if fmt == "jsonl":
+        for lineno, line in _decoded_lines(path, encoding):
             if not line.strip():
                 yield lineno, None
                 continue
@@ -140,17 +154,17 @@ def iter_records(corpus: CorpusSpec, path: Path) -> Iterator[tuple[int, dict | N
                 )
             yield lineno, record
         return
-    delimiter = "\t" if corpus.format == "tsv" else ","
-    quoting = csv.QUOTE_NONE if corpus.format == "tsv" else csv.QUOTE_MINIMAL
-    lines = (line for _, line in _decoded_lines(path, corpus.encoding))
+    delimiter = "\t" if fmt == "tsv" else ","
+    quoting = csv.QUOTE_NONE if fmt == "tsv" else csv.QUOTE_MINIMAL
+    lines = (line for _, line in _decoded_lines(path, encoding))
     reader = csv.reader(lines, delimiter=delimiter, quoting=quoting)
-    header = corpus.columns
+    header = columns
     try:
-        if corpus.has_header:
+        if has_header:
             first = next(reader, None)
             if first is None:
                 return
-            header = corpus.columns or [h.strip().lstrip("\ufeff") for h in first]
+            header = columns or [h.strip().lstrip("\ufeff") for h in first]
         assert header is not None
         for row in reader:
             if not row or (len(row) == 1 and not row[0].strip()):
@@ -163,7 +177,12 @@ def iter_records(corpus: CorpusSpec, path: Path) -> Iterator[tuple[int, dict | N
                 )
             yield reader.line_num, dict(zip(header, row, strict=True))
     except csv.Error as exc:
-        raise InputError(f"{path}:{reader.line_num}: malformed {corpus.format}: {exc}") from None
+        raise InputError(f"{path}:{reader.line_num}: malformed {fmt}: {exc}") from None
+
+
+def delimited_format(path: Path) -> str:
+    """``tsv`` for a ``.tsv``/``.txt`` file (gzipped or not), else ``csv``."""
+    return "tsv" if {".tsv", ".txt"} & set(path.suffixes) else "csv"
 
 
 def _field(record: dict, name: str, path: Path, lineno: int) -> object:

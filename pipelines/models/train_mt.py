@@ -21,7 +21,6 @@ and the card says so.
 from __future__ import annotations
 
 import copy
-import csv
 import hashlib
 import json
 import logging
@@ -69,31 +68,20 @@ class MtSettings:
 
 
 def read_parallel(path: Path, source: str = "source", target: str = "target") -> pd.DataFrame:
-    """``source``/``target`` sentence pairs from a TSV (no quoting) or CSV file with a
-    header; a missing column, an empty cell or a wrong number of fields names the row."""
-    if not path.is_file():
-        raise ParallelDataError(f"{path}: file not found")
-    tsv = path.suffix in (".tsv", ".txt") or path.name.endswith(".tsv.gz")
-    opener = __import__("gzip").open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8", newline="") as f:
-        rows = list(csv.reader(f, delimiter="\t" if tsv else ",",
-                               quoting=csv.QUOTE_NONE if tsv else csv.QUOTE_MINIMAL))  # fmt: skip
-    if not rows:
-        raise ParallelDataError(f"{path}: empty file")
-    header = [h.strip().lstrip("\ufeff") for h in rows[0]]
-    for col in (source, target):
-        if col not in header:
-            raise ParallelDataError(f"{path}: line 1: no column {col!r} (columns: {header})")
-    i, j = header.index(source), header.index(target)
+    """``line``, ``source``, ``target`` sentence pairs of a TSV (no quoting) or CSV file
+    with a header (``pipelines.ingest.readers.iter_rows``); a missing column or an empty
+    cell names the line, a wrong number of fields is the reader's error."""
+    from pipelines.ingest.readers import delimited_format, iter_rows
+
     out = []
-    for line, row in enumerate(rows[1:], start=2):
-        if not row:
+    for line, record in iter_rows(path, delimited_format(path)):
+        if record is None:
             continue
-        if len(row) != len(header):
-            raise ParallelDataError(
-                f"{path}: line {line}: {len(row)} fields, the header has {len(header)}"
-            )
-        src, tgt = row[i].strip(), row[j].strip()
+        for col in (source, target):
+            if col not in record:
+                raise ParallelDataError(f"{path}: line 1: no column {col!r} "
+                                        f"(columns: {list(record)})")  # fmt: skip
+        src, tgt = record[source].strip(), record[target].strip()
         if not src or not tgt:
             raise ParallelDataError(f"{path}: line {line}: empty {source if not src else target}")
         out.append((line, src, tgt))

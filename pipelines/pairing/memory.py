@@ -19,8 +19,6 @@ score and the matched memory source.
 
 from __future__ import annotations
 
-import csv
-import gzip
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -63,41 +61,21 @@ class TranslationMemory:
     @classmethod
     def load(cls, path: Path, fuzzy_threshold: float = 90.0, source: str = "source",
              target: str = "target") -> TranslationMemory:  # fmt: skip
-        """Read a TSV (no quoting) or CSV with a header. A source listed twice with two
-        different targets is an error naming both lines: a memory must say one thing."""
+        """Read a TSV (no quoting) or CSV with a header (``read_parallel``). A source
+        listed twice with two different targets is an error naming both lines: a memory
+        must say one thing."""
+        from pipelines.models.train_mt import ParallelDataError, read_parallel
+
         if not path.is_file():
             raise TranslationMemoryError(f"{path}: translation memory not found")
-        tsv = ".tsv" in path.suffixes or ".txt" in path.suffixes
-        opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rt", encoding="utf-8", newline="") as f:
-            rows = list(
-                csv.reader(
-                    f,
-                    delimiter="\t" if tsv else ",",
-                    quoting=csv.QUOTE_NONE if tsv else csv.QUOTE_MINIMAL,
-                )
-            )
-        header = [h.strip().lstrip("\ufeff") for h in rows[0]] if rows else []
-        for col in (source, target):
-            if col not in header:
-                raise TranslationMemoryError(
-                    f"{path}: line 1: no column {col!r} (columns: {header})"
-                )
-        i, j = header.index(source), header.index(target)
+        try:
+            rows = read_parallel(path, source, target)
+        except ParallelDataError as exc:
+            raise TranslationMemoryError(str(exc)) from None
         table: dict[str, str] = {}
         first_line: dict[str, int] = {}
-        for line, row in enumerate(rows[1:], start=2):
-            if not row:
-                continue
-            if len(row) != len(header):
-                raise TranslationMemoryError(
-                    f"{path}: line {line}: {len(row)} fields, the header has {len(header)}"
-                )
-            src, tgt = _key(row[i]), row[j].strip()
-            if not src or not tgt:
-                raise TranslationMemoryError(
-                    f"{path}: line {line}: empty {source if not src else target}"
-                )
+        for line, src, tgt in rows.itertuples(index=False):
+            src = _key(src)
             if src in table and table[src] != tgt:
                 raise TranslationMemoryError(
                     f"{path}: line {line}: source {src[:60]!r} is also on line "

@@ -28,7 +28,6 @@ does the same with the post-edit. The card says so.
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import math
@@ -55,27 +54,6 @@ class SourceError(ValueError):
 # ------------------------------------------------------------------ reading the source
 
 
-def _rows(path: Path, corpus: object) -> tuple[list[str], list[tuple[int, list[str]]]]:
-    """(header, [(line, fields)]) of a CSV/TSV corpus file (TSV: no quoting, as the
-    KorSTS and KorNLI releases are written)."""
-    import gzip
-
-    tsv = corpus.format == "tsv"
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding=corpus.encoding, newline="") as f:
-        rows = list(csv.reader(f, delimiter="\t" if tsv else ",",
-                               quoting=csv.QUOTE_NONE if tsv else csv.QUOTE_MINIMAL))  # fmt: skip
-    if corpus.has_header:
-        if not rows:
-            raise SourceError(f"{path}: empty file")
-        header = [h.strip().lstrip("\ufeff") for h in rows[0]]
-        body = list(enumerate(rows[1:], start=2))
-    else:
-        header = list(corpus.columns or [])
-        body = list(enumerate(rows, start=1))
-    return header, [(line, row) for line, row in body if row]
-
-
 def read_pairs(path: Path, corpus: object, label_field: str, labels: tuple[str, ...] | None
                ) -> pd.DataFrame:  # fmt: skip
     """The pairs of an English (or reference) dataset: ``row`` (1-based), ``line``,
@@ -83,28 +61,13 @@ def read_pairs(path: Path, corpus: object, label_field: str, labels: tuple[str, 
     (``labels`` None): the score is a number from 0 to 5; NLI: one of ``labels``. A
     missing column, a wrong number of fields, an empty sentence or a bad label names the
     file and the line."""
+    from pipelines.ingest.readers import iter_rows
+
     if not path.is_file():
         raise SourceError(f"{path}: file not found")
-    if corpus.format == "jsonl":
-        header = None
-        body = []
-        with path.open(encoding=corpus.encoding) as f:
-            for line, text in enumerate(f, start=1):
-                if not text.strip():
-                    continue
-                try:
-                    body.append((line, json.loads(text)))
-                except json.JSONDecodeError as exc:
-                    raise SourceError(f"{path}: line {line}: malformed JSON: {exc}") from None
-    else:
-        header, rows = _rows(path, corpus)
-        body = []
-        for line, row in rows:
-            if len(row) != len(header):
-                raise SourceError(
-                    f"{path}: line {line}: {len(row)} fields, expected {len(header)} ({header})"
-                )
-            body.append((line, dict(zip(header, row, strict=True))))
+    body = [(line, record) for line, record in iter_rows(path, corpus.format, corpus.encoding,
+                                                         corpus.has_header, corpus.columns)
+            if record is not None]  # fmt: skip
     need = ["sentence1", "sentence2", label_field]
     out = []
     for n, (line, record) in enumerate(body, start=1):
@@ -806,8 +769,8 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 def card_facts_of(ctx: RunContext, pairs: pd.DataFrame, records: dict[str, list[dict]],
                   hashes: dict[str, str]) -> dict:  # fmt: skip
     """The card's facts, in the shape the shared card reads (``pipelines.export``)."""
-    from flows.steps import annotation_facts, licence_facts, round_server
     from pipelines.export import card_facts
+    from pipelines.export.card_facts import annotation_facts, licence_facts, round_server
 
     recipe, out, kind = ctx.recipe, ctx.out, ctx.task
     qa = json.loads((out / "qa" / "qa.json").read_text(encoding="utf-8"))
