@@ -29,6 +29,16 @@ class Control:
     options: tuple[str, ...] = ()
     required: bool = False
     single: bool = True
+    # the task data field that lists the options (Label Studio's dynamic choices,
+    # ``<Choices value="$options">``: a list of {"value": ...}); "" for static options
+    dynamic: str = ""
+
+    def options_for(self, data: dict) -> tuple[str, ...]:
+        """The options of this control for one task (its dynamic ones when it has them)."""
+        if not self.dynamic:
+            return self.options
+        listed = data.get(self.dynamic) or []
+        return tuple(str(o["value"]) if isinstance(o, dict) else str(o) for o in listed)
 
 
 @dataclass(frozen=True)
@@ -94,6 +104,7 @@ def parse_label_config(source: str | Path) -> LabelConfig:
                     options=options,
                     required=el.attrib.get("required", "false") == "true",
                     single=el.tag != "Labels" and el.attrib.get("choice", "single") != "multiple",
+                    dynamic=value[1:] if el.tag == "Choices" and value.startswith("$") else "",
                 )
             )
     # $vars inside Header text, e.g. "$subject → $object"

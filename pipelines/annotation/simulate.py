@@ -19,6 +19,10 @@ The noise model (seeded, reproducible):
   answers and a lead time under 3 s.
 - Each annotation is skipped (cancelled, no result) with probability 0.02, and reports a
   random report flag with probability 0.01 (0.9 when the item has ``sim_report``).
+- A multiple-choice control whose ``sim_<field>`` is a list of latent answers (a survey's
+  respondents, each a list of choices or
+  their ``|``-joined text) answers as one of them, drawn per annotator;
+  dynamic choices (``<Choices value="$options">``) take their options from the task.
 - Text fields (``TextArea``) get the item's ``sim_<field>`` text (one of them at random
   when it is a list of variants), else the first data field
   with a simulated-edit marker; span fields (``Labels``) get the item's ``sim_<field>``
@@ -118,9 +122,10 @@ def ensure_annotators(ls, k: int, seed: int, pool: str = "annotator") -> list[An
     return out
 
 
-def _ordinal(control: Control) -> list[float] | None:
+def _ordinal(options: list[str] | tuple[str, ...]) -> list[float] | None:
+    """The options as numbers when they all are (an ordinal scale), else None."""
     try:
-        return [float(o) for o in control.options]
+        return [float(o) for o in options] if options else None
     except ValueError:
         return None
 
@@ -137,10 +142,16 @@ def _answer(control: Control, data: dict, who: Annotator, rng: np.random.Generat
         return f"{first} (simulated edit)"
     if control.tag == "Labels":
         return truth if isinstance(truth, list) else []
-    options = list(control.options)
+    options = list(control.options_for(data))
     if not options:
         return None
-    scale = _ordinal(control)
+    if not control.single and isinstance(truth, list | tuple) and truth:
+        # several latent answers (e.g. a survey's respondents): answer as one of them
+        picked = truth[int(rng.integers(len(truth)))]
+        picked = (list(picked) if isinstance(picked, list | tuple)
+                  else str(picked).split("|"))  # fmt: skip
+        return [p for p in picked if p in options] or None
+    scale = _ordinal(options)
     if truth is None or str(truth) not in options and scale is None:
         item_rng = np.random.default_rng(_seed(seed, control.name, data.get("item_id")))
         truth = options[int(item_rng.integers(len(options)))]
@@ -178,7 +189,8 @@ def simulated_annotation(
         if control.tag == "Choices":
             if not control.single and control.name == "unable":
                 continue
-            result.append(_region(control, "choices", {"choices": [value]}))
+            chosen = value if isinstance(value, list) else [value]
+            result.append(_region(control, "choices", {"choices": chosen}))
         elif control.tag == "TextArea":
             result.append(_region(control, "textarea", {"text": [value]}))
         elif control.tag == "Labels":

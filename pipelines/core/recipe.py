@@ -469,6 +469,59 @@ class TranslationSpec(_Strict):
         return self
 
 
+class KobbqRound(_Strict):
+    """A KoBBQ Label Studio round: the survey (``annotation_configs/kobbq_survey.xml``:
+    ``per_category`` of the release's questions per category, 0 for all; simulated
+    respondents answer as the release's did) or the reading-comprehension check
+    (``kobbq_check.xml``: the evaluation samples of ``per_category`` templates per
+    category; simulated readers know the answer). ``respondents``: people per task."""
+
+    per_category: int = Field(default=2, ge=0)
+    respondents: int = Field(default=10, ge=1)
+    config: str | None = None  # default: benchforge's annotation_configs/kobbq_survey.xml
+    project: str | None = None  # default: "<recipe name>-survey"
+    simulate: SimulateSpec | None = None
+    timeout: float = Field(default=3600.0, gt=0)
+    poll: float = Field(default=5.0, gt=0)
+
+
+class KobbqSpec(_Strict):
+    """A KoBBQ-style bias benchmark (Jin et al. 2024; pipelines.bias): the template file
+    (a corpus of the recipe), the survey (the release's JSON), the survey rules
+    (``rules``: pipelines.bias.survey.SurveySettings, the paper's thresholds by default),
+    whether the survey's roles limit the fillers (``use_targets``), the "unknown" answer,
+    and the evaluation set's seed."""
+
+    templates: str  # the corpus holding the template TSV
+    survey: str  # the survey JSON, relative to the recipe
+    rules: dict[str, object] = Field(default_factory=dict)
+    use_targets: bool = False
+    targets_from: Literal["release", "round"] = "release"
+    unknown: str = "알 수 없음"
+    evaluation_seed: int = 0
+    survey_round: KobbqRound | None = None
+    check_round: KobbqRound | None = None
+
+    @model_validator(mode="after")
+    def _rules(self) -> KobbqSpec:
+        self.survey_settings()
+        if self.targets_from == "round" and self.survey_round is None:
+            raise ValueError("kobbq: targets_from: round needs a survey_round")
+        return self
+
+    def survey_settings(self) -> object:
+        """The typed survey rules (pipelines.bias.survey.SurveySettings)."""
+        from dataclasses import fields
+
+        from pipelines.bias.survey import SurveySettings
+
+        known = {f.name for f in fields(SurveySettings)}
+        unknown = sorted(set(self.rules) - known)
+        if unknown:
+            raise ValueError(f"kobbq.rules: unknown settings {unknown} (known: {sorted(known)})")
+        return SurveySettings(**self.rules)
+
+
 class StageOptions(_Strict):
     """Settings passed through to a stage's settings class (agreement, split); checked
     against that class's fields and types by ``load_recipe`` (``check_stage_options``)."""
@@ -534,6 +587,8 @@ class Recipe(_Strict):
     export: ExportSpec = Field(default_factory=ExportSpec)
     # benchforge rebuild of a translated dataset (korsts, kornli)
     translation: TranslationSpec | None = None
+    # benchforge rebuild of a KoBBQ-style bias benchmark (task kobbq)
+    kobbq: KobbqSpec | None = None
     card: CardSpec = Field(default_factory=CardSpec)
     # set by load_recipe: the folder relative paths are resolved against
     base_dir: str = ""
@@ -613,6 +668,8 @@ class Recipe(_Strict):
                 name = getattr(self.translation, field)
                 if name is not None and name not in names:
                     raise ValueError(f"translation.{field}: no corpus named {name!r} ({names})")
+        if self.kobbq and self.kobbq.templates not in names:
+            raise ValueError(f"kobbq.templates: no corpus named {self.kobbq.templates!r} ({names})")
         if self.pairing and self.pairing.input is None:
             unknown = sorted({p.corpus for p in self.pairing.corpora} - set(names))
             if unknown:
