@@ -249,11 +249,19 @@ def apply_rules(questions: list[Question], templates: list[Template],
             target = next(g for g, r in roles.items() if r == "target")
             if not stereo_votes or q.votes[target] / stereo_votes <= settings.type2_share:
                 reason = "weak_stereotype"
-        groups = [{"group": g, "votes": v, "share": round(v / q.respondents, 4) if
-                   q.respondents else 0.0, "role": roles[g]} for g, v in q.votes.items()]  # fmt: skip
+        groups = [
+            {
+                "group": g,
+                "votes": v,
+                "share": round(v / q.respondents, 4) if q.respondents else 0.0,
+                "role": roles[g],
+            }
+            for g, v in q.votes.items()
+        ]
         rows.append({
             "question_id": q.question_id, "category": q.category, "stereotype": q.stereotype,
-            "source": q.where.split(":")[0].split(" (")[0], "type": kind, "type_source": source, "respondents": q.respondents,
+            "source": q.where.split(":")[0].split(" (")[0], "type": kind,
+            "type_source": source, "respondents": q.respondents,
             "no_stereo": q.no_stereo, "no_stereo_share": round(share_no, 4),
             "expected_votes": round(expected, 3) if kind == 1 else None,
             "groups": json.dumps(groups, ensure_ascii=False),
@@ -460,15 +468,17 @@ def tally(items: pd.DataFrame, annotations: pd.DataFrame, field_name: str = "ans
     ann = annotations[(annotations["field"] == field_name) & ~annotations["cancelled"]]
     by_item = {k: g for k, g in ann.groupby("item_id")}
     out, invalid = [], Counter()
-    for i, item in enumerate(items.to_dict(orient="records"), start=1):
+    for item in items.to_dict(orient="records"):
         offered = [o["value"] for o in item["options"] if o["value"] != NO_STEREO_LABEL]
         votes = dict.fromkeys(offered, 0)
         no_stereo = respondents = 0
         for value in by_item.get(item["item_id"], pd.DataFrame(columns=["value"]))["value"]:
             picked = [v for v in str(value).split("|") if v]
-            bad = (NO_STEREO_LABEL in picked and len(picked) > 1) or (
-                int(item["survey_type"]) == 2 and len(picked) > 1
-            ) or any(p not in votes and p != NO_STEREO_LABEL for p in picked)
+            bad = (
+                (NO_STEREO_LABEL in picked and len(picked) > 1)
+                or (int(item["survey_type"]) == 2 and len(picked) > 1)
+                or any(p not in votes and p != NO_STEREO_LABEL for p in picked)
+            )
             if bad or not picked:
                 invalid[item["item_id"]] += 1
                 continue
@@ -478,6 +488,15 @@ def tally(items: pd.DataFrame, annotations: pd.DataFrame, field_name: str = "ans
             for p in picked:
                 if p in votes:
                     votes[p] += 1
-        out.append(Question(item["item_id"], item["category"], item["stereotype"], votes,
-                            no_stereo, respondents, f"Label Studio item {item['item_id']}"))  # fmt: skip
+        out.append(
+            Question(
+                item["item_id"],
+                item["category"],
+                item["stereotype"],
+                votes,
+                no_stereo,
+                respondents,
+                f"Label Studio item {item['item_id']}",
+            )
+        )
     return out, {"invalid_answers": sum(invalid.values()), "items_with_invalid": len(invalid)}

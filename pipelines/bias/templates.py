@@ -249,8 +249,10 @@ def _check_texts(t: Template) -> None:
         for m in SLOT.finditer(text):
             name, forms = m.group(1), m.group(2)
             if name not in t.slots:
-                raise TemplateError(f"{t.where}: {TEXTS[key]} uses slot {name}, which neither "
-                                    f"Names nor Lexical_diversity lists ({list(t.slots)})")  # fmt: skip
+                raise TemplateError(
+                    f"{t.where}: {TEXTS[key]} uses slot {name}, which neither "
+                    f"Names nor Lexical_diversity lists ({list(t.slots)})"
+                )
             if forms is None:
                 continue
             n_forms, n_fill = len(_words(forms)), len(t.slots[name])
@@ -309,8 +311,11 @@ def particle_report(templates: list[Template]) -> dict:
     return {"checked": checked, "differ": differ, "examples": examples}
 
 
-def expand(templates: list[Template], unknown: str = "알 수 없음",
-           allowed: dict[tuple[str, str], dict[str, set[int]]] | None = None) -> pd.DataFrame:  # fmt: skip
+def expand(
+    templates: list[Template],
+    unknown: str = "알 수 없음",
+    allowed: dict[tuple[str, str], dict[str, set[int]]] | None = None,
+) -> pd.DataFrame:
     """Every sample of ``templates`` (see the module docstring), one row each
     (``SAMPLE_COLUMNS``). ``allowed`` limits the fillers of a (template id, version)'s
     slots to the given indices (the survey's targets); its other combinations are left
@@ -376,7 +381,7 @@ def evaluation_set(samples: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     ``n`` is drawn among the combinations every version of the template has."""
     rng = np.random.default_rng(seed)
     keep = []
-    for tid, group in samples.groupby("template_id", sort=True):
+    for _, group in samples.groupby("template_id", sort=True):
         per_version = [set(g["n"]) for _, g in group.groupby("version")]
         common = sorted(set.intersection(*per_version)) or sorted(set(group["n"]))
         n = common[int(rng.integers(len(common)))]

@@ -132,8 +132,10 @@ def survey_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         targets = apply_rules(questions, _templates(ctx.recipe), k.survey_settings())
         targets = targets[targets["question_id"].isin({q.question_id for q in questions})]
         items = survey_items(questions, targets)
-        return {"items.parquet": items}, {"questions": len(items),
-                                          "categories": int(items["category"].nunique())}  # fmt: skip
+        return {"items.parquet": items}, {
+            "questions": len(items),
+            "categories": int(items["category"].nunique()),
+        }
 
     inputs = [templates_path(ctx.recipe), ctx.recipe.resolve(k.survey)]
     info, hit = cached(ctx.out / "survey-round", inputs, [spec.per_category, k.rules], compute,
@@ -256,8 +258,9 @@ def expand_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "counts": table_.to_dict(orient="records"),
             "counts_all": tp.counts(every, templates).to_dict(orient="records"),
             "classes": tp.class_counts(templates),
-            "warnings": [w.replace(str(inputs[0]), inputs[0].name)
-                         for w in tp.warnings_of(templates)],
+            "warnings": [
+                w.replace(str(inputs[0]), inputs[0].name) for w in tp.warnings_of(templates)
+            ],
             "particles": tp.particle_report(templates),
             "seconds": seconds,
         }
@@ -284,11 +287,19 @@ def evaluation_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     def compute() -> tuple[dict, dict]:
         test = evaluation_set(pd.read_parquet(ctx.out / "expand" / "samples.parquet"),
                               k.evaluation_seed)  # fmt: skip
-        return {"test.parquet": test}, {"samples": len(test),
-                                        "templates": int(test["template_id"].nunique())}  # fmt: skip
+        return {"test.parquet": test}, {
+            "samples": len(test),
+            "templates": int(test["template_id"].nunique()),
+        }
 
-    info, hit = cached(ctx.out / "evaluation", [ctx.out / "expand" / "samples.parquet"],
-                       [k.evaluation_seed], compute, "evaluation.json", ["test.parquet"])  # fmt: skip
+    info, hit = cached(
+        ctx.out / "evaluation",
+        [ctx.out / "expand" / "samples.parquet"],
+        [k.evaluation_seed],
+        compute,
+        "evaluation.json",
+        ["test.parquet"],
+    )
     return StepOutcome(f"{info['samples']:,} samples of {info['templates']} templates"
                        + (" (cached)" if hit else ""), info)  # fmt: skip
 
@@ -426,9 +437,7 @@ def card_facts_of(ctx: RunContext, records: dict[str, list[dict]], scores: dict,
         if r.annotations.is_file():
             facts[f"{name}_round"] = annotation_facts(r, pd.read_parquet(r.annotations),
                                                       ctx.simulated)  # fmt: skip
-    facts["annotation"]["simulated"] = any(
-        facts.get(f"{n}_round", {}).get("simulated") for n in rs
-    )
+    facts["annotation"]["simulated"] = any(facts.get(f"{n}_round", {}).get("simulated") for n in rs)
     return facts
 
 
@@ -555,9 +564,11 @@ def card(facts: dict) -> CardSection:
     if facts["annotation"]["simulated"]:
         warnings.append("The Label Studio rounds are simulated.")
     return CardSection(
-        item=("One item is a context (ambiguous, or with its disambiguating part) and a "
-              "question about two people of different groups, with three choices (the two "
-              "people and \"unknown\"), the correct answer and the biased answer."),  # fmt: skip
+        item=(
+            "One item is a context (ambiguous, or with its disambiguating part) and a "
+            "question about two people of different groups, with three choices (the two "
+            'people and "unknown"), the correct answer and the biased answer.'
+        ),  # fmt: skip
         construction=construction,
         annotation=annotation,
         limitations=[
@@ -567,22 +578,29 @@ def card(facts: dict) -> CardSection:
         ],
         sections={
             "warnings": "\n".join(f"- {w}" for w in warnings) or "- none raised.",
-            "composition": (f"{facts['split']['splits']['all_samples']:,} samples. "
-                            f"Task: {facts['task']}."),  # fmt: skip
-            "sources": "\n".join([
-                "Templates and survey of the KoBBQ release (Jin et al. 2024), "
-                f"corpus `{k['templates']}`, survey `{Path(k['survey']).name}`. Language: "
-                "Korean (written, formal).",
-                "",
-                settings_table({"templates": k["templates"], "survey": k["survey"]}),
-            ]),  # fmt: skip
-            "filters": ("No text filter runs: the templates are written by the benchmark's "
-                        "authors. The survey rules are the filter (see Annotation)."),  # fmt: skip
+            "composition": (
+                f"{facts['split']['splits']['all_samples']:,} samples. Task: {facts['task']}."
+            ),  # fmt: skip
+            "sources": "\n".join(
+                [
+                    "Templates and survey of the KoBBQ release (Jin et al. 2024), "
+                    f"corpus `{k['templates']}`, survey `{Path(k['survey']).name}`. Language: "
+                    "Korean (written, formal).",
+                    "",
+                    settings_table({"templates": k["templates"], "survey": k["survey"]}),
+                ]
+            ),  # fmt: skip
+            "filters": (
+                "No text filter runs: the templates are written by the benchmark's "
+                "authors. The survey rules are the filter (see Annotation)."
+            ),  # fmt: skip
             "timeframe": "The template and survey release (2023-2024).",
             "classifiers": "No toxic-content classifier runs: the contexts describe "
-                           "stereotypes on purpose.",
-            "annotators": ("Survey respondents: the release's 100 per question (its README "
-                           "gives their demographics)."),  # fmt: skip
+            "stereotypes on purpose.",
+            "annotators": (
+                "Survey respondents: the release's 100 per question (its README "
+                "gives their demographics)."
+            ),  # fmt: skip
             "agreement": "There are no labels to agree on: answers follow from the templates.",
             "splits": splits,
             "artifacts": artifacts,
