@@ -12,6 +12,9 @@ from pipelines.agreement.rules import AgreementError
 from pipelines.annotation.annotate import AnnotationError
 from pipelines.annotation.label_config import LabelConfigError
 from pipelines.annotation.ls_server import LabelStudioError
+from pipelines.bias.scoring import PredictionError
+from pipelines.bias.survey import SurveyError
+from pipelines.bias.templates import TemplateError
 from pipelines.core.io import FolderLocked
 from pipelines.core.recipe import RecipeError, load_recipe
 from pipelines.ingest.readers import InputError
@@ -194,6 +197,7 @@ def _parser() -> argparse.ArgumentParser:
     pretrain.add_argument("--json", action="store_true", help="print the summary as JSON")
     from flows.cli.agree import add_parser as add_agree
     from flows.cli.annotate import add_parsers
+    from flows.cli.kobbq import add_parsers as add_kobbq
     from flows.cli.rebuild import add_parser as add_rebuild
     from flows.cli.split import add_parser as add_split
     from flows.cli.translate import add_parsers as add_translate
@@ -203,6 +207,7 @@ def _parser() -> argparse.ArgumentParser:
     add_split(sub)
     add_rebuild(sub)
     add_translate(sub)
+    add_kobbq(sub)
     card = sub.add_parser(
         "card",
         help="render a finished run's data card again (nothing recomputed)",
@@ -241,6 +246,12 @@ COMMANDS = {
     "rebuild": "flows.cli.rebuild:run",
     "translate": "flows.cli.translate:run",
     "translators train": "flows.cli.translate:train",
+    "kobbq survey": "flows.cli.kobbq:survey",
+    "kobbq expand": "flows.cli.kobbq:expand",
+    "kobbq survey-items": "flows.cli.kobbq:survey_items",
+    "kobbq check-items": "flows.cli.kobbq:check_items",
+    "kobbq baseline": "flows.cli.kobbq:baseline",
+    "kobbq score": "flows.cli.kobbq:score",
     "labelstudio up": "flows.cli.annotate:server_up",
     "labelstudio status": "flows.cli.annotate:server_status",
     "labelstudio down": "flows.cli.annotate:server_down",
@@ -428,6 +439,9 @@ def main(argv: list[str] | None = None) -> int:
         TranslationMemoryError,
         ParallelDataError,
         SourceError,
+        TemplateError,
+        SurveyError,
+        PredictionError,
         TrainingDataError,
         ClassifierError,
         LabelStudioError,

@@ -92,7 +92,9 @@ def baseline(samples: pd.DataFrame, kind: str, seed: int = 0) -> pd.DataFrame:
 
 def judged(samples: pd.DataFrame, predictions: pd.DataFrame) -> pd.DataFrame:
     """The scored samples with ``ooc``, ``correct``, ``biased`` and ``counter`` flags."""
-    df = samples.merge(predictions, on="sample_id", how="inner")
+    df = samples.drop(columns=["prediction"], errors="ignore").merge(
+        predictions[["sample_id", "prediction"]], on="sample_id", how="inner"
+    )
     choices = [list(c) for c in df["choices"]]
     pred = []
     for p, ch in zip(df["prediction"], choices, strict=True):

@@ -1,0 +1,351 @@
+"""``benchforge kobbq ...``: the KoBBQ tools on their own (Jin et al. 2024): the survey
+rules, template expansion and the evaluation set, Label Studio items for a new survey or
+a reading check, baselines and scoring. ``benchforge rebuild recipes/kobbq-demo.yaml``
+runs them as one recipe."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import pandas as pd
+
+RULES = (
+    ("respondents", int, "respondents per question of the survey JSON (default 100)"),
+    ("target-ratio", float, "type 1: a target has at least this many times the equal split "
+     "(default 2)"),
+    ("non-target-ratio", float, "type 1: a non-target has at most this many times the equal "
+     "split (default 0.5)"),
+    ("type2-share", float, "type 2: kept when the target's share of those who saw a "
+     "stereotype is above this (default 2/3)"),
+    ("no-stereo-max", float, "dropped when the no-stereotype share is above this (default 0.5)"),
+)  # fmt: skip
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    kobbq = sub.add_parser(
+        "kobbq",
+        help="KoBBQ: survey rules, template expansion, evaluation set, scoring",
+        description="The KoBBQ bias benchmark's tools (Jin et al. 2024): the survey rules "
+        "that decide which stereotypes stay and which groups are targets (KoBBQ 3.2.5), "
+        "template expansion into samples with Korean particle agreement and the evaluation "
+        "set, Label Studio items for a survey or a reading check, baselines, and accuracy "
+        "and diff-bias scoring (KoBBQ 4). Bad input (a slot that does not parse, a survey "
+        "entry without no_stereo, an unknown category, an unknown sample id) exits 2 and "
+        "writes nothing.",
+    )
+    ksub = kobbq.add_subparsers(dest="action", required=True, metavar="ACTION")
+    survey = ksub.add_parser(
+        "survey",
+        help="apply the survey rules -> targets.parquet and a report",
+        description="Apply the KoBBQ survey rules to the release's survey JSON (or to "
+        "annotations pulled from a Label Studio survey round: --annotations with --items) "
+        "and write DIR/targets.parquet (one row per question: category, stereotype, type, "
+        "every group with its votes, share and role, kept, reason), DIR/survey.json and "
+        "DIR/survey.md (what each rule removed per category and type, beside the paper's "
+        "8.3%% / 13.6%%). A question's type comes from the templates (--templates): type 1 "
+        "for Target-Modified templates and the religion, domestic-area and race categories "
+        "when more than two groups are offered.",
+    )
+    survey.add_argument("survey", type=Path, help="the survey JSON (KoBBQ_survey_result.json)")
+    survey.add_argument("--out", type=Path, required=True, help="output folder")
+    survey.add_argument("--templates", type=Path, default=None,
+                        help="the template TSV: question types, fixed targets, and the "
+                             "templates each rule removes")  # fmt: skip
+    survey.add_argument("--annotations", type=Path, default=None,
+                        help="annotations pulled from a survey round (benchforge annotate "
+                             "pull); the rules run on their tally instead of the JSON")  # fmt: skip
+    survey.add_argument("--items", type=Path, default=None,
+                        help="the survey round's items (benchforge kobbq survey-items), with "
+                             "--annotations")  # fmt: skip
+    for name, kind, doc in RULES:
+        survey.add_argument(f"--{name}", type=kind, default=None, help=doc)
+
+    expand = ksub.add_parser(
+        "expand",
+        help="expand templates into samples and draw the evaluation set",
+        description="Expand every template x context version x filler combination x "
+        "ambiguous/disambiguated context x biased/counter-biased question into samples "
+        "(sample ids as the release's) and draw the evaluation set (one combination per "
+        "template). Writes DIR/samples.parquet, DIR/all_samples.tsv and .jsonl (the "
+        "release layout), DIR/test_samples.{tsv,jsonl,parquet}, DIR/expand.json and "
+        "DIR/counts.md (samples per category beside the paper's Table 1). With --targets, "
+        "the survey's outcome limits the templates and fillers; what it removes goes to "
+        "DIR/dropped.parquet with the reason.",
+    )
+    expand.add_argument("templates", type=Path, help="the template TSV (KoBBQ_templates.tsv)")
+    expand.add_argument("--out", type=Path, required=True, help="output folder")
+    expand.add_argument("--targets", type=Path, default=None,
+                        help="a `kobbq survey` output folder (its targets.parquet)")  # fmt: skip
+    expand.add_argument("--unknown", default="알 수 없음",
+                        help="the \"unknown\" answer (default 알 수 없음)")  # fmt: skip
+    expand.add_argument("--seed", type=int, default=0, help="evaluation set seed (default 0)")
+
+    items = ksub.add_parser(
+        "survey-items",
+        help="Label Studio items for a survey round (annotation_configs/kobbq_survey.xml)",
+        description="Write the survey questions as Label Studio items (JSON Lines) for "
+        "`benchforge annotate push ... --config annotation_configs/kobbq_survey.xml`: the "
+        "questionnaire of each question's type, its groups plus the no-stereotype option, "
+        "and the latent respondents simulated ones answer as.",
+    )
+    items.add_argument("survey", type=Path, help="the survey JSON")
+    items.add_argument("--out", type=Path, required=True, help="items file (.jsonl)")
+    items.add_argument("--templates", type=Path, default=None, help="the template TSV (types)")
+    items.add_argument("--per-category", type=int, default=0,
+                       help="the first N questions of each category (default 0: all)")  # fmt: skip
+    check = ksub.add_parser(
+        "check-items",
+        help="Label Studio items for a reading check (annotation_configs/kobbq_check.xml)",
+        description="Write samples as Label Studio items (JSON Lines) for a reading-"
+        "comprehension check: context, question, the three choices; simulated readers "
+        "know the correct answer.",
+    )
+    check.add_argument("samples", type=Path, help="samples (.parquet from kobbq expand)")
+    check.add_argument("--out", type=Path, required=True, help="items file (.jsonl)")
+
+    base = ksub.add_parser(
+        "baseline",
+        help="predictions of a reference model (unknown, biased, counter-biased, random)",
+        description="Write the predictions of a reference model for `kobbq score`: always "
+        '"unknown" (no bias), always the biased answer or always the counter-biased one '
+        "(the bounds of diff-bias), or a seeded random choice.",
+    )
+    base.add_argument("samples", type=Path, help="samples (.parquet, or the release's TSV)")
+    base.add_argument("--answer", choices=["unknown", "biased", "counter-biased", "random"],
+                      required=True, help="which reference model")  # fmt: skip
+    base.add_argument("--out", type=Path, required=True, help="predictions file (.tsv)")
+    base.add_argument("--seed", type=int, default=0, help="seed of the random baseline")
+    base.add_argument("--unknown", default="알 수 없음", help='the "unknown" answer')
+
+    score = ksub.add_parser(
+        "score",
+        help="accuracy and diff-bias of predictions, per category and template class",
+        description="Score a model's predictions (a TSV, CSV, JSON Lines or Parquet table "
+        "of sample_id and prediction: a choice's text or its index 0-2) on the samples: "
+        "accuracy in ambiguous and disambiguated contexts, diff-bias in each and its "
+        "maximum given the accuracy (KoBBQ 4), overall, per category and per template "
+        "class. Writes DIR/scores.json and DIR/scores.md.",
+    )
+    score.add_argument("samples", type=Path, help="samples (.parquet, or the release's TSV)")
+    score.add_argument("predictions", type=Path, help="sample_id -> prediction")
+    score.add_argument("--out", type=Path, required=True, help="output folder")
+    score.add_argument("--no-average", action="store_true",
+                       help="score the samples directly instead of averaging over templates "
+                            "(the paper averages over templates on all samples)")  # fmt: skip
+    score.add_argument("--unknown", default="알 수 없음", help='the "unknown" answer')
+
+
+def _settings(args: argparse.Namespace) -> object:
+    from pipelines.bias.survey import SurveySettings
+
+    chosen = {n.replace("-", "_"): getattr(args, n.replace("-", "_")) for n, _, _ in RULES}
+    return SurveySettings(**{k: v for k, v in chosen.items() if v is not None})
+
+
+def survey(args: argparse.Namespace) -> int:
+    from pipelines.bias.survey import SurveyError, apply_rules, read_survey, report, tally
+    from pipelines.bias.templates import read_templates
+    from pipelines.core.io import write_json, write_parquet, write_text
+
+    settings = _settings(args)
+    templates = read_templates(args.templates) if args.templates else []
+    if args.annotations is not None:
+        if args.items is None:
+            raise SurveyError("--annotations needs --items (the survey round's items)")
+        items = _read_table(args.items)
+        questions, invalid = tally(items, _read_table(args.annotations))
+        from dataclasses import replace
+
+        keys = zip(items["category"], items["stereotype"], items["survey_type"], strict=True)
+        types = {f"{c}/{s}": int(t) for c, s, t in keys}
+        settings = replace(settings, types={**types, **settings.types})
+    else:
+        questions, invalid = read_survey(args.survey, settings), None
+    targets = apply_rules(questions, templates, settings)
+    info = report(targets, templates)
+    if invalid is not None:
+        info["invalid_answers"] = invalid
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_parquet(targets, args.out / "targets.parquet")
+    write_json(info, args.out / "survey.json")
+    write_text(survey_markdown(info), args.out / "survey.md")
+    t1, t2 = info["per_type"]["type1"], info["per_type"]["type2"]
+    print(f"{info['kept']}/{info['questions']} stereotypes kept; type 1 dropped {t1['dropped']}/"
+          f"{t1['questions']} ({t1['dropped_share']}; paper 0.083), type 2 {t2['dropped']}/"
+          f"{t2['questions']} ({t2['dropped_share']}; paper 0.136) -> {args.out}")  # fmt: skip
+    return 0
+
+
+def survey_markdown(info: dict) -> str:
+    from pipelines.core.markdown import table
+
+    rows = [[c, v["questions"], v["kept"], v["type1"], v["type2"],
+             ", ".join(f"{a} {b}" for a, b in v["dropped"].items()) or "none",
+             ", ".join(f"{a} {b}" for a, b in v["templates_removed"].items()) or "none"]
+            for c, v in info["per_category"].items()]  # fmt: skip
+    types = [[t, v["questions"], v["dropped"], v["dropped_share"], v["paper_dropped_share"]]
+             for t, v in info["per_type"].items()]  # fmt: skip
+    return "\n\n".join([
+        "# KoBBQ survey rules",
+        table(["type", "questions", "dropped", "share", "paper's share"], types),
+        table(["category", "questions", "kept", "type 1", "type 2", "dropped",
+               "templates removed"], rows),
+    ]) + "\n"  # fmt: skip
+
+
+def _read_table(path: Path) -> pd.DataFrame:
+    name = path.name
+    if name.endswith(".parquet"):
+        return pd.read_parquet(path)
+    if ".jsonl" in name:
+        return pd.read_json(path, lines=True, dtype=False)
+    return pd.read_csv(path, sep="\t" if ".tsv" in name else ",", dtype=str,
+                       keep_default_na=False)  # fmt: skip
+
+
+def expand(args: argparse.Namespace) -> int:
+    from pipelines.bias import survey as sv
+    from pipelines.bias import templates as tp
+    from pipelines.core.io import write_json, write_parquet, write_text
+    from pipelines.core.markdown import table
+    from pipelines.export.records import jsonl
+
+    started = time.perf_counter()
+    templates = tp.read_templates(args.templates)
+    every = tp.expand(templates, args.unknown)
+    seconds = time.perf_counter() - started
+    samples, dropped = every, every.head(0)
+    if args.targets is not None:
+        path = args.targets / "targets.parquet" if args.targets.is_dir() else args.targets
+        if not path.is_file():
+            raise tp.TemplateError(f"{path}: no targets.parquet (run `benchforge kobbq survey`)")
+        allowed, removed = sv.allowed_fillers(pd.read_parquet(path), templates)
+        ok = set(tp.expand(templates, args.unknown, allowed)["sample_id"])
+        reason = [removed.get((t, v)) or (None if s in ok else "survey:group_role")
+                  for t, v, s in zip(every["template_id"], every["version"],
+                                     every["sample_id"], strict=True)]  # fmt: skip
+        reason = pd.Series(reason, index=every.index, dtype="object")
+        samples = every[reason.isna()].reset_index(drop=True)
+        dropped = every[reason.notna()].assign(reason=reason[reason.notna()])
+    test = tp.evaluation_set(samples, args.seed)
+    counts = tp.counts(samples, templates)
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_parquet(samples, args.out / "samples.parquet")
+    write_parquet(dropped.reset_index(drop=True), args.out / "dropped.parquet")
+    write_parquet(test, args.out / "test_samples.parquet")
+    for name, frame in (("all_samples", samples), ("test_samples", test)):
+        records = tp.release_records(frame)
+        write_text(tp.release_tsv(records), args.out / f"{name}.tsv")
+        write_text(jsonl(records), args.out / f"{name}.jsonl")
+    info = {"templates": len({t.template_id for t in templates}), "template_rows":
+            len(templates), "samples": len(samples), "dropped": len(dropped),
+            "test_samples": len(test), "expand_seconds": round(seconds, 2),
+            "counts": counts.to_dict(orient="records"), "warnings": tp.warnings_of(templates),
+            "particles": tp.particle_report(templates)}  # fmt: skip
+    write_json(info, args.out / "expand.json")
+    write_text(table(list(counts.columns), counts.values.tolist()) + "\n", args.out / "counts.md")
+    print(f"{len(templates)} template rows -> {len(samples):,} samples (Table 1: 76,048) in "
+          f"{seconds:.1f} s; evaluation set {len(test):,} samples; -> {args.out}")  # fmt: skip
+    return 0
+
+
+def load_samples(path: Path, unknown: str = "알 수 없음") -> pd.DataFrame:
+    """Samples from ``kobbq expand``'s Parquet, or the release layout (TSV or JSON
+    Lines: the fields the scorer needs come from the sample id)."""
+    from pipelines.bias.scoring import PredictionError
+
+    if not path.is_file():
+        raise PredictionError(f"{path}: file not found")
+    frame = _read_table(path)
+    if "template_id" in frame.columns:
+        return frame
+    need = ["sample_id", "choices", "biased_answer", "answer"]
+    missing = [c for c in need if c not in frame.columns]
+    if missing:
+        raise PredictionError(f"{path}: no {missing} column(s) (columns: {list(frame.columns)})")
+    import ast
+
+    out = frame.copy()
+    parts = out["sample_id"].str.split("-")
+    for row, p in enumerate(parts, start=2):
+        if len(p) != 5:
+            raise PredictionError(f"{path}: row {row}: sample_id {'-'.join(p)!r} is not "
+                                  "category-NNNv-NNN-amb|dis-bsd|cnt")  # fmt: skip
+    out["category"] = [p[0] for p in parts]
+    out["template_id"] = [f"{p[0]}-{p[1][:-1]}" for p in parts]
+    out["version"] = [p[1][-1] for p in parts]
+    out["context_type"] = [p[3] for p in parts]
+    out["question_type"] = [p[4] for p in parts]
+    out["choices"] = [c if isinstance(c, list) else ast.literal_eval(c) for c in out["choices"]]
+    out["unknown"] = unknown
+    if "label_annotation" not in out.columns:
+        out["label_annotation"] = ""
+    return out
+
+
+def baseline(args: argparse.Namespace) -> int:
+    from pipelines.bias.scoring import baseline as make
+    from pipelines.core.io import write_text
+
+    samples = load_samples(args.samples, args.unknown)
+    pred = make(samples, args.answer, args.seed)
+    write_text(pred.to_csv(sep="\t", index=False), args.out)
+    print(f"{len(pred):,} predictions ({args.answer}) -> {args.out}")
+    return 0
+
+
+def score(args: argparse.Namespace) -> int:
+    from pipelines.bias.scoring import markdown, read_predictions
+    from pipelines.bias.scoring import score as compute
+    from pipelines.core.io import write_json, write_text
+
+    samples = load_samples(args.samples, args.unknown)
+    pred = read_predictions(args.predictions, samples)
+    result = compute(samples, pred, averaged=not args.no_average)
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_json(result, args.out / "scores.json")
+    write_text(markdown(result, args.predictions.name), args.out / "scores.md")
+    o = result["overall"]
+    print(f"acc_amb {o['acc_amb']}, acc_dis {o['acc_dis']}, diff-bias amb {o['diff_bias_amb']} "
+          f"(max {o['max_diff_bias_amb']}), dis {o['diff_bias_dis']} (max "
+          f"{o['max_diff_bias_dis']}) on {result['scored']:,} samples -> {args.out}")  # fmt: skip
+    return 0
+
+
+def survey_items(args: argparse.Namespace) -> int:
+    from pipelines.bias.survey import SurveySettings, apply_rules, read_survey
+    from pipelines.bias.survey import survey_items as make
+    from pipelines.bias.templates import read_templates
+    from pipelines.core.io import write_text
+    from pipelines.export.records import jsonl
+
+    settings = SurveySettings()
+    questions = read_survey(args.survey, settings)
+    if args.per_category:
+        seen: dict[str, int] = {}
+        picked = []
+        for q in questions:
+            seen[q.category] = seen.get(q.category, 0) + 1
+            if seen[q.category] <= args.per_category:
+                picked.append(q)
+        questions = picked
+    templates = read_templates(args.templates) if args.templates else []
+    targets = apply_rules(questions, templates, settings)
+    items = make(questions, targets[targets["question_id"].isin({q.question_id for q in
+                                                                 questions})])  # fmt: skip
+    write_text(jsonl(items.to_dict(orient="records")), args.out)
+    print(f"{len(items)} survey items -> {args.out} (config annotation_configs/kobbq_survey.xml)")
+    return 0
+
+
+def check_items(args: argparse.Namespace) -> int:
+    from pipelines.bias.templates import check_items as make
+    from pipelines.core.io import write_text
+    from pipelines.export.records import jsonl
+
+    items = make(load_samples(args.samples))
+    write_text(jsonl(items.to_dict(orient="records")), args.out)
+    print(f"{len(items)} check items -> {args.out} (config annotation_configs/kobbq_check.xml)")
+    return 0
