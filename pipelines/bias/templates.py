@@ -255,6 +255,11 @@ def _check_texts(t: Template) -> None:
                 )
             if forms is None:
                 continue
+            if "[" in forms:
+                raise TemplateError(
+                    f"{t.where}: {TEXTS[key]}: a slot does not parse near "
+                    f"{text[m.start() : m.start() + 30]!r} (an unclosed bracket)"
+                )
             n_forms, n_fill = len(_words(forms)), len(t.slots[name])
             if n_forms < n_fill:
                 raise TemplateError(f"{t.where}: {TEXTS[key]}: slot {name} has {n_forms} forms "
