@@ -604,3 +604,77 @@ def test_korsts_export_loads_with_the_datasets_library(korsts_rebuilt, tmp_path)
     assert as_json["dev"].column_names == ["genre", "filename", "year", "id", "score",
                                            "sentence1", "sentence2", "license"]  # fmt: skip
     assert as_json["dev"][0] == as_parquet["dev"][0] == first
+
+
+@pytest.fixture(scope="module")
+def kobbq_rebuilt(server, tmp_path_factory):
+    """recipes/kobbq-demo.yaml made small: one survey question per category asked of 3
+    simulated respondents, the reading check on one template of 2 categories."""
+    folder = tmp_path_factory.mktemp("kobbq")
+    recipe = yaml.safe_load((ROOT / "recipes" / "kobbq-demo.yaml").read_text(encoding="utf-8"))
+    for corpus in recipe["corpora"]:
+        corpus["path"] = str((ROOT / "recipes" / corpus["path"]).resolve())
+    k = recipe["kobbq"]
+    k["survey"] = str((ROOT / "recipes" / k["survey"]).resolve())
+    k["use_targets"] = True
+    k["survey_round"] = {"per_category": 1, "respondents": 3, "project": "kobbq-test-survey",
+                         "simulate": {"annotators": 3, "seed": 0}}  # fmt: skip
+    k["check_round"] = {"per_category": 1, "respondents": 2, "project": "kobbq-test-check",
+                        "simulate": {"annotators": 2, "seed": 0}}  # fmt: skip
+    path = folder / "kobbq.yaml"
+    path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
+    out = folder / "out"
+    first = rebuild(path, out, server["port"])
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    again = rebuild(path, out, server["port"])
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    return {"out": out, "first": first.stdout, "again": again.stdout}
+
+
+def test_kobbq_rounds_feed_the_survey_rules_without_duplicate_tasks(kobbq_rebuilt):
+    out = kobbq_rebuilt["out"]
+    assert "0 tasks created" in kobbq_rebuilt["again"] and "(cached)" in kobbq_rebuilt["again"]
+    ls = annotate.client()
+    for name, per_task in (("survey", 3), ("check", 2)):
+        items = pd.read_parquet(out / f"{name}-round" / "items.parquet")
+        project = annotate.find_project(ls, f"kobbq-test-{name}")
+        assert project.task_number == len(items)  # no duplicate after the rerun
+        votes = pd.read_parquet(out / "annotate" / f"{name}.parquet")
+        done = votes[~votes["cancelled"] & (votes["field"] == "answer")]
+        assert (done.groupby("item_id").size() == per_task).all()
+    items = pd.read_parquet(out / "survey-round" / "items.parquet")
+    assert items["category"].nunique() == 12 and len(items) == 12
+    survey = json.loads((out / "survey" / "survey.json").read_text(encoding="utf-8"))
+    assert survey["round"]["questions"] == 12 and survey["round"]["respondents"] == 36
+    got = pd.read_parquet(out / "survey" / "round_targets.parquet")
+    assert (got["respondents"] == 3).all() and set(got["question_id"]) == set(items["item_id"])
+
+
+def test_kobbq_export_layout_targets_and_card(kobbq_rebuilt, tmp_path):
+    import datasets
+
+    out = kobbq_rebuilt["out"]
+    folder = out / "dataset"
+    expand = json.loads((out / "expand" / "expand.json").read_text(encoding="utf-8"))
+    samples = pd.read_parquet(out / "expand" / "samples.parquet")
+    dropped = pd.read_parquet(out / "expand" / "dropped.parquet")
+    assert len(samples) + len(dropped) == expand["samples_all"] == 76568  # use_targets: true
+    assert len(dropped) and dropped["reason"].str.startswith("survey:").all()
+    lines = (folder / "test_samples.tsv").read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("sample_id\tlabel_annotation\tcontext\tquestion\tchoices")
+    test = pd.read_parquet(out / "evaluation" / "test.parquet")
+    assert len(lines) - 1 == len(test) and test["template_id"].nunique() == len(
+        set(samples["template_id"])
+    )
+    cache = {"cache_dir": str(tmp_path / "hf")}
+    ds = datasets.load_dataset("json", data_files={"test": str(folder / "test_samples.jsonl")},
+                               **cache)  # fmt: skip
+    assert (
+        ds["test"][0]["sample_id"] == test["sample_id"].iloc[0]
+        and len(ds["test"][0]["choices"]) == 3
+    )
+    scores = json.loads((folder / "scores.json").read_text(encoding="utf-8"))
+    assert scores["unknown"]["overall"]["acc_amb"] == 1 and "readers (majority)" in scores
+    card = (folder / "DATA_CARD.md").read_text(encoding="utf-8")
+    assert "76048" in card and "paper (Table 1)" in card and "**simulated**" in card
+    assert "no_non_target" in card and "{{" not in card
