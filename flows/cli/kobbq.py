@@ -221,19 +221,13 @@ def expand(args: argparse.Namespace) -> int:
         path = args.targets / "targets.parquet" if args.targets.is_dir() else args.targets
         if not path.is_file():
             raise tp.TemplateError(f"{path}: no targets.parquet (run `benchforge kobbq survey`)")
-        allowed, removed = sv.allowed_fillers(pd.read_parquet(path), templates)
-        ok = set(tp.expand(templates, args.unknown, allowed)["sample_id"])
-        reason = [removed.get((t, v)) or (None if s in ok else "survey:group_role")
-                  for t, v, s in zip(every["template_id"], every["version"],
-                                     every["sample_id"], strict=True)]  # fmt: skip
-        reason = pd.Series(reason, index=every.index, dtype="object")
-        samples = every[reason.isna()].reset_index(drop=True)
-        dropped = every[reason.notna()].assign(reason=reason[reason.notna()])
+        samples, dropped = sv.limit_by_survey(every, templates, pd.read_parquet(path),
+                                              args.unknown)  # fmt: skip
     test = tp.evaluation_set(samples, args.seed)
     counts = tp.counts(samples, templates)
     args.out.mkdir(parents=True, exist_ok=True)
     write_parquet(samples, args.out / "samples.parquet")
-    write_parquet(dropped.reset_index(drop=True), args.out / "dropped.parquet")
+    write_parquet(dropped, args.out / "dropped.parquet")
     write_parquet(test, args.out / "test_samples.parquet")
     for name, frame in (("all_samples", samples), ("test_samples", test)):
         records = tp.release_records(frame)

@@ -500,3 +500,22 @@ def tally(items: pd.DataFrame, annotations: pd.DataFrame, field_name: str = "ans
             )
         )
     return out, {"invalid_answers": sum(invalid.values()), "items_with_invalid": len(invalid)}
+
+
+def limit_by_survey(every: pd.DataFrame, templates: list[Template], targets: pd.DataFrame,
+                    unknown: str) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
+    """(kept, dropped) of the expanded samples ``every`` under the survey's outcome
+    (:func:`allowed_fillers`): a template row whose question was dropped loses all its
+    samples (``survey:<reason>``), a type-1 template the samples whose fillers' groups
+    do not have the slot's role (``survey:group_role``)."""
+    from pipelines.bias.templates import expand
+
+    allowed, removed = allowed_fillers(targets, templates)
+    ok = set(expand(templates, unknown, allowed)["sample_id"]) if allowed else None
+    reason = [removed.get((t, v)) or (None if ok is None or s in ok else "survey:group_role")
+              for t, v, s in zip(every["template_id"], every["version"], every["sample_id"],
+                                 strict=True)]  # fmt: skip
+    reason = pd.Series(reason, index=every.index, dtype="object")
+    kept = every[reason.isna()].reset_index(drop=True)
+    dropped = every[reason.notna()].assign(reason=reason[reason.notna()]).reset_index(drop=True)
+    return kept, dropped

@@ -324,7 +324,7 @@ def expand(
     """Every sample of ``templates`` (see the module docstring), one row each
     (``SAMPLE_COLUMNS``). ``allowed`` limits the fillers of a (template id, version)'s
     slots to the given indices (the survey's targets); its other combinations are left
-    out (:func:`expand_with_drops` says which and why)."""
+    out (:func:`pipelines.bias.survey.limit_by_survey` says which and why)."""
     rows: list[tuple] = []
     for t in templates:
         order = t.order

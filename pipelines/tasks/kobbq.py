@@ -240,14 +240,7 @@ def expand_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         kept = every
         if k.use_targets:
             targets = pd.read_parquet(ctx.out / "survey" / src)
-            allowed, removed = sv.allowed_fillers(targets, templates)
-            allowed_ids = set(tp.expand(templates, k.unknown, allowed)["sample_id"])
-            key = list(zip(every["template_id"], every["version"], strict=True))
-            reason = [removed.get(kv) or (None if sid in allowed_ids else "survey:group_role")
-                      for kv, sid in zip(key, every["sample_id"], strict=True)]  # fmt: skip
-            reason = pd.Series(reason, index=every.index, dtype="object")
-            kept = every[reason.isna()].reset_index(drop=True)
-            dropped = every[reason.notna()].assign(reason=reason[reason.notna()])
+            kept, dropped = sv.limit_by_survey(every, templates, targets, k.unknown)
         table_ = tp.counts(kept, templates)
         info = {
             "templates": len({t.template_id for t in templates}),
@@ -264,7 +257,7 @@ def expand_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "particles": tp.particle_report(templates),
             "seconds": seconds,
         }
-        return {"samples.parquet": kept, "dropped.parquet": dropped.reset_index(drop=True)}, info
+        return {"samples.parquet": kept, "dropped.parquet": dropped}, info
 
     info, hit = cached(ctx.out / "expand", inputs, [k.unknown, k.use_targets, k.targets_from],
                        compute, "expand.json", ["samples.parquet", "dropped.parquet"])  # fmt: skip
