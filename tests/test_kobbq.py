@@ -235,6 +235,8 @@ def test_cli_survey_expand_baseline_score(tmp_path):
     r = _cli("score", tmp_path / "x" / "test_samples.tsv", pred, "--out", tmp_path / "s")
     assert r.returncode == 0, r.stderr
     scores = json.loads((tmp_path / "s" / "scores.json").read_text(encoding="utf-8"))
+    # the release TSV keeps every answer one of its choices (13 answers hold a double space)
+    assert scores["overall"]["acc_dis"] == 0.5 and scores["overall"]["ooc_ratio"] == 0
     assert scores["overall"]["diff_bias_amb"] == 1 and "| overall |" in (
         tmp_path / "s" / "scores.md"
     ).read_text(encoding="utf-8")

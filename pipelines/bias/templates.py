@@ -409,14 +409,19 @@ def release_records(samples: pd.DataFrame) -> list[dict]:
 
 
 def release_tsv(records: list[dict]) -> str:
-    """Release records as TSV (``choices`` as the release writes it: a Python list)."""
+    """Release records as TSV (``choices`` as the release writes it: a Python list). A
+    tab or line break inside a field becomes a space; nothing else changes, so that an
+    answer stays one of its choices character for character."""
     if not records:
         return ""
+
+    def clean(value: object) -> str:
+        return str(value).replace("\t", " ").replace("\r", " ").replace("\n", " ")
+
     cols = list(records[0])
     lines = ["\t".join(cols)]
     for r in records:
-        lines.append("\t".join(" ".join(str(r[c]).split()) if c != "choices"
-                               else str(list(r[c])) for c in cols))  # fmt: skip
+        lines.append("\t".join(clean(r[c]) if c != "choices" else str(list(r[c])) for c in cols))
     return "\n".join(lines) + "\n"
 
 
