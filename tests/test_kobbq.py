@@ -10,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -207,7 +206,7 @@ def test_diff_bias_by_hand():
     pred = pd.DataFrame({"sample_id": frame["sample_id"], "prediction": ["?", "nope", "N", "?"]})
     s = scoring.score(frame, pred, averaged=False)["overall"]
     assert s["ooc_ratio"] == 0.25 and s["acc_amb"] == 0.5 and s["diff_bias_amb"] == -0.5
-    assert s["acc_dis"] == 0 and np.isnan(s["diff_bias_dis"])  # no counter-biased context left
+    assert s["acc_dis"] == 0 and s["diff_bias_dis"] is None  # no counter-biased context left
 
 
 def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
@@ -293,3 +292,27 @@ def test_unknown_prediction_ids_name_the_row(tmp_path, samples):
                     encoding="utf-8")  # fmt: skip
     with pytest.raises(scoring.PredictionError, match="p.tsv: row 3: sample_id 'nope'"):
         scoring.read_predictions(pred, test)
+
+
+def test_cli_survey_reads_pulled_annotations(tmp_path):
+    """A new survey through Label Studio: items from `kobbq survey-items`, annotations as
+    `annotate pull` writes them (here: every latent respondent answering once)."""
+    items_path = tmp_path / "items.jsonl"
+    r = _cli("survey-items", SURVEY, "--templates", TEMPLATES, "--per-category", "1",
+             "--out", items_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    items = pd.read_json(items_path, lines=True, dtype=False)
+    assert len(items) == 12 and set(items["survey_type"]) <= {1, 2}
+    rows = [{"item_id": i.item_id, "field": "answer", "value": a, "cancelled": False}
+            for i in items.itertuples() for a in i.sim_answer]  # fmt: skip
+    pd.DataFrame(rows).to_parquet(tmp_path / "pulled.parquet")
+    r = _cli("survey", SURVEY, "--annotations", tmp_path / "pulled.parquet", "--items",
+             items_path, "--out", tmp_path / "round")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    got = pd.read_parquet(tmp_path / "round" / "targets.parquet").set_index("question_id")
+    release = sv.apply_rules(sv.read_survey(SURVEY), tp.read_templates(TEMPLATES),
+                             sv.SurveySettings()).set_index("question_id")  # fmt: skip
+    for qid, row in got.iterrows():  # the same votes give the same decisions
+        assert row["kept"] == release.at[qid, "kept"] and row["type"] == release.at[qid, "type"]
+        assert list(row["targets"]) == list(release.at[qid, "targets"])
+    assert "## Every stereotype" in (tmp_path / "round" / "survey.md").read_text(encoding="utf-8")

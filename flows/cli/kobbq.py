@@ -145,7 +145,14 @@ def _settings(args: argparse.Namespace) -> object:
 
 
 def survey(args: argparse.Namespace) -> int:
-    from pipelines.bias.survey import SurveyError, apply_rules, read_survey, report, tally
+    from pipelines.bias.survey import (
+        SurveyError,
+        apply_rules,
+        read_survey,
+        report,
+        report_markdown,
+        tally,
+    )
     from pipelines.bias.templates import read_templates
     from pipelines.core.io import write_json, write_parquet, write_text
 
@@ -170,29 +177,12 @@ def survey(args: argparse.Namespace) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     write_parquet(targets, args.out / "targets.parquet")
     write_json(info, args.out / "survey.json")
-    write_text(survey_markdown(info), args.out / "survey.md")
+    write_text(report_markdown(info, targets), args.out / "survey.md")
     t1, t2 = info["per_type"]["type1"], info["per_type"]["type2"]
     print(f"{info['kept']}/{info['questions']} stereotypes kept; type 1 dropped {t1['dropped']}/"
           f"{t1['questions']} ({t1['dropped_share']}; paper 0.083), type 2 {t2['dropped']}/"
           f"{t2['questions']} ({t2['dropped_share']}; paper 0.136) -> {args.out}")  # fmt: skip
     return 0
-
-
-def survey_markdown(info: dict) -> str:
-    from pipelines.core.markdown import table
-
-    rows = [[c, v["questions"], v["kept"], v["type1"], v["type2"],
-             ", ".join(f"{a} {b}" for a, b in v["dropped"].items()) or "none",
-             ", ".join(f"{a} {b}" for a, b in v["templates_removed"].items()) or "none"]
-            for c, v in info["per_category"].items()]  # fmt: skip
-    types = [[t, v["questions"], v["dropped"], v["dropped_share"], v["paper_dropped_share"]]
-             for t, v in info["per_type"].items()]  # fmt: skip
-    return "\n\n".join([
-        "# KoBBQ survey rules",
-        table(["type", "questions", "dropped", "share", "paper's share"], types),
-        table(["category", "questions", "kept", "type 1", "type 2", "dropped",
-               "templates removed"], rows),
-    ]) + "\n"  # fmt: skip
 
 
 def _read_table(path: Path) -> pd.DataFrame:
@@ -267,7 +257,10 @@ def load_samples(path: Path, unknown: str = "알 수 없음") -> pd.DataFrame:
         if len(p) != 5:
             raise PredictionError(f"{path}: row {row}: sample_id {'-'.join(p)!r} is not "
                                   "category-NNNv-NNN-amb|dis-bsd|cnt")  # fmt: skip
-    out["category"] = [p[0] for p in parts]
+    from pipelines.bias.templates import CATEGORIES
+
+    names = {prefix: name for name, prefix in CATEGORIES.items()}
+    out["category"] = [names.get(p[0], p[0]) for p in parts]
     out["template_id"] = [f"{p[0]}-{p[1][:-1]}" for p in parts]
     out["version"] = [p[1][-1] for p in parts]
     out["context_type"] = [p[3] for p in parts]

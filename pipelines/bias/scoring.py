@@ -133,7 +133,9 @@ def _scores(df: pd.DataFrame) -> dict:
 def _with_max(s: dict) -> dict:
     s["max_diff_bias_amb"] = 1 - s["acc_amb"]
     s["max_diff_bias_dis"] = 1 - abs(2 * s["acc_dis"] - 1)
-    return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in s.items()}
+    # NaN (no sample of a kind in the group) is written as null
+    return {k: (None if isinstance(v, float) and np.isnan(v) else round(v, 4)
+                if isinstance(v, float) else v) for k, v in s.items()}  # fmt: skip
 
 
 def group_scores(df: pd.DataFrame, averaged: bool) -> dict:

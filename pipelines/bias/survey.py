@@ -519,3 +519,43 @@ def limit_by_survey(every: pd.DataFrame, templates: list[Template], targets: pd.
     kept = every[reason.isna()].reset_index(drop=True)
     dropped = every[reason.notna()].assign(reason=reason[reason.notna()]).reset_index(drop=True)
     return kept, dropped
+
+
+def stereotype_table(targets: pd.DataFrame, dropped_only: bool = False) -> str:
+    """Every question (or the dropped ones) as a Markdown table: category, stereotype,
+    type, the decision and its reason, the targets, how many non-targets, the templates."""
+    from pipelines.core.markdown import table
+
+    rows = []
+    for r in targets.itertuples(index=False):
+        if dropped_only and r.kept:
+            continue
+        shown = list(r.targets)[:4]
+        more = len(r.targets) - len(shown)
+        rows.append([r.question_id, r.category, r.stereotype, r.type,
+                     "kept" if r.kept else f"dropped: {r.reason}",
+                     ", ".join(shown) + (f" (+{more})" if more > 0 else ""),
+                     len(r.non_targets), ", ".join(r.templates) or "-"])  # fmt: skip
+    return table(["question", "category", "stereotype", "type", "decision", "targets",
+                  "non-targets", "templates"], rows)  # fmt: skip
+
+
+def report_markdown(info: dict, targets: pd.DataFrame) -> str:
+    """The survey report: per type beside the paper, per category, and every stereotype
+    kept or dropped with its reason."""
+    from pipelines.core.markdown import table
+
+    rows = [[c, v["questions"], v["kept"], v["type1"], v["type2"],
+             ", ".join(f"{a} {b}" for a, b in v["dropped"].items()) or "none",
+             ", ".join(f"{a} {b}" for a, b in v["templates_removed"].items()) or "none"]
+            for c, v in info["per_category"].items()]  # fmt: skip
+    types = [[t, v["questions"], v["dropped"], v["dropped_share"], v["paper_dropped_share"]]
+             for t, v in info["per_type"].items()]  # fmt: skip
+    return "\n\n".join([
+        "# KoBBQ survey rules (Jin et al. 2024, 3.2.5)",
+        table(["type", "questions", "dropped", "share", "paper's share"], types),
+        table(["category", "questions", "kept", "type 1", "type 2", "dropped",
+               "templates removed"], rows),
+        "## Every stereotype",
+        stereotype_table(targets),
+    ]) + "\n"  # fmt: skip

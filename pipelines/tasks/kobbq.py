@@ -391,6 +391,16 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
                        {**facts["export"], "cached": hit}, Rows("sample", n, n))  # fmt: skip
 
 
+def _dropped(path: Path) -> list[dict]:
+    """The questions the survey rules dropped (for the card)."""
+    t = pd.read_parquet(path)
+    t = t[~t["kept"]]
+    return [{"question_id": r.question_id, "category": r.category, "stereotype": r.stereotype,
+             "type": int(r.type), "kept": False, "reason": r.reason,
+             "targets": list(r.targets), "non_targets": list(r.non_targets),
+             "templates": list(r.templates)} for r in t.itertuples(index=False)]  # fmt: skip
+
+
 def card_facts_of(ctx: RunContext, records: dict[str, list[dict]], scores: dict,
                   hashes: dict[str, str]) -> dict:  # fmt: skip
     """The card's facts (the shared template's keys, and KoBBQ's own)."""
@@ -407,6 +417,7 @@ def card_facts_of(ctx: RunContext, records: dict[str, list[dict]], scores: dict,
         "expand": json.loads((out / "expand" / "expand.json").read_text(encoding="utf-8")),
         "survey": json.loads((out / "survey" / "survey.json").read_text(encoding="utf-8")),
         "scores": scores,
+        "dropped_stereotypes": _dropped(out / "survey" / "targets.parquet"),
         "labels": {},
         "funnel": [],
         "agreement": {},
@@ -455,6 +466,7 @@ def _score_table(scores: dict) -> str:
 def card(facts: dict) -> CardSection:
     """Templates, the survey and what its rules removed, the expansion against Table 1,
     the evaluation set and the scores' bounds."""
+    from pipelines.bias.survey import stereotype_table
     from pipelines.bias.templates import CLASSES
 
     ex, sv, k = facts["expand"], facts["survey"], facts["recipe"]["kobbq"]
@@ -507,6 +519,12 @@ def card(facts: dict) -> CardSection:
         per_type,
         "",
         per_cat,
+        "",
+        "Stereotypes the rules dropped (every question, kept or not, is in "
+        "`survey/targets.parquet`; `benchforge kobbq survey` writes them all to survey.md):",
+        "",
+        stereotype_table(pd.DataFrame(facts["dropped_stereotypes"]), dropped_only=True)
+        if facts["dropped_stereotypes"] else "none",
         "",
         f"The rules' roles disagree with the groups the template file uses for "
         f"{roles['fillers']} fillers of {roles['templates']} template rows (a group the "
