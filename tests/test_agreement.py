@@ -268,3 +268,18 @@ def test_cli_writes_outputs_and_rerun_changes_nothing(tmp_path):
     assert saved["krippendorff_alpha"] == figures["krippendorff_alpha"]
     again = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     assert json.loads(again.stdout)["written"] is False
+
+
+def test_marc_ja_seven_of_ten_majority():
+    """MARC-ja (JGLUE 3.1): a review's label is kept when 7 or more of its 10 crowd
+    votes agree (``majority`` with ``min_votes: 7``); no MARC recipe ships, since the
+    Amazon reviews cannot be redistributed."""
+    votes = {"r1": ["positive"] * 7 + ["negative"] * 3, "r2": ["positive"] * 6 + ["negative"] * 4,
+             "r3": ["negative"] * 10}  # fmt: skip
+    rows = [{"item_id": item, "annotator_id": f"w{k}", "value": v}
+            for item, values in votes.items() for k, v in enumerate(values)]  # fmt: skip
+    result = agree(pd.DataFrame(rows), AgreementSettings(rule="majority", min_votes=7))
+    gold = dict(zip(result["gold"]["item_id"], result["gold"]["label"], strict=True))
+    assert gold == {"r1": "positive", "r3": "negative"}
+    assert result["dropped"]["id"].tolist() == ["r2"]
+    assert "6 of 10 votes; 7 needed" in result["dropped"]["detail"].iloc[0]

@@ -18,12 +18,14 @@ from pipelines.bias.templates import TemplateError
 from pipelines.core.io import FolderLocked
 from pipelines.core.recipe import RecipeError, load_recipe
 from pipelines.ingest.readers import InputError
+from pipelines.lang.ja import DictionaryMissing
 from pipelines.models.classifier import ClassifierError
 from pipelines.models.train_classifier import TrainingDataError
 from pipelines.models.train_mt import ParallelDataError
 from pipelines.pairing.memory import TranslationMemoryError
 from pipelines.pairing.pairs import PairingError
 from pipelines.pairing.translate import TranslationError
+from pipelines.quality.jcqa import JcqaError
 from pipelines.splits.base import SplitError
 from pipelines.tasks.kornlu import SourceError
 
@@ -197,6 +199,7 @@ def _parser() -> argparse.ArgumentParser:
     pretrain.add_argument("--json", action="store_true", help="print the summary as JSON")
     from flows.cli.agree import add_parser as add_agree
     from flows.cli.annotate import add_parsers
+    from flows.cli.jglue import add_parsers as add_jglue
     from flows.cli.kobbq import add_parsers as add_kobbq
     from flows.cli.rebuild import add_parser as add_rebuild
     from flows.cli.split import add_parser as add_split
@@ -208,6 +211,7 @@ def _parser() -> argparse.ArgumentParser:
     add_rebuild(sub)
     add_translate(sub)
     add_kobbq(sub)
+    add_jglue(sub)
     card = sub.add_parser(
         "card",
         help="render a finished run's data card again (nothing recomputed)",
@@ -252,6 +256,7 @@ COMMANDS = {
     "kobbq check-items": "flows.cli.kobbq:check_items",
     "kobbq baseline": "flows.cli.kobbq:baseline",
     "kobbq score": "flows.cli.kobbq:score",
+    "jglue jcqa-filter": "flows.cli.jglue:jcqa_filter",
     "labelstudio up": "flows.cli.annotate:server_up",
     "labelstudio status": "flows.cli.annotate:server_status",
     "labelstudio down": "flows.cli.annotate:server_down",
@@ -442,6 +447,8 @@ def main(argv: list[str] | None = None) -> int:
         TemplateError,
         SurveyError,
         PredictionError,
+        JcqaError,
+        DictionaryMissing,
         TrainingDataError,
         ClassifierError,
         LabelStudioError,

@@ -5,7 +5,7 @@ module (DataTrove's ``load_word_tokenizer(lang)`` idea).
 A language is one registration: a module in this package that builds a
 :class:`Language` and registers it (``LANGUAGES.add("ko", ...)``, see ``ko.py``). The
 recipe's ``language`` (and a corpus's own ``language``) picks it; Korean is the
-default. The Japanese pack arrives with the JGLUE issue as ``ja.py``.
+default; ``ja.py`` is the Japanese pack (JGLUE).
 """
 
 from __future__ import annotations

@@ -1,0 +1,57 @@
+"""``benchforge jglue ...``: JGLUE's construction rules on their own (Kurihara et al.
+2022). For now JCommonsenseQA's question filters (JGLUE 3.3)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    jglue = sub.add_parser(
+        "jglue",
+        help="JGLUE: JCommonsenseQA's question filters",
+        description="JGLUE's construction rules (Kurihara et al. 2022) on Japanese text.",
+    )
+    jsub = jglue.add_subparsers(dest="action", required=True, metavar="ACTION")
+    filt = jsub.add_parser(
+        "jcqa-filter",
+        help="run JCommonsenseQA's question filters over question files",
+        description="Run JCommonsenseQA's question filters (JGLUE 3.3: a question that "
+        'contains one of its choice words, has an "XX文字" expression or does not end '
+        "with a question mark is dropped, and so is a question set whose choices are "
+        "spelling variants of one word, the same UniDic lemma) over JCommonsenseQA JSON "
+        "Lines files. Writes DIR/kept.jsonl, DIR/dropped.parquet (every filter's reason), "
+        "DIR/report.json and prints how many questions pass each filter. A malformed line "
+        "exits 2 naming the file and the line.",
+    )
+    filt.add_argument("files", type=Path, nargs="+", help="JCommonsenseQA JSON Lines files")
+    filt.add_argument("--out", type=Path, required=True, help="output folder")
+
+
+def jcqa_filter(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from pipelines.core.io import write_json, write_parquet, write_text
+    from pipelines.export.records import jsonl
+    from pipelines.quality.jcqa import read_questions, report, run_filters
+
+    frames = []
+    for path in args.files:
+        frame = read_questions(path)
+        frame["file"] = path.name
+        frames.append(frame)
+    checked = run_filters(pd.concat(frames, ignore_index=True))
+    info = {"files": [str(p) for p in args.files], **report(checked)}
+    info["per_file"] = {name: report(g) for name, g in checked.groupby("file")}
+    args.out.mkdir(parents=True, exist_ok=True)
+    columns = [c for c in frames[0].columns if c not in ("line", "file")]
+    kept = checked.loc[checked["kept"], columns]
+    write_text(jsonl(kept.to_dict(orient="records")), args.out / "kept.jsonl")
+    write_parquet(checked[~checked["kept"]].astype({"q_id": str}), args.out / "dropped.parquet")
+    write_json(info, args.out / "report.json")
+    for name, f in info["filters"].items():
+        print(f"{name:<18} {f['flagged']:>5} flagged, pass rate {f['pass_rate']:.2%}")
+    print(f"{info['kept']:,} of {info['questions']:,} questions pass every filter "
+          f"({info['pass_rate']:.2%}) -> {args.out}")  # fmt: skip
+    return 0
