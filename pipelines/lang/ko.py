@@ -53,6 +53,20 @@ def ensure_mecab() -> str:
 ensure_mecab()
 
 
+def _no_unidic_by_default() -> None:
+    """mecab-python3 puts UniDic in front of every ``MeCab.Tagger()`` when the
+    ``unidic-lite`` package (the Japanese pack's dictionary) is installed, and kss's
+    Tagger() then reads Korean with a Japanese dictionary (no sentence is split). The
+    Korean pack turns that default off: ``MeCab.Tagger()`` reads ``MECABRC``
+    (mecab-ko-dic) again; the Japanese pack names its dictionary explicitly."""
+    import MeCab
+
+    MeCab.try_import_unidic = lambda: None
+
+
+_no_unidic_by_default()
+
+
 @lru_cache(maxsize=1)
 def kss_backend() -> str | None:
     """The morpheme backend kss found: ``"mecab"`` when the wiring above works."""
@@ -175,6 +189,9 @@ def _main(argv: list[str]) -> int:
             print(f"[bootstrap] kss did not find MeCab (backend={backend}); MECABRC={path}")
             return 1
         sample = split_sentences(["안녕하세요 반갑습니다 오늘 날씨가 좋네요."])[0]
+        if len(sample) < 2:  # MeCab read Korean with another dictionary
+            print(f"[bootstrap] kss on MeCab did not split Korean: {sample}; MECABRC={path}")
+            return 1
         print(f"[bootstrap] kss runs on MeCab (mecab-ko-dic via {path}): {sample}")
     return 0
 
