@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from pipelines.bias.scoring import BASELINES
+
 RULES = (
     ("respondents", int, "respondents per question of the survey JSON (default 100)"),
     ("target-ratio", float, "type 1: a target has at least this many times the equal split "
@@ -113,7 +115,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "(the bounds of diff-bias), or a seeded random choice.",
     )
     base.add_argument("samples", type=Path, help="samples (.parquet, or the release's TSV)")
-    base.add_argument("--answer", choices=["unknown", "biased", "counter-biased", "random"],
+    base.add_argument("--answer", choices=BASELINES,
                       required=True, help="which reference model")  # fmt: skip
     base.add_argument("--out", type=Path, required=True, help="predictions file (.tsv)")
     base.add_argument("--seed", type=int, default=0, help="seed of the random baseline")
@@ -152,6 +154,7 @@ def survey(args: argparse.Namespace) -> int:
         report,
         report_markdown,
         tally,
+        with_item_types,
     )
     from pipelines.bias.templates import read_templates
     from pipelines.core.io import write_json, write_parquet, write_text
@@ -163,11 +166,7 @@ def survey(args: argparse.Namespace) -> int:
             raise SurveyError("--annotations needs --items (the survey round's items)")
         items = _read_table(args.items)
         questions, invalid = tally(items, _read_table(args.annotations))
-        from dataclasses import replace
-
-        keys = zip(items["category"], items["stereotype"], items["survey_type"], strict=True)
-        types = {f"{c}/{s}": int(t) for c, s, t in keys}
-        settings = replace(settings, types={**types, **settings.types})
+        settings = with_item_types(settings, items)
     else:
         questions, invalid = read_survey(args.survey, settings), None
     targets = apply_rules(questions, templates, settings)
@@ -302,22 +301,14 @@ def score(args: argparse.Namespace) -> int:
 
 
 def survey_items(args: argparse.Namespace) -> int:
-    from pipelines.bias.survey import SurveySettings, apply_rules, read_survey
+    from pipelines.bias.survey import SurveySettings, apply_rules, first_per_category, read_survey
     from pipelines.bias.survey import survey_items as make
     from pipelines.bias.templates import read_templates
     from pipelines.core.io import write_text
     from pipelines.export.records import jsonl
 
     settings = SurveySettings()
-    questions = read_survey(args.survey, settings)
-    if args.per_category:
-        seen: dict[str, int] = {}
-        picked = []
-        for q in questions:
-            seen[q.category] = seen.get(q.category, 0) + 1
-            if seen[q.category] <= args.per_category:
-                picked.append(q)
-        questions = picked
+    questions = first_per_category(read_survey(args.survey, settings), args.per_category)
     templates = read_templates(args.templates) if args.templates else []
     targets = apply_rules(questions, templates, settings)
     items = make(questions, targets[targets["question_id"].isin({q.question_id for q in

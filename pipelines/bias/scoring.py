@@ -24,8 +24,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-METRICS = ["samples", "ooc_ratio", "acc_amb", "acc_dis", "diff_bias_amb", "diff_bias_dis",
-           "max_diff_bias_amb", "max_diff_bias_dis"]  # fmt: skip
 BASELINES = ("unknown", "biased", "counter-biased", "random")
 
 

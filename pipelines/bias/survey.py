@@ -205,6 +205,28 @@ def question_type(q: Question, linked: list[Template], settings: SurveySettings
     return (2 if one_choice else 1), "survey format"
 
 
+def first_per_category(questions: list[Question], n: int) -> list[Question]:
+    """The first ``n`` questions of each category, in file order (0: all of them)."""
+    if not n:
+        return list(questions)
+    seen: dict[str, int] = {}
+    picked = []
+    for q in questions:
+        seen[q.category] = seen.get(q.category, 0) + 1
+        if seen[q.category] <= n:
+            picked.append(q)
+    return picked
+
+
+def with_item_types(settings: SurveySettings, items: pd.DataFrame) -> SurveySettings:
+    """``settings`` with each survey item's question fixed to the type it was asked as
+    (its ``survey_type``): a round's tally is judged as the release question was."""
+    from dataclasses import replace
+
+    keys = zip(items["category"], items["stereotype"], items["survey_type"], strict=True)
+    return replace(settings, types={**settings.types, **{f"{c}/{s}": int(t) for c, s, t in keys}})
+
+
 def fixed_target(q: Question, linked: list[Template]) -> str:
     """The type-2 target: the templates' target group when it is offered, else the
     group with the most votes."""
@@ -511,8 +533,10 @@ def limit_by_survey(every: pd.DataFrame, templates: list[Template], targets: pd.
     from pipelines.bias.templates import expand
 
     allowed, removed = allowed_fillers(targets, templates)
-    ok = set(expand(templates, unknown, allowed)["sample_id"]) if allowed else None
-    reason = [removed.get((t, v)) or (None if ok is None or s in ok else "survey:group_role")
+    limited = [t for t in templates if (t.template_id, t.version) in allowed]
+    ok = set(expand(limited, unknown, allowed)["sample_id"])  # only the limited rows again
+    reason = [removed.get((t, v)) or (None if (t, v) not in allowed or s in ok
+                                      else "survey:group_role")
               for t, v, s in zip(every["template_id"], every["version"], every["sample_id"],
                                  strict=True)]  # fmt: skip
     reason = pd.Series(reason, index=every.index, dtype="object")

@@ -164,10 +164,6 @@ class Template:
             names = [swap(s) if swap(s) in self.slots else s for s in names]
         return names
 
-    @property
-    def combinations(self) -> int:
-        return int(np.prod([len(v) for v in self.slots.values()], dtype=np.int64))
-
 
 def read_templates(path: Path, categories: dict[str, str] | None = None) -> list[Template]:
     """Every row of a KoBBQ template file, checked: a missing column, an unknown

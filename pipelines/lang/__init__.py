@@ -10,6 +10,7 @@ default; ``ja.py`` is the Japanese pack (JGLUE).
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -55,6 +56,34 @@ def register_language(lang: Language) -> Language:
     """Register ``lang`` under its code (a language module's one registration)."""
     LANGUAGES.add(lang.code, lang, lang.name)
     return lang
+
+
+def is_cjk_or_kana(ch: str) -> bool:
+    """Chinese characters (CJK ideographs) and Japanese kana (the prolonged sound mark
+    and half-width katakana included)."""
+    o = ord(ch)
+    return (
+        0x4E00 <= o <= 0x9FFF  # CJK unified ideographs
+        or 0x3400 <= o <= 0x4DBF  # extension A
+        or 0x20000 <= o <= 0x2FA1F  # extensions B-F and compatibility supplement
+        or 0xF900 <= o <= 0xFAFF  # compatibility ideographs
+        or 0x3040 <= o <= 0x30FF  # hiragana, katakana
+        or 0x31F0 <= o <= 0x31FF  # katakana phonetic extensions
+        or 0xFF66 <= o <= 0xFF9D  # half-width katakana
+    )
+
+
+def letter_share(text: str, in_script: Callable[[str], bool]) -> float:
+    """Share of the letters of ``text`` (digits, spaces, punctuation ignored) for which
+    ``in_script`` holds: a language pack's ``script_share``."""
+    letters = hits = 0
+    for ch in text:
+        if in_script(ch):
+            hits += 1
+            letters += 1
+        elif unicodedata.category(ch).startswith("L"):
+            letters += 1
+    return hits / letters if letters else 0.0
 
 
 def language(code: str | None = None) -> Language:

@@ -100,30 +100,11 @@ def lemmas(text: str) -> list[str]:
     return [lemma for _, _, lemma in analysed(text)]
 
 
-def is_japanese(ch: str) -> bool:
-    """Hiragana, katakana (half-width too), the prolonged sound mark and kanji."""
-    o = ord(ch)
-    return (
-        0x3040 <= o <= 0x30FF
-        or 0x31F0 <= o <= 0x31FF
-        or 0xFF66 <= o <= 0xFF9D
-        or 0x4E00 <= o <= 0x9FFF
-        or 0x3400 <= o <= 0x4DBF
-        or 0xF900 <= o <= 0xFAFF
-        or 0x20000 <= o <= 0x2FA1F
-    )
-
-
 def japanese_share(text: str) -> float:
-    """Share of Japanese script among the letters of ``text``."""
-    letters = japanese = 0
-    for ch in text:
-        if is_japanese(ch):
-            japanese += 1
-            letters += 1
-        elif unicodedata.category(ch).startswith("L"):
-            letters += 1
-    return japanese / letters if letters else 0.0
+    """Share of Japanese script (kana and kanji) among the letters of ``text``."""
+    from pipelines.lang import is_cjk_or_kana, letter_share
+
+    return letter_share(text, is_cjk_or_kana)
 
 
 HANGUL = re.compile(r"[\uac00-\ud7a3\u1100-\u11ff\u3130-\u318f]")

@@ -15,7 +15,6 @@ import os
 import sys
 import tempfile
 import threading
-import unicodedata
 from functools import lru_cache
 from pathlib import Path
 
@@ -149,35 +148,17 @@ def is_hangul(ch: str) -> bool:
     )
 
 
-def is_cjk_or_kana(ch: str) -> bool:
-    """Chinese characters (CJK ideographs) and Japanese kana."""
-    o = ord(ch)
-    return (
-        0x4E00 <= o <= 0x9FFF  # CJK unified ideographs
-        or 0x3400 <= o <= 0x4DBF  # extension A
-        or 0x20000 <= o <= 0x2FA1F  # extensions B-F and compatibility supplement
-        or 0xF900 <= o <= 0xFAFF  # compatibility ideographs
-        or 0x3040 <= o <= 0x30FF  # hiragana, katakana
-        or 0x31F0 <= o <= 0x31FF  # katakana phonetic extensions
-        or 0xFF66 <= o <= 0xFF9D  # half-width katakana
-    )
-
-
 def hangul_share(text: str) -> float:
     """Share of Hangul among the letters of ``text`` (digits, spaces, punctuation ignored)."""
-    letters = 0
-    hangul = 0
-    for ch in text:
-        if is_hangul(ch):
-            hangul += 1
-            letters += 1
-        elif unicodedata.category(ch).startswith("L"):
-            letters += 1
-    return hangul / letters if letters else 0.0
+    from pipelines.lang import letter_share
+
+    return letter_share(text, is_hangul)
 
 
 def count_cjk(text: str) -> int:
     """Number of Chinese or Japanese characters in ``text``."""
+    from pipelines.lang import is_cjk_or_kana
+
     return sum(1 for ch in text if is_cjk_or_kana(ch))
 
 

@@ -112,7 +112,7 @@ def survey_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The survey round's items: ``per_category`` of the release's questions per
     category, in the questionnaire of their type, with latent respondents rebuilt from
     the release's votes (``pipelines.bias.survey.survey_items``)."""
-    from pipelines.bias.survey import apply_rules, survey_items
+    from pipelines.bias.survey import apply_rules, first_per_category, survey_items
 
     spec = _round_spec(ctx, "survey")
     if spec is None:
@@ -120,15 +120,7 @@ def survey_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     k = _spec(ctx)
 
     def compute() -> tuple[dict, dict]:
-        questions = _questions(ctx.recipe)
-        if spec.per_category:
-            seen: dict[str, int] = {}
-            picked = []
-            for q in questions:
-                if seen.get(q.category, 0) < spec.per_category:
-                    picked.append(q)
-                    seen[q.category] = seen.get(q.category, 0) + 1
-            questions = picked
+        questions = first_per_category(_questions(ctx.recipe), spec.per_category)
         targets = apply_rules(questions, _templates(ctx.recipe), k.survey_settings())
         targets = targets[targets["question_id"].isin({q.question_id for q in questions})]
         items = survey_items(questions, targets)
@@ -150,7 +142,7 @@ def survey_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     survey.json (what each rule removed per category and type, beside the paper's
     shares); with a survey round, the same on the round's tally (round_targets.parquet)
     and how often the two agree."""
-    from pipelines.bias.survey import apply_rules, read_survey, report, tally
+    from pipelines.bias.survey import apply_rules, read_survey, report, tally, with_item_types
 
     k = _spec(ctx)
     settings = k.survey_settings()
@@ -168,7 +160,7 @@ def survey_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         if r is not None:
             items = pd.read_parquet(r.items)
             questions, invalid = tally(items, pd.read_parquet(r.annotations))
-            got = apply_rules(questions, [], _typed(settings, items))
+            got = apply_rules(questions, [], with_item_types(settings, items))
             tables["round_targets.parquet"] = got
             info["round"] = {**invalid, **compare(targets, got)}
         return tables, info
@@ -191,16 +183,6 @@ def _reasons(info: dict) -> dict[str, int]:
         for reason, n in t["reasons"].items():
             out[reason] = out.get(reason, 0) + n
     return out
-
-
-def _typed(settings: object, items: pd.DataFrame) -> object:
-    """The settings with each round question's type fixed to the release question's."""
-    from dataclasses import replace
-
-    types = {**settings.types, **{f"{c}/{s}": int(t) for c, s, t in
-                                  zip(items["category"], items["stereotype"],
-                                      items["survey_type"], strict=True)}}  # fmt: skip
-    return replace(settings, types=types)
 
 
 def compare(release: pd.DataFrame, got: pd.DataFrame) -> dict:
