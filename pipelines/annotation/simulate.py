@@ -19,9 +19,10 @@ The noise model (seeded, reproducible):
   answers and a lead time under 3 s.
 - Each annotation is skipped (cancelled, no result) with probability 0.02, and reports a
   random report flag with probability 0.01 (0.9 when the item has ``sim_report``).
-- A multiple-choice control whose ``sim_<field>`` is a list of latent answers (a survey's
-  respondents, each a list of choices or
-  their ``|``-joined text) answers as one of them, drawn per annotator;
+- A control whose ``sim_<field>`` is a list of latent answers answers as one of them,
+  drawn per annotator: on a multiple-choice control each is a list of choices or their
+  ``|``-joined text (a survey's respondents), on a single-choice control one option (an
+  ambiguous pair: the drawn answer is then the annotator's truth, noise as above);
   dynamic choices (``<Choices value="$options">``) take their options from the task.
 - Text fields (``TextArea``) get the item's ``sim_<field>`` text (one of them at random
   when it is a list of variants), else the first data field
@@ -145,12 +146,15 @@ def _answer(control: Control, data: dict, who: Annotator, rng: np.random.Generat
     options = list(control.options_for(data))
     if not options:
         return None
-    if not control.single and isinstance(truth, list | tuple) and truth:
-        # several latent answers (e.g. a survey's respondents): answer as one of them
+    if isinstance(truth, list | tuple) and truth:
+        # several latent answers (a survey's respondents; an ambiguous pair): each
+        # annotator answers as one of them
         picked = truth[int(rng.integers(len(truth)))]
-        picked = (list(picked) if isinstance(picked, list | tuple)
-                  else str(picked).split("|"))  # fmt: skip
-        return [p for p in picked if p in options] or None
+        if not control.single:
+            picked = (list(picked) if isinstance(picked, list | tuple)
+                      else str(picked).split("|"))  # fmt: skip
+            return [p for p in picked if p in options] or None
+        truth = picked
     scale = _ordinal(options)
     if truth is None or str(truth) not in options and scale is None:
         item_rng = np.random.default_rng(_seed(seed, control.name, data.get("item_id")))

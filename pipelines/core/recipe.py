@@ -522,6 +522,63 @@ class KobbqSpec(_Strict):
         return SurveySettings(**self.rules)
 
 
+class JglueRound(_Strict):
+    """A JGLUE Label Studio round (``raters`` people per item): ``sts`` (the 0-5 rating,
+    ``annotation_configs/jsts.xml``), ``nli`` (JNLI step 1) and ``validation`` (the
+    contradictions' check; both ``jnli_judgement.xml``), ``writing`` (four contradictions
+    per caption, ``jnli_contradiction.xml``). The configs carry JGLUE's Japanese
+    guidelines."""
+
+    raters: int = Field(default=5, ge=1)
+    config: str | None = None  # default: benchforge's annotation_configs/ file above
+    project: str | None = None  # default: "<recipe name>-<round>"
+    simulate: SimulateSpec | None = None
+    timeout: float = Field(default=3600.0, gt=0)
+    poll: float = Field(default=5.0, gt=0)
+
+
+class JglueSpec(_Strict):
+    """JSTS / JNLI construction (Kurihara et al. 2022, 3.2; pipelines.jglue): the release
+    files the captions are recovered from (corpora of the recipe), how many pairs of one
+    image (JSTS-A, JNLI) and of two images (JSTS-B) are drawn, the writing round's
+    captions, the rules' thresholds (``rules``: pipelines.jglue.construct.JglueRules,
+    the paper's by default) and the rounds."""
+
+    releases: list[str] = Field(min_length=1)  # corpora holding JSTS / JNLI JSON Lines
+    same_image: int = Field(default=60, ge=0)  # 0: every pair
+    other_image: int = Field(default=20, ge=0)
+    other_image_method: Literal["random", "gsm"] = "random"
+    seed: int = 0
+    writing_captions: int = Field(default=20, ge=0)
+    # simulated writers write what the release kept: draw captions the release wrote for
+    writing_from: Literal["any", "release"] = "any"
+    rules: dict[str, object] = Field(default_factory=dict)
+    sts_round: JglueRound | None = None
+    nli_round: JglueRound | None = None
+    writing_round: JglueRound | None = None
+    validation_round: JglueRound | None = None
+
+    @model_validator(mode="after")
+    def _rules(self) -> JglueSpec:
+        self.construction_rules()
+        return self
+
+    def construction_rules(self) -> object:
+        """The typed thresholds (pipelines.jglue.construct.JglueRules)."""
+        from dataclasses import fields
+
+        from pipelines.jglue.construct import JglueRules
+
+        known = {f.name for f in fields(JglueRules)}
+        unknown = sorted(set(self.rules) - known)
+        if unknown:
+            raise ValueError(f"jglue.rules: unknown settings {unknown} (known: {sorted(known)})")
+        options = dict(self.rules)
+        if "nli_gold" in options:
+            options["nli_gold"] = tuple(options["nli_gold"])
+        return JglueRules(**options)
+
+
 class StageOptions(_Strict):
     """Settings passed through to a stage's settings class (agreement, split); checked
     against that class's fields and types by ``load_recipe`` (``check_stage_options``)."""
@@ -589,6 +646,8 @@ class Recipe(_Strict):
     translation: TranslationSpec | None = None
     # benchforge rebuild of a KoBBQ-style bias benchmark (task kobbq)
     kobbq: KobbqSpec | None = None
+    # benchforge rebuild of JSTS / JNLI (tasks jsts, jnli)
+    jglue: JglueSpec | None = None
     card: CardSpec = Field(default_factory=CardSpec)
     # set by load_recipe: the folder relative paths are resolved against
     base_dir: str = ""
@@ -670,6 +729,10 @@ class Recipe(_Strict):
                     raise ValueError(f"translation.{field}: no corpus named {name!r} ({names})")
         if self.kobbq and self.kobbq.templates not in names:
             raise ValueError(f"kobbq.templates: no corpus named {self.kobbq.templates!r} ({names})")
+        if self.jglue:
+            unknown = sorted(set(self.jglue.releases) - set(names))
+            if unknown:
+                raise ValueError(f"jglue.releases: no corpus named {unknown} ({names})")
         if self.pairing and self.pairing.input is None:
             unknown = sorted({p.corpus for p in self.pairing.corpora} - set(names))
             if unknown:

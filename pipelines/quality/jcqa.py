@@ -76,22 +76,9 @@ def spelling_variants(q: dict) -> str | None:
 def read_questions(path: Path) -> pd.DataFrame:
     """The questions of a JCommonsenseQA release file (JSON Lines: q_id, question,
     choice0..4, label); a malformed line or a missing field names the file and line."""
-    from pipelines.ingest.readers import InputError, iter_rows
+    from pipelines.jglue.release import read_json_lines
 
-    rows = []
-    try:
-        for line, record in iter_rows(Path(path), "jsonl"):
-            if record is None:
-                continue
-            missing = [k for k in ["q_id", "question", *CHOICES] if k not in record]
-            if missing:
-                raise JcqaError(f"{path}:{line}: no {missing} (fields: {sorted(record)})")
-            rows.append({**record, "line": line})
-    except InputError as exc:
-        raise JcqaError(str(exc)) from None
-    if not rows:
-        raise JcqaError(f"{path}: no questions")
-    return pd.DataFrame(rows)
+    return pd.DataFrame(read_json_lines(path, ["q_id", "question", *CHOICES], JcqaError))
 
 
 def run_filters(questions: pd.DataFrame, names: list[str] | None = None) -> pd.DataFrame:

@@ -1,7 +1,8 @@
 """Artifact-aware train/dev/test splits: what every split rule shares.
 
 Every rule assigns *units*, never single items: a unit is a connected set of items that
-share a group (same premise, source document, intent: ``group_columns``) or whose texts
+share a group (same premise, source document, intent: ``group_columns``; a list value
+puts an item in each group it names, e.g. the two images of a JSTS-B pair) or whose texts
 are exact or near duplicates (``pipelines.quality.dedup.near_duplicate_links`` over every
 text column). So no group straddles two splits and no duplicate text leaks from train
 into dev/test, whatever the rule. Everything is seeded and reproducible.
@@ -116,10 +117,12 @@ def units(items: pd.DataFrame, settings: SplitSettingsBase) -> np.ndarray:
 
     for col in settings.group_columns:
         first: dict[object, int] = {}
-        for i, key in enumerate(items[col].tolist()):
-            if key is None or (isinstance(key, float) and math.isnan(key)):
-                continue
-            union(first.setdefault(key, i), i)
+        for i, value in enumerate(items[col].tolist()):
+            # a list value puts the item in every group it names (a pair of two images)
+            for key in value if isinstance(value, list | tuple | np.ndarray) else [value]:
+                if key is None or (isinstance(key, float) and math.isnan(key)):
+                    continue
+                union(first.setdefault(key, i), i)
     texts: list[str] = []
     owner: list[int] = []
     for col in settings.text_columns:
