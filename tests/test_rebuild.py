@@ -678,3 +678,111 @@ def test_kobbq_export_layout_targets_and_card(kobbq_rebuilt, tmp_path):
     card = (folder / "DATA_CARD.md").read_text(encoding="utf-8")
     assert "76048" in card and "paper (Table 1)" in card and "**simulated**" in card
     assert "no_non_target" in card and "{{" not in card
+
+
+def _jglue_recipe(folder: Path, name: str, changes: dict) -> Path:
+    recipe = yaml.safe_load((ROOT / "recipes" / f"{name}-demo.yaml").read_text(encoding="utf-8"))
+    for corpus in recipe["corpora"]:
+        corpus["path"] = str((ROOT / "recipes" / corpus["path"]).resolve())
+    for key, value in changes.items():
+        recipe["jglue"][key] = value
+    for key, spec in recipe["jglue"].items():
+        if key.endswith("_round"):
+            spec["project"] = f"{name}-test-{key.removesuffix('_round')}"
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def jglue_rebuilt(server, tmp_path_factory):
+    """recipes/jsts-demo.yaml and recipes/jnli-demo.yaml made small, each run twice."""
+    folder = tmp_path_factory.mktemp("jglue")
+    out = {}
+    for name, changes in (("jsts", {"same_image": 16, "other_image": 6}),
+                          ("jnli", {"same_image": 8, "writing_captions": 5})):  # fmt: skip
+        path = _jglue_recipe(folder, name, changes)
+        first = rebuild(path, folder / name, server["port"])
+        assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+        again = rebuild(path, folder / name, server["port"])
+        assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+        out[name] = {"out": folder / name, "again": again.stdout}
+    return out
+
+
+def _release_files(folder: Path) -> dict[str, list[dict]]:
+    """JGLUE's JSON Lines files of an export: train, valid, test (and jsts-c_<split>)."""
+    names = [p for p in sorted(folder.glob("*.json"))
+             if p.stem in ("train", "valid", "test") or p.stem.startswith("jsts-c_")]  # fmt: skip
+    return {p.stem: [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines()]
+            for p in names}  # fmt: skip
+
+
+def test_jsts_rebuild_keeps_the_low_variance_pairs_in_jglue_layout(jglue_rebuilt, tmp_path):
+    import datasets
+
+    run = jglue_rebuilt["jsts"]
+    out = run["out"]
+    assert "0 tasks created" in run["again"] and "(cached)" in run["again"]
+    ls = annotate.client()
+    assert annotate.find_project(ls, "jsts-test-sts").task_number == 22  # no duplicates
+    sts = json.loads((out / "sts" / "sts.json").read_text(encoding="utf-8"))
+    assert sts["per_kind"]["A"]["pairs"] == 16 and sts["per_kind"]["B"]["pairs"] == 6
+    assert sts["per_kind"]["A"]["paper"] == {"pairs": 16000, "kept": 10236, "kept_share": 0.6398}
+    votes = pd.read_parquet(out / "annotate" / "sts.parquet")
+    done = votes[~votes["cancelled"]]
+    variance = done.assign(v=done["value"].astype(float)).groupby("item_id")["v"].var()
+    gold = pd.read_parquet(out / "sts" / "gold.parquet")
+    assert (variance[gold["item_id"]] < 1.0).all()  # JGLUE: variance 1.0 or more dropped
+    assert set(variance[variance >= 1.0].index) == set(
+        pd.read_parquet(out / "sts" / "dropped.parquet")["id"]
+    )
+    files = _release_files(out / "dataset")
+    assert set(files) == {"train", "valid", "test"}
+    assert sum(map(len, files.values())) == len(gold)
+    for rows in files.values():
+        assert [r["sentence_pair_id"] for r in rows] == [str(i) for i in range(len(rows))]
+        assert all(list(r) == ["sentence_pair_id", "yjcaptions_id", "sentence1", "sentence2",
+                               "label"] for r in rows)  # fmt: skip
+    images = {s: {i for r in rows for i in r["yjcaptions_id"].split("-")[0].split("_")}
+              for s, rows in files.items()}  # fmt: skip
+    assert not images["train"] & (images["valid"] | images["test"])  # no image in two splits
+    ds = datasets.load_dataset("json", data_files={"train": str(out / "dataset" / "train.json")},
+                               cache_dir=str(tmp_path / "hf"))  # fmt: skip
+    assert ds["train"].num_rows == len(files["train"])
+    card = (out / "dataset" / "DATA_CARD.md").read_text(encoding="utf-8")
+    assert "16,000 -> 10,236" in card and "**simulated**" in card and "{{" not in card
+
+
+def test_jnli_rebuild_runs_every_round_and_the_rules(jglue_rebuilt):
+    run = jglue_rebuilt["jnli"]
+    out = run["out"]
+    assert "0 tasks created" in run["again"] and "(cached)" in run["again"]
+    items = pd.read_parquet(out / "pairs" / "items.parquet")
+    assert len(items) == 16 and (items.groupby("pair_id").size() == 2).all()  # both ways
+    nli = pd.read_parquet(out / "nli" / "gold.parquet")
+    assert set(nli["label"]) <= {"entailment", "neutral"} and (nli["votes"] >= 6).all()
+    written = json.loads((out / "written" / "written.json").read_text(encoding="utf-8"))
+    assert written["written"] == 20 and written["kept"] + sum(written["dropped"].values()) == 20
+    assert written["dropped"].get("edit_distance", 0) >= 1  # the planted unrelated sentences
+    validation = json.loads((out / "validation" / "validation.json").read_text(encoding="utf-8"))
+    assert validation["items"] == written["kept"]
+    assert validation["pairs_with_reverse"] == 2 * validation["kept"]
+    files = _release_files(out / "dataset")
+    nli_rows = [r for s in ("train", "valid", "test") for r in files.get(s, [])]
+    labels = {r["label"] for r in nli_rows}
+    assert labels == {"entailment", "neutral", "contradiction"}
+    ids = {r["yjcaptions_id"] for r in nli_rows if r["label"] == "contradiction"}
+    for pair_id in ids:  # each contradiction with its reverse
+        image, a, b = pair_id.split("-")
+        assert f"{image}-{b}-{a}" in ids
+    sts_c = [r for s, rows in files.items() if s.startswith("jsts-c") for r in rows]
+    assert sts_c and all(isinstance(r["label"], float) and "-g" in r["yjcaptions_id"]
+                         for r in sts_c)  # fmt: skip
+    ls = annotate.client()
+    for name in ("nli", "writing", "validation", "sts"):
+        table = pd.read_parquet(out / "annotate" / f"{name}.parquet")
+        project = annotate.find_project(ls, f"jnli-test-{name}")
+        assert project.task_number == table["item_id"].nunique()  # no duplicate task
+    card = (out / "dataset" / "DATA_CARD.md").read_text(encoding="utf-8")
+    assert "JNLI step 1" in card and "edit distance" in card and "{{" not in card

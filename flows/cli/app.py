@@ -18,6 +18,7 @@ from pipelines.bias.templates import TemplateError
 from pipelines.core.io import FolderLocked
 from pipelines.core.recipe import RecipeError, load_recipe
 from pipelines.ingest.readers import InputError
+from pipelines.jglue.release import ReleaseError
 from pipelines.lang.ja import DictionaryMissing
 from pipelines.models.classifier import ClassifierError
 from pipelines.models.train_classifier import TrainingDataError
@@ -257,6 +258,7 @@ COMMANDS = {
     "kobbq baseline": "flows.cli.kobbq:baseline",
     "kobbq score": "flows.cli.kobbq:score",
     "jglue jcqa-filter": "flows.cli.jglue:jcqa_filter",
+    "jglue captions": "flows.cli.jglue:captions",
     "labelstudio up": "flows.cli.annotate:server_up",
     "labelstudio status": "flows.cli.annotate:server_status",
     "labelstudio down": "flows.cli.annotate:server_down",
@@ -448,6 +450,7 @@ def main(argv: list[str] | None = None) -> int:
         SurveyError,
         PredictionError,
         JcqaError,
+        ReleaseError,
         DictionaryMissing,
         TrainingDataError,
         ClassifierError,

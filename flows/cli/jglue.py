@@ -1,16 +1,18 @@
 """``benchforge jglue ...``: JGLUE's construction rules on their own (Kurihara et al.
-2022). For now JCommonsenseQA's question filters (JGLUE 3.3)."""
+2022): JCommonsenseQA's question filters (JGLUE 3.3) and the captions of JSTS / JNLI
+release files (3.2); ``benchforge rebuild`` runs the jsts and jnli task kinds."""
 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     jglue = sub.add_parser(
         "jglue",
-        help="JGLUE: JCommonsenseQA's question filters",
+        help="JGLUE: JCommonsenseQA's question filters, captions of JSTS/JNLI files",
         description="JGLUE's construction rules (Kurihara et al. 2022) on Japanese text.",
     )
     jsub = jglue.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -27,6 +29,41 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     filt.add_argument("files", type=Path, nargs="+", help="JCommonsenseQA JSON Lines files")
     filt.add_argument("--out", type=Path, required=True, help="output folder")
+    caps = jsub.add_parser(
+        "captions",
+        help="recover the YJ Captions captions per image from JSTS / JNLI release files",
+        description="Read JSTS / JNLI JSON Lines release files (sentence_pair_id, "
+        "yjcaptions_id, sentence1, sentence2, label), recover every caption per image from "
+        "the pairs' yjcaptions_id, and drop captions whose share of Japanese script is "
+        "under --min-share (text in the wrong language). Writes DIR/captions.parquet, "
+        "DIR/dropped.parquet, DIR/variants.parquet (a caption written differently in two "
+        "places), DIR/captions.json. A malformed line exits 2 naming the file and line.",
+    )
+    caps.add_argument("files", type=Path, nargs="+", help="JSTS / JNLI JSON Lines files")
+    caps.add_argument("--out", type=Path, required=True, help="output folder")
+    caps.add_argument(
+        "--min-share",
+        type=float,
+        default=0.5,
+        help="the least share of Japanese script (kana, kanji) among a caption's letters "
+        "(default 0.5)",
+    )
+
+
+def captions(args: argparse.Namespace) -> int:
+    from pipelines.core.io import write_outputs
+    from pipelines.jglue.release import caption_tables
+
+    tables, info = caption_tables(list(args.files), "ja", args.min_share)
+    write_outputs(
+        args.out, json.dumps([str(p) for p in args.files]), tables, {"captions.json": info}
+    )
+    print(
+        f"{info['kept']:,} of {info['captions']:,} captions of {info['images']:,} images "
+        f"kept; {info['wrong_language']} not Japanese ({info['wrong_language_share']:.2%}); "
+        f"{info['variants']} written differently in two places -> {args.out}"
+    )
+    return 0
 
 
 def jcqa_filter(args: argparse.Namespace) -> int:

@@ -550,8 +550,9 @@ class JglueSpec(_Strict):
     other_image_method: Literal["random", "gsm"] = "random"
     seed: int = 0
     writing_captions: int = Field(default=20, ge=0)
-    # simulated writers write what the release kept: draw captions the release wrote for
-    writing_from: Literal["any", "release"] = "any"
+    # "release": draw only one-image pairs the release has and captions it wrote
+    # contradictions for (demos: simulated people then answer as the release did)
+    draw_from: Literal["any", "release"] = "any"
     rules: dict[str, object] = Field(default_factory=dict)
     sts_round: JglueRound | None = None
     nli_round: JglueRound | None = None

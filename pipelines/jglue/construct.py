@@ -92,13 +92,16 @@ def _real(captions: pd.DataFrame) -> pd.DataFrame:
     return captions[~captions["written"].astype(bool)]
 
 
-def same_image_pairs(captions: pd.DataFrame, n: int, seed: int) -> pd.DataFrame:
+def same_image_pairs(
+    captions: pd.DataFrame, n: int, seed: int, only: set[tuple[str, str]] | None = None
+) -> pd.DataFrame:
     """JSTS-A: ``n`` pairs (seeded; 0: all) of two captions of one image, captions in
-    id order."""
+    id order; only pairs whose texts (either order) are in ``only`` when given."""
     rows = []
     for _, group in _real(captions).groupby("image_id", sort=True):
         for a, b in itertools.combinations(list(group.itertuples(index=False)), 2):
-            rows.append(_pair("A", a, b))
+            if only is None or (a.text, b.text) in only or (b.text, a.text) in only:
+                rows.append(_pair("A", a, b))
     frame = pd.DataFrame(rows, columns=PAIR_COLUMNS)
     if n and n < len(frame):
         frame = frame.sample(n=n, random_state=seed).sort_values("pair_id", ignore_index=True)

@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 FIELDS = ("sentence_pair_id", "yjcaptions_id", "sentence1", "sentence2", "label")
@@ -179,3 +180,45 @@ def contradictions_by_caption(pairs: pd.DataFrame) -> dict[str, list[str]]:
         if r.caption2.startswith("g") and r.sentence2 not in out.get(r.sentence1, []):
             out.setdefault(r.sentence1, []).append(r.sentence2)
     return out
+
+
+def caption_tables(paths: list[Path], lang: str, min_share: float) -> tuple[dict, dict]:
+    """The captions of the release files and what became of them: (tables, info).
+    Tables: ``captions.parquet`` (kept), ``dropped.parquet`` (a caption whose share of the
+    language's script is under ``min_share``, with the share: text in the wrong
+    language), ``releases.parquet`` (every pair read), ``variants.parquet``."""
+    from pipelines.core.stage import value_counts
+    from pipelines.lang import language
+
+    language_ = language(lang)
+    pairs = read_releases(paths)
+    caps, variants = captions_of(pairs)
+    share = np.array([language_.script_share(t) for t in caps["text"]])
+    caps["script_share"] = share.round(4)
+    bad = share < min_share
+    dropped = caps[bad].assign(
+        reason=language_.script_reason,
+        detail=[f"{language_.script_name} share {s:.2f} < {min_share}" for s in share[bad]],
+    )
+    kept = caps[~bad].reset_index(drop=True)
+    info = {
+        "files": {p.name: int((pairs["file"] == p.name).sum()) for p in paths},
+        "release_pairs": value_counts(pairs["task"] + "-" + pairs["kind"]),
+        "captions": len(caps),
+        "images": int(caps["image_id"].nunique()),
+        "written": int(caps["written"].sum()),
+        "kept": len(kept),
+        "wrong_language": int(bad.sum()),
+        "wrong_language_share": round(float(bad.mean()), 4) if len(caps) else 0.0,
+        "variants": len(variants),
+        "variant_examples": variants.head(3).to_dict(orient="records"),
+        "language": language_.code,
+        "dropped": value_counts(dropped["reason"]),
+    }
+    tables = {
+        "captions.parquet": kept,
+        "dropped.parquet": dropped.reset_index(drop=True),
+        "releases.parquet": pairs,
+        "variants.parquet": variants,
+    }
+    return tables, info

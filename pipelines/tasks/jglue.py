@@ -125,46 +125,13 @@ def captions_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The captions per image, recovered from the release files; a caption whose share
     of the recipe language's script is under ``japanese_share_min`` is dropped with the
     share (``captions/dropped.parquet``)."""
-    from pipelines.jglue.release import captions_of, read_releases
-    from pipelines.lang import language
+    from pipelines.jglue.release import caption_tables
 
     paths = release_paths(ctx.recipe)
     rules = _rules(ctx)
-    lang = language(ctx.recipe.language)
 
     def compute() -> tuple[dict, dict]:
-        pairs = read_releases(paths)
-        caps, variants = captions_of(pairs)
-        share = np.array([lang.script_share(t) for t in caps["text"]])
-        caps["script_share"] = share.round(4)
-        bad = share < rules.japanese_share_min
-        dropped = caps[bad].assign(
-            reason=lang.script_reason,
-            detail=[
-                f"{lang.script_name} share {s:.2f} < {rules.japanese_share_min}" for s in share[bad]
-            ],
-        )
-        kept = caps[~bad].reset_index(drop=True)
-        info = {
-            "files": {p.name: int((pairs["file"] == p.name).sum()) for p in paths},
-            "release_pairs": value_counts(pairs["task"] + "-" + pairs["kind"]),
-            "captions": len(caps),
-            "images": int(caps["image_id"].nunique()),
-            "written": int(caps["written"].sum()),
-            "kept": len(kept),
-            "wrong_language": int(bad.sum()),
-            "wrong_language_share": round(float(bad.mean()), 4) if len(caps) else 0.0,
-            "variants": len(variants),
-            "variant_examples": variants.head(3).to_dict(orient="records"),
-            "language": lang.code,
-            "dropped": value_counts(dropped["reason"]),
-        }
-        return {
-            "captions.parquet": kept,
-            "dropped.parquet": dropped.reset_index(drop=True),
-            "releases.parquet": pairs,
-            "variants.parquet": variants,
-        }, info
+        return caption_tables(paths, ctx.recipe.language, rules.japanese_share_min)
 
     info, hit = cached(
         ctx.out / "captions",
@@ -224,7 +191,11 @@ def pairs_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     def compute() -> tuple[dict, dict]:
         caps = pd.read_parquet(captions)
         releases = _releases(ctx)
-        pairs = same_image_pairs(caps, spec.same_image, spec.seed)
+        only = None
+        if spec.draw_from == "release":
+            task = releases[(releases["task"] == ctx.task.name) & (releases["kind"] == "A")]
+            only = set(zip(task["sentence1"], task["sentence2"], strict=True))
+        pairs = same_image_pairs(caps, spec.same_image, spec.seed, only)
         if not jnli:
             b = other_image_pairs(
                 caps, spec.other_image, spec.seed, spec.other_image_method, ctx.recipe.language
@@ -255,6 +226,7 @@ def pairs_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         return {"pairs.parquet": pairs, "items.parquet": items}, info
 
     settings = [
+        spec.draw_from,
         spec.same_image,
         spec.other_image,
         spec.other_image_method,
@@ -431,7 +403,7 @@ def nli_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
 def writing_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The writing round's captions: ``writing_captions`` captions of images the NLI round
-    did not use (``writing_from: release``: captions the release wrote for, so that
+    did not use (``draw_from: release``: captions the release wrote for, so that
     simulated writers write the release's sentences)."""
     from pipelines.jglue.construct import writing_items
     from pipelines.jglue.release import contradictions_by_caption
@@ -452,7 +424,7 @@ def writing_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             used,
             spec.writing_captions,
             spec.seed,
-            set(release) if spec.writing_from == "release" else None,
+            set(release) if spec.draw_from == "release" else None,
             release if ctx.simulated else None,
         )
         return {"items.parquet": items}, {"captions": len(items), "images_excluded": len(used)}
@@ -460,7 +432,7 @@ def writing_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     info, hit = cached(
         ctx.out / "writing-items",
         inputs,
-        [spec.writing_captions, spec.seed, spec.writing_from, ctx.simulated],
+        [spec.writing_captions, spec.seed, spec.draw_from, ctx.simulated],
         compute,
         "items.json",
         ["items.parquet"],
