@@ -469,6 +469,18 @@ class TranslationSpec(_Strict):
         return self
 
 
+def typed_rules(cls: type, options: dict, where: str) -> object:
+    """A family's rules dataclass from a recipe's mapping; an unknown key is an error
+    naming ``where`` and the known ones."""
+    from dataclasses import fields
+
+    known = {f.name for f in fields(cls)}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise ValueError(f"{where}: unknown settings {unknown} (known: {sorted(known)})")
+    return cls(**options)
+
+
 class KobbqRound(_Strict):
     """A KoBBQ Label Studio round: the survey (``annotation_configs/kobbq_survey.xml``:
     ``per_category`` of the release's questions per category, 0 for all; simulated
@@ -511,15 +523,9 @@ class KobbqSpec(_Strict):
 
     def survey_settings(self) -> object:
         """The typed survey rules (pipelines.bias.survey.SurveySettings)."""
-        from dataclasses import fields
-
         from pipelines.bias.survey import SurveySettings
 
-        known = {f.name for f in fields(SurveySettings)}
-        unknown = sorted(set(self.rules) - known)
-        if unknown:
-            raise ValueError(f"kobbq.rules: unknown settings {unknown} (known: {sorted(known)})")
-        return SurveySettings(**self.rules)
+        return typed_rules(SurveySettings, self.rules, "kobbq.rules")
 
 
 class JglueRound(_Strict):
@@ -566,18 +572,12 @@ class JglueSpec(_Strict):
 
     def construction_rules(self) -> object:
         """The typed thresholds (pipelines.jglue.construct.JglueRules)."""
-        from dataclasses import fields
-
         from pipelines.jglue.construct import JglueRules
 
-        known = {f.name for f in fields(JglueRules)}
-        unknown = sorted(set(self.rules) - known)
-        if unknown:
-            raise ValueError(f"jglue.rules: unknown settings {unknown} (known: {sorted(known)})")
         options = dict(self.rules)
         if "nli_gold" in options:
             options["nli_gold"] = tuple(options["nli_gold"])
-        return JglueRules(**options)
+        return typed_rules(JglueRules, options, "jglue.rules")
 
 
 class StageOptions(_Strict):

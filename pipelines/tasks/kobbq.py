@@ -314,12 +314,9 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     the release writes them), JSON Lines and Parquet (with ``license``), the survey's
     targets, the baselines' scores on the evaluation set (always "unknown", always the
     biased answer: the bounds), the readers' scores when there was a check round, and
-    the data card."""
-    from pipelines.bias import scoring
+    the data card (``pipelines.export.family``)."""
     from pipelines.bias.templates import release_tsv
-    from pipelines.core.io import outputs_current, sha256_file, write_outputs
-    from pipelines.core.steps import code_hash
-    from pipelines.export import data_card
+    from pipelines.export.family import export_dataset
     from pipelines.export.records import jsonl
 
     out, recipe = ctx.out, ctx.recipe
@@ -330,46 +327,30 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         "targets": out / "survey" / "targets.parquet",
         "survey": out / "survey" / "survey.json",
     }
-    rs = rounds(ctx)
-    for name, r in rs.items():
-        inputs[f"{name}-annotations"] = r.annotations
-    hashes = {n: sha256_file(p) for n, p in inputs.items()}
-    key = json.dumps([hashes, [code_hash(f) for f in (export_step, data_card.render_card,
-                                                      scoring.score)],
-                      recipe.model_dump(exclude={"base_dir"}), sha256_file(data_card.TEMPLATE)],
-                     sort_keys=True, default=str)  # fmt: skip
-    dataset = out / "dataset"
-    names = [f"{s}.{e}" for s in ("all_samples", "test_samples")
-             for e in ("tsv", "jsonl", "parquet")]  # fmt: skip
-    names += ["targets.parquet", "scores.json", "DATA_CARD.md", "DATA_CARD.html", "card.json"]
     samples = pd.read_parquet(inputs["samples"])
-    if outputs_current(dataset, key, names):
-        facts = json.loads((dataset / "card.json").read_text(encoding="utf-8"))
-        hit = True
-    else:
-        test = pd.read_parquet(inputs["test"])
-        licence = recipe.release_licence().release
+    test = pd.read_parquet(inputs["test"])
+    licence = recipe.release_licence().release
+
+    def build(facts: dict) -> tuple[dict, dict, dict]:
         records = {"all_samples": records_of(samples), "test_samples": records_of(test)}
-        scores = {b: scoring.score(test, scoring.baseline(test, b), averaged=False)
-                  for b in ("unknown", "biased")}  # fmt: skip
-        if "check" in rs and rs["check"].annotations.is_file():
-            votes = scoring.majority_answers(pd.read_parquet(rs["check"].annotations))
-            scores["readers (majority)"] = scoring.score(test, votes[["sample_id", "prediction"]],
-                                                         averaged=False)  # fmt: skip
-        facts = card_facts_of(ctx, records, scores, hashes)
-        card = data_card.render_card(facts, ctx.task.card(facts))
         texts = {f"{s}.tsv": release_tsv(rows) for s, rows in records.items()}
         texts.update({f"{s}.jsonl": jsonl([{**r, "license": licence} for r in rows])
                       for s, rows in records.items()})  # fmt: skip
-        texts.update({"DATA_CARD.md": card.markdown, "DATA_CARD.html": card.html})
         tables = {f"{s}.parquet": pd.DataFrame(rows).assign(license=licence)
                   for s, rows in records.items()}  # fmt: skip
         tables["targets.parquet"] = pd.read_parquet(inputs["targets"])
-        write_outputs(dataset, key, tables, {"card.json": facts, "scores.json": scores}, texts,
-                      card.figures)  # fmt: skip
-        hit = False
+        return tables, texts, {"scores.json": facts["scores"]}
+
+    parts = {"all_samples": len(samples), "test_samples": len(test)}
+    names = [f"{s}.{e}" for s in parts for e in ("tsv", "jsonl", "parquet")]
+    facts, hit = export_dataset(
+        ctx, inputs, rounds(ctx), build, card_facts_of, {f"{s}.tsv": n for s, n in parts.items()},
+        [*names, "targets.parquet", "scores.json"], [recipe.kobbq.templates],
+        "flows/rebuild.py, pipelines/tasks/kobbq.py, pipelines/bias/",
+    )  # fmt: skip
     n = len(samples)
-    return StepOutcome(f"{facts['export']['files']} -> {dataset}{' (cached)' if hit else ''}",
+    return StepOutcome(f"{facts['export']['files']} -> {out / 'dataset'}"
+                       f"{' (cached)' if hit else ''}",
                        {**facts["export"], "cached": hit}, Rows("sample", n, n))  # fmt: skip
 
 
@@ -383,48 +364,29 @@ def _dropped(path: Path) -> list[dict]:
              "templates": list(r.templates)} for r in t.itertuples(index=False)]  # fmt: skip
 
 
-def card_facts_of(ctx: RunContext, records: dict[str, list[dict]], scores: dict,
-                  hashes: dict[str, str]) -> dict:  # fmt: skip
-    """The card's facts (the shared template's keys, and KoBBQ's own)."""
-    from pipelines.export import card_facts
-    from pipelines.export.card_facts import annotation_facts, licence_facts, round_server
+def card_facts_of(ctx: RunContext, inputs: dict[str, Path]) -> dict:
+    """KoBBQ's facts for the card: the expansion, the survey and what its rules dropped,
+    and the scores of the baselines (and of the readers' majority when there was a check
+    round) on the evaluation set."""
+    from pipelines.bias import scoring
 
-    recipe, out = ctx.recipe, ctx.out
-    rs = rounds(ctx)
-    facts = {
-        "task": ctx.task.title,
-        "task_kind": ctx.task.name,
-        "paper_agreement": None,
-        "recipe": recipe.model_dump(mode="json", exclude={"base_dir"}),
-        "expand": json.loads((out / "expand" / "expand.json").read_text(encoding="utf-8")),
-        "survey": json.loads((out / "survey" / "survey.json").read_text(encoding="utf-8")),
+    test = pd.read_parquet(inputs["test"])
+    scores = {b: scoring.score(test, scoring.baseline(test, b), averaged=False)
+              for b in ("unknown", "biased")}  # fmt: skip
+    check = inputs.get("check-annotations")
+    if check is not None and check.is_file():
+        votes = scoring.majority_answers(pd.read_parquet(check))
+        scores["readers (majority)"] = scoring.score(test, votes[["sample_id", "prediction"]],
+                                                     averaged=False)  # fmt: skip
+    splits = {"all_samples": len(pd.read_parquet(inputs["samples"], columns=["sample_id"])),
+              "test_samples": len(test)}  # fmt: skip
+    return {
+        "expand": json.loads(inputs["expand"].read_text(encoding="utf-8")),
+        "survey": json.loads(inputs["survey"].read_text(encoding="utf-8")),
         "scores": scores,
-        "dropped_stereotypes": _dropped(out / "survey" / "targets.parquet"),
-        "labels": {},
-        "funnel": [],
-        "agreement": {},
-        "split": {"rule": "release", "splits": {s: len(v) for s, v in records.items()},
-                  "settings": {}},  # fmt: skip
-        "annotation": {"simulated": False, "overlap": 0},
-        "export": {
-            "layout": ctx.task.layout,
-            "files": {f"{s}.tsv": len(v) for s, v in records.items()},
-            "licence": licence_facts(recipe, pd.DataFrame({"source": [recipe.kobbq.templates]})),
-        },
-        "provenance": {
-            "recipe": recipe.name,
-            **card_facts.provenance(ctx.recipe_path,
-                                    {n: round_server(r) for n, r in rs.items()}),
-            "benchforge rebuild": "flows/rebuild.py, pipelines/tasks/kobbq.py, pipelines/bias/",
-            "inputs (sha256, first 12)": ", ".join(f"{k} {h[:12]}" for k, h in hashes.items()),
-        },
-    }  # fmt: skip
-    for name, r in rs.items():
-        if r.annotations.is_file():
-            facts[f"{name}_round"] = annotation_facts(r, pd.read_parquet(r.annotations),
-                                                      ctx.simulated)  # fmt: skip
-    facts["annotation"]["simulated"] = any(facts.get(f"{n}_round", {}).get("simulated") for n in rs)
-    return facts
+        "dropped_stereotypes": _dropped(inputs["targets"]),
+        "split": {"rule": "release", "splits": splits, "settings": {}},
+    }
 
 
 # ------------------------------------------------------------------------------- card
@@ -514,7 +476,7 @@ def card(facts: dict) -> CardSection:
         "`survey/survey.json`.",
     ])  # fmt: skip
     for name in ("survey", "check"):
-        r = facts.get(f"{name}_round")
+        r = facts["rounds"].get(name)
         if r:
             annotation += (
                 f"\n\nLabel Studio round `{name}` (`{r['config']}`, project `{r['project']}`): "
