@@ -74,6 +74,7 @@ def test_noise_rules_drop_text_in_the_wrong_language():
     assert english.reason == "not_japanese" and "Japanese script share 0.00" in str(english.fired)
     korean = judge_sentence("벽돌 건물 앞을 여자가 걷고 있습니다 정말로요.", settings, lang=ja)
     assert korean.reason == "too_many_cjk"  # Hangul counted as the foreign script
+    assert "Hangul characters" in str(korean.fired)
 
 
 def test_jcommonsenseqa_filters_on_the_release():

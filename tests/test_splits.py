@@ -174,3 +174,15 @@ def test_bad_input_and_cli(tmp_path):
         text=True,
     )  # fmt: skip
     assert missing.returncode == 2 and "nope.parquet: file not found" in missing.stderr
+
+
+def test_a_list_group_value_joins_every_group_it_names():
+    """A JSTS-B pair of two images is in both images' groups (issue 21)."""
+    items = pd.DataFrame({
+        "item_id": ["a", "b", "c", "d"],
+        "sentence1": ["犬が走っている。", "猫が寝ている。", "空が青い。", "海が広い。"],
+        "sentence2": ["鳥が飛んでいる。", "車が止まっている。", "山が高い。", "川が流れる。"],
+        "images": [["1"], ["1", "2"], ["2"], ["3"]],
+    })  # fmt: skip
+    got = units(items, SplitSettings(rule="random", group_columns=["images"]))
+    assert got[0] == got[1] == got[2] and got[3] != got[0]

@@ -41,6 +41,8 @@ class Language:
     foreign_chars: Callable[[str], int]
     script_reason: str
     script_name: str = "script"  # in a dropped sentence's detail: "Hangul share 0.14"
+    # what ``foreign_chars`` counts, in ``too_many_cjk``'s detail: "12 Hangul characters"
+    foreign_name: str = "foreign"
     label: str = ""  # the data card's "Language:" line, e.g. "Korean (ko-KR)"
     normalise: Callable[[str], str] = str
 

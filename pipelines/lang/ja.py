@@ -128,6 +128,7 @@ def _register() -> None:
             tagged=tagged,
             script_share=japanese_share,
             foreign_chars=count_hangul,
+            foreign_name="Hangul",
             script_reason="not_japanese",
             script_name="Japanese script",
             label="Japanese (ja-JP)",

@@ -188,6 +188,7 @@ def _register() -> None:
             tagged=tagged,
             script_share=hangul_share,
             foreign_chars=count_cjk,
+            foreign_name="Chinese/Japanese",
             script_reason="not_korean",
             script_name="Hangul",
             label="Korean (ko-KR)",

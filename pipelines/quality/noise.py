@@ -307,7 +307,7 @@ def judge_sentence(
     fired: list[tuple[str, str | None]] = []
     n_cjk = lang.foreign_chars(text)
     if n_cjk > settings.max_cjk_chars:
-        fired.append(("too_many_cjk", f"{n_cjk} Chinese/Japanese characters"))
+        fired.append(("too_many_cjk", f"{n_cjk} {lang.foreign_name} characters"))
     share = lang.script_share(mask_addresses(text))
     if share < settings.min_hangul_share:
         fired.append((lang.script_reason, f"{lang.script_name} share {share:.2f}"))
