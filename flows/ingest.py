@@ -97,6 +97,7 @@ def classify_task(
             path,
             device=settings.device,
             batch_size=settings.batch_size,
+            batch_tokens=settings.batch_tokens,
             max_length=settings.max_length,
             label_map=settings.detectors[name].labels,
         )

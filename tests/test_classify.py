@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from conftest import train
 from test_ingest_flow import ingest, make_recipe
 
 from pipelines.core.recipe import ClassifierSettings
@@ -23,27 +24,14 @@ ROOT = Path(__file__).resolve().parent.parent
 TINY = ["--epochs", "2", "--layers", "1", "--hidden", "32", "--heads", "2", "--vocab-size", "800"]
 
 
-def train(out: Path, *extra: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "flows.cli", "classifiers", "train", "--out", str(out), *extra]
-    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
-
-
-@pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory):
-    out = tmp_path_factory.mktemp("clf") / "gender_bias"
-    proc = train(out, "--task", "gender_bias", "--limit", "600", *TINY, "--json")
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return out, json.loads(proc.stdout)
-
-
 def test_training_writes_a_checkpoint_with_its_model_card(checkpoint):
     out, metrics = checkpoint
     for name in ("config.json", "model.safetensors", "tokenizer.json", "README.md", "metrics.json"):
         assert (out / name).is_file()
     config = json.loads((out / "config.json").read_text())
     assert config["id2label"] == {"0": "False", "1": "True"}
-    assert metrics["dev"]["examples"] == 471 and metrics["train"]["examples"] == 600
-    assert 0.0 <= metrics["dev"]["macro_f1"] <= 1.0
+    assert metrics["dev"]["examples"] == 471 and metrics["train"]["examples"] == 2000
+    assert metrics["dev"]["macro_f1"] > 0.6 and not metrics["collapse"]["collapsed"]
     assert set(metrics["dev"]["per_class_f1"]) == {"False", "True"}
     assert sum(metrics["dev"]["positive_score_histogram"].values()) == 471
     card = (out / "README.md").read_text()
@@ -176,7 +164,8 @@ def test_mlm_pretraining_on_unlabeled_comments(tmp_path):
         "1",
         "--json",
     )
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    # 300 comments and one epoch are too few to learn hate: a collapse (status 3) is fine
+    assert proc.returncode in (0, 3), proc.stderr[-3000:]
     metrics = json.loads(proc.stdout)
     assert metrics["settings"]["pretrain_epochs"] == 1
     assert metrics["settings"]["pretrain_texts"] == [str(unlabeled)]
@@ -214,7 +203,7 @@ def test_pretrained_encoder_is_reused_by_train(tmp_path):
         tmp_path / "hate", "--task", "hate", "--limit", "300", "--epochs", "1",
         "--lr", "1e-12", "--encoder", str(tmp_path / "enc"), "--json",
     )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.returncode in (0, 3), proc.stderr[-3000:]  # lr 1e-12 may well collapse
     metrics = json.loads(proc.stdout)
     config = json.loads((tmp_path / "hate" / "config.json").read_text())
     assert config["hidden_size"] == encoder["hidden_size"] == 32

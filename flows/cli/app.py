@@ -21,6 +21,7 @@ from pipelines.ingest.readers import InputError
 from pipelines.jglue.release import ReleaseError
 from pipelines.lang.ja import DictionaryMissing
 from pipelines.models.classifier import ClassifierError
+from pipelines.models.pretrain import PretrainError
 from pipelines.models.train_classifier import TrainingDataError
 from pipelines.models.train_mt import ParallelDataError
 from pipelines.pairing.memory import TranslationMemoryError
@@ -115,8 +116,10 @@ def _parser() -> argparse.ArgumentParser:
             "HateSpeech train split (optionally pretrained with masked language modelling on "
             "unlabeled text first), evaluate on its dev split, and save a transformers "
             "checkpoint with a model card (README.md: dev macro-F1, per-class F1, score "
-            "distribution) and metrics.json to --out. Defaults train in minutes on a CPU; "
-            "a larger encoder is used when a GPU is present."
+            "distribution, epochs) and metrics.json to --out. Defaults train in minutes on a "
+            "CPU; a larger encoder is used when a GPU is present. A detector whose dev "
+            "predictions collapse onto one label is saved marked as collapsed, the filter "
+            "refuses it, and the command exits with status 3."
         ),
     )
     train.add_argument(
@@ -132,8 +135,23 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="folder with train.tsv and dev.tsv (default: data/demo/korean-hate-speech/labeled)",
     )
-    train.add_argument("--epochs", type=int, default=None, help="fine-tuning epochs (default 6)")
-    train.add_argument("--lr", type=float, default=None, help="peak learning rate (default 3e-4)")
+    train.add_argument(
+        "--epochs",
+        type=int,
+        default=None,
+        help="most fine-tuning epochs (default 6 on a CPU, 10 on a GPU; early stopping may "
+        "end sooner)",
+    )
+    train.add_argument(
+        "--lr", type=float, default=None, help="peak learning rate (default 3e-4 CPU, 1e-4 GPU)"
+    )
+    train.add_argument(
+        "--patience",
+        type=int,
+        default=None,
+        help="stop after N epochs without a better dev macro-F1 and keep the best epoch's "
+        "weights (default 2; 0: run every epoch, still keep the best)",
+    )
     train.add_argument(
         "--encoder",
         type=Path,
@@ -169,8 +187,10 @@ def _parser() -> argparse.ArgumentParser:
             "modelling (15%% of tokens, BERT's 80/10/10) on unlabeled text files plus the "
             "comments of the labeled train split (without their labels; the dev split is "
             "never seen), and save it to --out as a transformers checkpoint with "
-            "pretrain.json (texts, loss per epoch, settings). `classifiers train --encoder "
-            "DIR` fine-tunes it for each task."
+            "pretrain.json (texts, loss per epoch, throughput, settings). The texts are "
+            "tokenized once in parallel and cached under --out/.cache; every epoch is saved "
+            "so an interrupted run resumes. `classifiers train --encoder DIR` fine-tunes "
+            "it for each task."
         ),
     )
     pretrain.add_argument(
@@ -178,8 +198,9 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         nargs="+",
         required=True,
-        help="unlabeled text files: one text a line (.txt, .txt.gz) or .jsonl[.gz] with a "
-        "text, review or comments field",
+        help="unlabeled texts: files with one text a line (.txt, .txt.gz), .jsonl[.gz] with "
+        "a text, review or comments field (the NSMC crawl), a sentences.parquet of "
+        "`benchforge ingest`, or an ingest output folder",
     )
     pretrain.add_argument("--out", type=Path, required=True, help="encoder folder (created)")
     pretrain.add_argument(
@@ -196,6 +217,13 @@ def _parser() -> argparse.ArgumentParser:
     _encoder_options(pretrain)
     pretrain.add_argument(
         "--limit", type=int, default=None, help="pretrain on the first N texts only (quick runs)"
+    )
+    pretrain.add_argument(
+        "--restart",
+        action="store_true",
+        help="discard a finished or unfinished pretraining in --out and start again "
+        "(without it, a rerun with the same texts and settings resumes after the last "
+        "finished epoch, and one with others is refused)",
     )
     pretrain.add_argument("--json", action="store_true", help="print the summary as JSON")
     from flows.cli.agree import add_parser as add_agree
@@ -324,6 +352,13 @@ def _encoder_options(parser: argparse.ArgumentParser) -> None:
         "--dropout", type=float, default=None, help="hidden and attention dropout (default 0.1)"
     )
     parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
+    parser.add_argument(
+        "--precision",
+        choices=["auto", "fp32", "bf16", "fp16"],
+        default=None,
+        help="training arithmetic (default auto: bf16 autocast on a GPU that has it, fp16 "
+        "with loss scaling on an older GPU, fp32 on a CPU)",
+    )
     parser.add_argument("--seed", type=int, default=None, help="random seed (default 0)")
 
 
@@ -383,6 +418,7 @@ def _train_settings(args: argparse.Namespace, **chosen: object):  # noqa: ANN202
     for name in ("layers", "hidden", "heads", "intermediate", "vocab_size", "batch_size"):
         chosen[name] = getattr(args, name)
     chosen.update(dropout=args.dropout, limit=args.limit, device=args.device, seed=args.seed)
+    chosen.update(precision=args.precision)
     chosen = {k: v for k, v in chosen.items() if v is not None}
     if "hidden" in chosen and "intermediate" not in chosen:
         chosen["intermediate"] = 4 * chosen["hidden"]
@@ -400,6 +436,7 @@ def _classifiers_train(args: argparse.Namespace) -> int:
         pretrain_texts=[str(p) for p in args.pretrain_texts] if args.pretrain_texts else None,
         pretrain_epochs=args.pretrain_epochs,
         pretrain_lr=args.pretrain_lr,
+        patience=args.patience,
     )
     metrics = train_classifier(args.task, args.out, args.data or DEFAULT_DATA, settings)
     if args.json:
@@ -409,22 +446,34 @@ def _classifiers_train(args: argparse.Namespace) -> int:
         per_class = ", ".join(f"{k} {v}" for k, v in dev["per_class_f1"].items())
         print(
             f"{args.task}: dev macro-F1 {dev['macro_f1']} ({per_class}); "
-            f"{metrics['train_seconds']:.0f} s on {metrics['device']}; saved to {args.out}"
+            f"{metrics['train_seconds']:.0f} s on {metrics['device']}, best epoch "
+            f"{metrics['best_epoch']} of {metrics['epochs_run']}; saved to {args.out}"
         )
+    if metrics["collapse"]["collapsed"]:
+        print(
+            f"benchforge: error: the {args.task} detector collapsed "
+            f"({metrics['collapse']['summary']}); {args.out} is marked as collapsed and the "
+            "filter refuses it",
+            file=sys.stderr,
+        )
+        return 3
     return 0
 
 
 def _classifiers_pretrain(args: argparse.Namespace) -> int:
-    from pipelines.models.train_classifier import DEFAULT_DATA, pretrain
+    from pipelines.models.pretrain import pretrain
+    from pipelines.models.train_classifier import DEFAULT_DATA
 
     settings = _train_settings(args, pretrain_epochs=args.epochs or 3, pretrain_lr=args.lr)
-    info = pretrain(args.texts, args.out, settings, args.data or DEFAULT_DATA)
+    info = pretrain(args.texts, args.out, settings, args.data or DEFAULT_DATA, args.restart)
     if args.json:
         print(json.dumps(info, ensure_ascii=False, indent=2))
     else:
         print(
-            f"pretrained on {info['texts']} texts, MLM loss by epoch {info['epoch_loss']}; "
-            f"{info['train_seconds']:.0f} s on {info['device']}; saved to {args.out}"
+            f"pretrained on {info['texts']:,} texts ({info['tokens']:,} tokens), MLM loss by "
+            f"epoch {info['epoch_loss']}; {info['train_seconds']:.0f} s on {info['device']} "
+            f"({info['throughput']['tokens_per_second']:,} tokens/s)"
+            f"{' (done already)' if info.get('cached') else ''}; saved to {args.out}"
         )
     return 0
 
@@ -453,6 +502,7 @@ def main(argv: list[str] | None = None) -> int:
         ReleaseError,
         DictionaryMissing,
         TrainingDataError,
+        PretrainError,
         ClassifierError,
         LabelStudioError,
         AnnotationError,

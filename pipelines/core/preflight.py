@@ -3,7 +3,8 @@ so that a run that cannot finish fails in seconds with a message naming the file
 the problem, instead of after ingest or after the annotation rounds.
 
 - ``check_ingest_inputs``: every corpus file exists, is not empty and decodes with its
-  encoding; every detector checkpoint named by the recipe is a checkpoint directory.
+  encoding; every detector checkpoint named by the recipe is a checkpoint directory
+  whose training did not collapse.
 - ``check_rebuild_recipe``: the sections a ``benchforge rebuild`` chain needs are there,
   and the annotation configs exist (the agreement and split sections are validated by
   ``load_recipe`` itself).
@@ -15,19 +16,19 @@ from pathlib import Path
 
 from pipelines.core.recipe import Recipe, RecipeError
 from pipelines.ingest.readers import check_corpus_file
-from pipelines.models.checkpoints import is_checkpoint
-from pipelines.models.classifier import ClassifierError
+from pipelines.models.classifier import ClassifierError, check_detector
 
 
 def check_ingest_inputs(recipe: Recipe, recipe_path: Path | str) -> None:
     """Corpus files and detector checkpoints (see the module docstring)."""
     for name, spec in recipe.filters.classifiers.detectors.items():
         path = recipe.resolve(spec.model)
-        if not is_checkpoint(str(path)):
+        try:
+            check_detector(Path(path))
+        except ClassifierError as exc:
             raise ClassifierError(
-                f"{recipe_path}: filters.classifiers.detectors.{name}.model: {path} is "
-                "not a checkpoint directory (no config.json)"
-            )
+                f"{recipe_path}: filters.classifiers.detectors.{name}.model: {exc}"
+            ) from None
     for corpus in recipe.corpora:
         check_corpus_file(corpus, recipe.corpus_path(corpus))
 

@@ -148,7 +148,10 @@ class ClassifierSettings(_Strict):
     """KLUE 2.3 toxic-content filters, run after the rule filters."""
 
     detectors: dict[Literal["gender_bias", "hate"], DetectorSpec] = Field(default_factory=dict)
-    batch_size: int = Field(default=64, ge=1)
+    # batches are cut by a token budget (None: 8192 tokens on a CPU, 65536 on a GPU);
+    # batch_size optionally caps the rows of a batch as well
+    batch_tokens: int | None = Field(default=None, ge=8)
+    batch_size: int | None = Field(default=None, ge=1)
     max_length: int = Field(default=128, ge=8)
     device: str | None = None  # None: cuda when present
     # KLUE 2.3 did not run the detectors on formal news text

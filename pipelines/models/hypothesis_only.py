@@ -17,7 +17,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from pipelines.models.classifier import batch_probabilities
-from pipelines.models.train_classifier import TrainSettings, _config, fine_tune, train_tokenizer
+from pipelines.models.train_classifier import (
+    TrainSettings,
+    fine_tune,
+    model_config,
+    train_tokenizer,
+)
 
 log = logging.getLogger(__name__)
 
@@ -56,10 +61,10 @@ def cross_fitted_probabilities(
         held = np.flatnonzero(fold == k)
         train = np.flatnonzero(fold != k)
         torch.manual_seed(settings.seed + k)
-        model = BertForSequenceClassification(_config(tokenizer, names, settings)).to(device)
+        model = BertForSequenceClassification(model_config(tokenizer, names, settings)).to(device)
         fine_tune(model, tokenizer, [texts[i] for i in train], y[train].tolist(), settings)
         probs[held] = batch_probabilities(
-            model, tokenizer, [texts[i] for i in held], 128, settings.max_length
+            model, tokenizer, [texts[i] for i in held], None, settings.max_length
         )
         log.info("hypothesis-only fold %d/%d: %d held-out items", k + 1, folds, len(held))
     log.info("hypothesis-only classifier: %d folds in %.0f s", folds, time.perf_counter() - start)

@@ -35,7 +35,8 @@ from tqdm.auto import tqdm
 
 from pipelines.core.io import write_json, write_text
 from pipelines.models.checkpoints import default_device
-from pipelines.models.train_classifier import _batches, _schedule
+from pipelines.models.precision import schedule as _schedule
+from pipelines.models.train_classifier import shuffled_length_batches as _batches
 
 log = logging.getLogger(__name__)
 
