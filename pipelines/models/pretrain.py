@@ -27,6 +27,7 @@ import gzip
 import hashlib
 import json
 import logging
+import math
 import os
 import time
 from collections.abc import Sequence
@@ -127,7 +128,8 @@ def mlm_epochs(
     special = np.asarray(tokenizer.all_special_ids)
     precision = resolve_precision(settings.precision, device)
     rng = np.random.default_rng(settings.seed)
-    steps_per_epoch = len(shuffled_length_batches(encoded.lengths, settings.batch_size, rng))
+    # pools are whole batches, so an epoch has ceil(n / batch) of them (as in fine_tune)
+    steps_per_epoch = math.ceil(len(encoded) / settings.batch_size)
     stepper = Stepper(
         model, settings.pretrain_lr, settings.weight_decay,
         steps_per_epoch * settings.pretrain_epochs, settings.warmup, device, precision,
