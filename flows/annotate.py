@@ -30,17 +30,21 @@ def push_task(
     simulate_annotators: int | None = None,
     seed: int = 0,
     pool: str = "annotator",
+    careless: int | None = None,
 ) -> dict:
     """Push; with ``simulate_annotators``, new tasks carry their simulated annotations."""
     parsed = annotate.load_config(config)
-    attach = with_simulated(simulate_annotators, seed, pool) if simulate_annotators else None
+    attach = (with_simulated(simulate_annotators, seed, pool, careless)
+              if simulate_annotators else None)  # fmt: skip
     items_table = annotate.read_items(items, parsed)
     return annotate.push(items_table, parsed, project, overlap, attach=attach).__dict__
 
 
 @task(name="labelstudio-simulate", **RETRIES)
-def simulate_task(project: str, annotators: int, seed: int, pool: str = "annotator") -> dict:
-    result = simulate(project, annotators, seed, pool=pool)
+def simulate_task(
+    project: str, annotators: int, seed: int, pool: str = "annotator", careless: int | None = None
+) -> dict:
+    result = simulate(project, annotators, seed, pool=pool, careless=careless)
     return {k: v for k, v in result.items() if k != "payloads"}
 
 

@@ -35,14 +35,16 @@ from pipelines.core.steps import RunContext, StepOutcome, step_function
 from pipelines.tasks import TaskKind, task_kind
 
 
-def steps_of(kind: TaskKind) -> list[str]:
-    """The step names of ``kind``, each checked against the registry (a typo in a task
-    kind fails before any work, naming the nearest step)."""
+def steps_of(kind: TaskKind, recipe: Recipe | None = None) -> list[str]:
+    """The step names of ``kind`` (for ``recipe`` when the kind plans its steps), each
+    checked against the registry (a typo in a task kind fails before any work, naming the
+    nearest step)."""
     import flows.steps  # noqa: F401 - registers the shared steps
 
-    for name in kind.steps:
+    names = kind.steps_for(recipe)
+    for name in names:
         step_function(kind.name, name)
-    return list(kind.steps)
+    return names
 
 
 def simulated_by_default(recipe: Recipe) -> bool:
@@ -66,7 +68,7 @@ def _line(step: str, index: int, total: int, seconds: float, outcome: StepOutcom
 def run_steps(ctx: RunContext, record: Path) -> dict:
     """Run the task kind's steps in order, one Prefect task and one progress line each;
     OUT/rebuild.json is rewritten after every step."""
-    names = steps_of(ctx.task)
+    names = steps_of(ctx.task, ctx.recipe)
     for index, name in enumerate(names, 1):
         fn, arg = step_function(ctx.task.name, name)
         started = time.perf_counter()

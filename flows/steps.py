@@ -97,7 +97,8 @@ def push_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     r = _round(ctx, arg)
     sim = r.simulate
     pushed = push_task(r.items, r.config, r.project, r.overlap,
-                       sim.annotators if sim else None, sim.seed if sim else 0, r.pool)  # fmt: skip
+                       sim.annotators if sim else None, sim.seed if sim else 0, r.pool,
+                       sim.careless if sim else None)  # fmt: skip
     return StepOutcome(
         f"project {r.project!r}: {pushed['created']:,} tasks created, "
         f"{pushed['existing']:,} already there"
@@ -115,7 +116,8 @@ def simulate_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     r = _round(ctx, arg)
     if r.simulate is None:
         return StepOutcome("real annotators (no simulation)", {"skipped": True})
-    posted = simulate_task(r.project, r.simulate.annotators, r.simulate.seed, r.pool)
+    posted = simulate_task(r.project, r.simulate.annotators, r.simulate.seed, r.pool,
+                           r.simulate.careless)  # fmt: skip
     return StepOutcome(
         f"{posted.get('posted', 0):,} missing annotations posted by "
         f"{r.simulate.annotators} simulated {r.pool}s",

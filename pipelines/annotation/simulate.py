@@ -15,8 +15,8 @@ The noise model (seeded, reproducible):
   ``b_a + N(0, s_a)``, rounded and clipped to the scale), and an accuracy
   ``p_a ~ U(0.75, 0.95)`` on nominal controls (the truth with probability ``p_a``, else
   another option uniformly).
-- At least one annotator is careless (``max(1, round(0.15 K))`` of them): uniform random
-  answers and a lead time under 3 s.
+- At least one annotator is careless (``max(1, round(0.15 K))`` of them, unless the
+  round's ``careless`` says how many): uniform random answers and a lead time under 3 s.
 - Each annotation is skipped (cancelled, no result) with probability 0.02, and reports a
   random report flag with probability 0.01 (0.9 when the item has ``sim_report``).
 - A control whose ``sim_<field>`` is a list of latent answers answers as one of them,
@@ -85,15 +85,18 @@ def _seed(*parts: object) -> int:
     return int.from_bytes(digest[:8], "little")
 
 
-def ensure_annotators(ls, k: int, seed: int, pool: str = "annotator") -> list[Annotator]:  # noqa: ANN001
+def ensure_annotators(
+    ls, k: int, seed: int, pool: str = "annotator", careless: int | None = None  # noqa: ANN001
+) -> list[Annotator]:
     """K simulated accounts ``<pool>-NN@simulated.benchforge.local`` (created when
     missing) with their noise parameters; pools keep e.g. NLI writers apart from the
-    validators of their hypotheses."""
+    validators of their hypotheses. ``careless``: how many of them answer at random
+    (None: ``max(1, round(0.15 K))``)."""
     if k < 1:
         raise AnnotationError(f"--annotators must be 1 or more, got {k}")
     users = {u.email: u for u in with_retries(lambda: list(ls.users.list()), "list users")}
     rng = np.random.default_rng(_seed("annotators", seed))
-    careless = max(1, round(0.15 * k))
+    careless = max(1, round(0.15 * k)) if careless is None else min(max(careless, 0), k)
     out = []
     for i in range(k):
         email = f"{pool}-{i + 1:02d}@{SIM_DOMAIN}"
@@ -253,12 +256,13 @@ def _prepare(
     annotators: int,
     seed: int,
     pool: str,  # noqa: ANN001
+    careless: int | None = None,
 ) -> tuple[LabelConfig, list[Annotator], int]:
     """The project's config, the simulated accounts and the overlap; the project is marked
     simulated."""
     config = parse_label_config(proj.label_config)
     overlap = int(proj.maximum_annotations or 1)
-    people = ensure_annotators(ls, annotators, seed, pool)
+    people = ensure_annotators(ls, annotators, seed, pool, careless)
     if annotators < overlap:
         log.warning(
             "%d annotators for an overlap of %d: tasks stay unfinished", annotators, overlap
@@ -273,7 +277,9 @@ def _prepare(
     return config, people, overlap
 
 
-def with_simulated(annotators: int, seed: int = 0, pool: str = "annotator") -> AttachAnnotations:
+def with_simulated(
+    annotators: int, seed: int = 0, pool: str = "annotator", careless: int | None = None
+) -> AttachAnnotations:
     """For ``annotate.push``: attach each new task's simulated annotations to its import
     record, so that tasks and annotations arrive in one bulk request per chunk (Label
     Studio's import keeps each annotation's ``completed_by``, ``lead_time`` and
@@ -281,7 +287,7 @@ def with_simulated(annotators: int, seed: int = 0, pool: str = "annotator") -> A
     ``simulate`` would post for the same seed (``plan``)."""
 
     def attach(ls, proj, records: list[dict]) -> int:  # noqa: ANN001
-        config, people, overlap = _prepare(ls, proj, annotators, seed, pool)
+        config, people, overlap = _prepare(ls, proj, annotators, seed, pool, careless)
         # the data as Label Studio will hand it back (JSON): the same input to the noise
         # model as when the task is read from the server
         tasks = [{"data": json.loads(json.dumps(r["data"])), "annotations": []} for r in records]
@@ -305,6 +311,7 @@ def simulate(
     workers: int = 8,
     progress: bool | None = None,
     pool: str = "annotator",
+    careless: int | None = None,
 ) -> dict:
     """Post the simulated annotations that are missing (a rerun posts nothing twice):
     each task gets ``overlap`` completed annotations, from the K accounts in a seeded
@@ -313,7 +320,7 @@ def simulate(
     proj = find_project(ls, project)
     if proj is None:
         raise AnnotationError(f"no Label Studio project named {project!r}")
-    config, people, overlap = _prepare(ls, proj, annotators, seed, pool)
+    config, people, overlap = _prepare(ls, proj, annotators, seed, pool, careless)
     tasks = export_tasks(ls, proj.id)
     jobs = [
         (tasks[index]["id"], who, payload)

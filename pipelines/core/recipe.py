@@ -329,6 +329,8 @@ class SimulateSpec(_Strict):
 
     annotators: int = Field(default=7, ge=1)
     seed: int = 0
+    # how many of them answer at random (None: max(1, round(0.15 * annotators)))
+    careless: int | None = Field(default=None, ge=0)
 
 
 class WritingSpec(_Strict):
@@ -583,6 +585,64 @@ class JglueSpec(_Strict):
         return typed_rules(JglueRules, options, "jglue.rules")
 
 
+class KobestRound(_Strict):
+    """A KoBEST Label Studio round: ``writing`` (one writer per prompt,
+    ``annotation_configs/kobest_<task>.xml``), ``review`` (the linguists: accept / edit /
+    reject, ``kobest_<task>_review.xml``) or ``revision`` (the artifact review's items,
+    the review config). ``people``: per item."""
+
+    people: int = Field(default=1, ge=1)
+    config: str | None = None  # default: benchforge's annotation_configs/ file above
+    project: str | None = None  # default: "<recipe name>-<round>"
+    simulate: SimulateSpec | None = None
+    timeout: float = Field(default=3600.0, gt=0)
+    poll: float = Field(default=5.0, gt=0)
+
+
+class KobestSimulation(_Strict):
+    """What the simulated people of a KoBEST demo plant (pipelines.kobest.simulate):
+    COPA ``seeds`` (a corpus of the recipe), ``swaps`` written twice in opposite
+    directions, ``cue`` items whose answer carries a number (COPA) or 진짜 (SentiNeg);
+    SentiNeg writers who hand back ``copies`` of the original or add ``brands``."""
+
+    seeds: str | None = None
+    swaps: int = Field(default=4, ge=0)
+    cue: int = Field(default=10, ge=0)
+    copies: int = Field(default=2, ge=0)
+    brands: int = Field(default=2, ge=0)
+
+
+class KobestSpec(_Strict):
+    """A KoBEST task (Kim et al. 2022; pipelines.kobest, pipelines/tasks/kobest.py): the
+    source corpus of the prompts (NSMC reviews for SentiNeg; for BoolQ, WiC and
+    HellaSwag JSON Lines with the given field: paragraph, word, topic), how many prompts,
+    the seed, the rules' thresholds (``rules``: pipelines.kobest.rules.KobestRules), the
+    rounds and, for demos, what the simulated people plant."""
+
+    source: str | None = None
+    items: int = Field(default=40, ge=1)
+    seed: int = 0
+    rules: dict[str, object] = Field(default_factory=dict)
+    writing_round: KobestRound | None = None
+    review_round: KobestRound | None = None
+    revision_round: KobestRound | None = None
+    simulation: KobestSimulation | None = None
+
+    @model_validator(mode="after")
+    def _rules(self) -> KobestSpec:
+        self.kobest_rules()
+        return self
+
+    def kobest_rules(self) -> object:
+        """The typed thresholds (pipelines.kobest.rules.KobestRules)."""
+        from pipelines.kobest.rules import KobestRules
+
+        options = dict(self.rules)
+        if "wh_words" in options:
+            options["wh_words"] = tuple(options["wh_words"])
+        return typed_rules(KobestRules, options, "kobest.rules")
+
+
 class StageOptions(_Strict):
     """Settings passed through to a stage's settings class (agreement, split); checked
     against that class's fields and types by ``load_recipe`` (``check_stage_options``)."""
@@ -652,6 +712,9 @@ class Recipe(_Strict):
     kobbq: KobbqSpec | None = None
     # benchforge rebuild of JSTS / JNLI (tasks jsts, jnli)
     jglue: JglueSpec | None = None
+    # benchforge rebuild of a KoBEST task (tasks kobest-boolq, -copa, -wic, -hellaswag,
+    # -sentineg)
+    kobest: KobestSpec | None = None
     card: CardSpec = Field(default_factory=CardSpec)
     # set by load_recipe: the folder relative paths are resolved against
     base_dir: str = ""
@@ -737,6 +800,11 @@ class Recipe(_Strict):
             unknown = sorted(set(self.jglue.releases) - set(names))
             if unknown:
                 raise ValueError(f"jglue.releases: no corpus named {unknown} ({names})")
+        if self.kobest:
+            wanted = [self.kobest.source, self.kobest.simulation and self.kobest.simulation.seeds]
+            unknown = sorted({w for w in wanted if w} - set(names))
+            if unknown:
+                raise ValueError(f"kobest: no corpus named {unknown} ({names})")
         if self.pairing and self.pairing.input is None:
             unknown = sorted({p.corpus for p in self.pairing.corpora} - set(names))
             if unknown:

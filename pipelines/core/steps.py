@@ -86,13 +86,16 @@ STEPS: Registry[StepFn] = Registry("step", "pipelines.tasks", "rebuild steps")
 
 def step_function(kind: str, name: str) -> tuple[StepFn, str]:
     """The registered step for ``name`` in task kind ``kind`` and its argument: the
-    family's own (``<kind>:<name>``) first, then the shared ``name``, else its
-    registered prefix (``push-writing`` -> ``push``, ``writing``)."""
+    family's own (``<kind>:<name>``) first, then the shared ``name``, else the family's
+    or the shared registered prefix (``artifacts-2`` -> ``<kind>:artifacts``, ``2``;
+    ``push-writing`` -> ``push``, ``writing``)."""
     if f"{kind}:{name}" in STEPS:
         return STEPS.get(f"{kind}:{name}"), ""
     if name in STEPS:
         return STEPS.get(name), ""
     base, _, arg = name.partition("-")
+    if arg and f"{kind}:{base}" in STEPS:
+        return STEPS.get(f"{kind}:{base}"), arg
     if arg and base in STEPS:
         return STEPS.get(base), arg
     return STEPS.get(name), ""  # raises, naming the nearest step

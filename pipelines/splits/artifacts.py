@@ -14,6 +14,11 @@ For train and for dev+test separately (so the split's effect is visible):
   train split) against the majority baseline on dev+test: how far a model gets without
   the first text (JGLUE reported 0.658 against 0.553 on JNLI).
 
+``features`` replaces the last column's morphemes by any partial input of an item: the
+KoBEST artifact review (``pipelines.kobest.review``) passes position-tagged morphemes and
+patterns of the alternatives (COPA), the endings (HellaSwag) or the target word (WiC),
+and the same cues and classifier then measure that partial input.
+
 Numeric labels (STS scores) are analysed through their binary label (>= 3.0).
 """
 
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -144,9 +150,12 @@ def artifact_report(
     top: int = 15,
     seed: int = 0,
     lang: Language | None = None,
+    features: Callable[[dict], list[str]] | None = None,
+    features_name: str | None = None,
 ) -> dict:
     """The report's figures for ``items`` (with ``label``) split by ``splits``; morphemes
-    of ``lang`` (Korean by default)."""
+    of ``lang`` (Korean by default) of the last text column, or ``features(row)`` of each
+    item (named ``features_name`` in the report) when given."""
     lang = lang or language()
     frame = items.merge(splits[["item_id", "split"]], on="item_id", how="inner")
     first, last = text_columns[0], text_columns[-1]
@@ -158,14 +167,20 @@ def artifact_report(
         "min_count": min_count,
         "skew_share": skew_share,
     }
+    if features_name:
+        settings["features"] = features_name
     if "label" not in frame.columns:  # e.g. NER: no item label to find shortcuts to
         return {
             "splits": {k: int(v) for k, v in frame["split"].value_counts().sort_index().items()},
             "settings": settings,
         }
-    tokens = {
-        i: lang.morphemes(t) for i, t in zip(frame["item_id"], frame[last].astype(str), strict=True)
-    }
+    if features is not None:
+        tokens = {r["item_id"]: features(r) for r in frame.to_dict("records")}
+    else:
+        tokens = {
+            i: lang.morphemes(t)
+            for i, t in zip(frame["item_id"], frame[last].astype(str), strict=True)
+        }
     report: dict = {
         "splits": {k: int(v) for k, v in frame["split"].value_counts().sort_index().items()},
         "train": _part_figures(train, first, last, binary_threshold, lang) if len(train) else {},
@@ -201,11 +216,15 @@ def report_markdown(report: dict, rule: str) -> str:
         lines += [settings_table(report["rule_figures"], skip_empty=False)]
     only = report.get("last_column_only")
     if only:
+        seen = report["settings"].get("features") or (
+            f"morphemes of `{report['settings']['text_columns'][-1]}`"
+        )
+        title = "Partial-input" if report["settings"].get("features") else "Last-column-only"
         lines += [
             "",
-            "## Last-column-only classifier",
+            f"## {title} classifier",
             "",
-            f"Bag of morphemes of `{report['settings']['text_columns'][-1]}` + logistic "
+            f"Bag of {seen} + logistic "
             f"regression, trained on train, measured on dev+test: accuracy "
             f"**{only['accuracy']}** against the majority baseline {only['majority_baseline']} "
             f"(always `{only['majority_label']}`). The closer to the baseline, the fewer "

@@ -5,7 +5,8 @@ A :class:`TaskKind` declares everything ``benchforge rebuild`` needs to know abo
 family, so that the orchestrator (``flows/rebuild.py``) runs any of them without knowing
 one by name:
 
-- ``steps``: registered step names, in order (``pipelines.core.steps.STEPS``; the
+- ``steps``: registered step names, in order, or ``plan(recipe)`` when the recipe decides
+  them (``pipelines.core.steps.STEPS``; the
   shared ones such as ``ingest``, ``push``, ``agree``, ``split`` and ``export`` live in
   ``flows/steps.py``, a family's own ones in its module);
 - ``rounds``: its Label Studio rounds by name (``""`` is the round whose annotations
@@ -104,7 +105,14 @@ class TaskKind:
     configs: Callable[[object], list[tuple[str, str]]] | None = None
     # checks of the recipe's own inputs before any work (a bad file fails in seconds)
     preflight: Callable[[object], None] | None = None
+    # the steps for a recipe, when they depend on it (KoBEST's review iterations);
+    # None: ``steps``
+    plan: Callable[[object], list[str]] | None = None
     doc: str = ""
+
+    def steps_for(self, recipe: object | None) -> list[str]:
+        """The steps of a rebuild of ``recipe``."""
+        return list(self.plan(recipe)) if self.plan and recipe is not None else list(self.steps)
 
 
 TASK_KINDS: Registry[TaskKind] = Registry("task kind", "pipelines.tasks", "dataset families")

@@ -1,0 +1,11 @@
+"""KoBEST (Kim et al. 2022): five tasks written from scratch by trained annotators and
+reviewed by linguists (BoolQ, COPA, WiC, HellaSwag, SentiNeg).
+
+- ``tasks``: the five tasks' fields, labels, release layout and partial inputs;
+- ``checks``: the guideline checks run on every written item (registered);
+- ``negation``: SentiNeg's negation-suggestion helper and negation test (MeCab);
+- ``duplicates``: the near-duplicate review (COPA swaps, rapidfuzz near duplicates);
+- ``review``: the linguist review's decisions and versions, and the model-driven
+  artifact review on the split step's artifact report;
+- ``simulate``: the simulated writers, reviewers and revisers of the demos.
+"""

@@ -1,0 +1,57 @@
+"""KoBEST's thresholds, from a recipe's ``kobest.rules`` (the paper's values, or ours
+where it gives none, by default)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+WH_WORDS = ("누구", "누가", "무엇", "뭐", "무슨", "언제", "어디", "왜", "어떻게", "어떤", "어느",
+            "몇", "얼마")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class KobestRules:
+    """Thresholds of the checks and reviews.
+
+    - ``min_context_sentences``: a HellaSwag context has at least 3 sentences (kss; 3.4);
+    - ``wh_words``: a BoolQ question holds none of these (3.1);
+    - ``brands`` / ``antonyms``: SentiNeg's lexicons (3.5; None: the shipped ones);
+    - ``actions``: a check's action when not its default (``drop`` or ``flag``);
+    - ``near_duplicate_min``: rapidfuzz ratio (0-100) of two items' normalised text at
+      or over which they are near duplicates; ``swap_min``: the ratio of one COPA
+      item's premise to the other's answer (both ways) at or over which two items of
+      opposite questions are swaps (the linguists' finding, 3.2);
+    - ``duplicates``: ``drop`` the later item of each pair, or only ``flag`` it;
+    - ``skew_share`` (0.7: "over 70% of COPA questions containing numbers had one
+      answer"), ``min_count``: a feature of the partial input is a cue when one label
+      takes more than ``skew_share`` of the ``min_count`` or more items carrying it;
+    - ``cue_margin``: a cue's share is also this much above its label's share (so that
+      an unbalanced split does not make every common feature a cue);
+    - ``iterations``: artifact reviews at most (the paper repeated it up to 3 times);
+    - ``review_votes``: reviewers who must agree on a decision (1: each item's one
+      linguist decides)."""
+
+    min_context_sentences: int = 3
+    wh_words: tuple[str, ...] = WH_WORDS
+    brands: str | None = None
+    antonyms: str | None = None
+    actions: dict[str, str] = field(default_factory=dict)
+    near_duplicate_min: float = 90.0
+    swap_min: float = 85.0
+    duplicates: str = "drop"
+    skew_share: float = 0.7
+    min_count: int = 5
+    cue_margin: float = 0.15
+    iterations: int = 3
+    review_votes: int = 1
+
+    def __post_init__(self) -> None:
+        if self.duplicates not in ("drop", "flag"):
+            raise ValueError(f"duplicates must be drop or flag, got {self.duplicates!r}")
+        bad = {k: v for k, v in self.actions.items() if v not in ("drop", "flag")}
+        if bad:
+            raise ValueError(f"actions must be drop or flag, got {bad}")
+        if not 0.5 <= self.skew_share < 1.0:
+            raise ValueError(f"skew_share must be in [0.5, 1), got {self.skew_share}")
+        if self.iterations < 1:
+            raise ValueError(f"iterations must be 1 or more, got {self.iterations}")
