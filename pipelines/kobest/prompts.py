@@ -44,12 +44,23 @@ def prompts(task: KobestTask, given: pd.DataFrame, seed: int) -> pd.DataFrame:
         frame["question"] = [QUESTIONS[i % 2] for i in range(len(frame))]
     if "label" not in frame:
         frame["label"] = balanced_labels(task, len(frame), seed)
-    if "item_id" not in frame:
-        frame["item_id"] = [f"{task.name}-{i + 1:05d}" for i in range(len(frame))]
     frame["label"] = frame["label"].astype(int)
+    if "item_id" not in frame:
+        # content-addressed: a prompt whose text or label changes is a new Label Studio task
+        frame["item_id"] = [
+            f"{task.name}-{i + 1:05d}-{_digest(r)}" for i, r in enumerate(frame.to_dict("records"))
+        ]
     frame["instruction"] = [instruction(task, r) for r in frame.to_dict("records")]
     frame["guideline"] = task.guideline
     return frame
+
+
+def _digest(row: dict) -> str:
+    import hashlib
+    import json
+
+    text = json.dumps({k: str(v) for k, v in sorted(row.items())}, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
 
 
 def nsmc_sentences(

@@ -71,7 +71,8 @@ def _round(ctx: RunContext, name: str, items: Path, annotations: Path, pool: str
         sim = spec.simulate or SimulateSpec(annotators=max(spec.people, 3))
     return Round(
         items, round_config(ctx.recipe, _task(ctx).name, key),
-        spec.project or f"{ctx.recipe.name}-{name}", spec.people, sim, pool, annotations,
+        f"{spec.project}{name.removeprefix(key)}" if spec.project else f"{ctx.recipe.name}-{name}",
+        spec.people, sim, pool, annotations,
         spec.timeout, spec.poll,
     )  # fmt: skip
 
