@@ -786,3 +786,91 @@ def test_jnli_rebuild_runs_every_round_and_the_rules(jglue_rebuilt):
         assert project.task_number == table["item_id"].nunique()  # no duplicate task
     card = (out / "dataset" / "DATA_CARD.md").read_text(encoding="utf-8")
     assert "JNLI step 1" in card and "edit distance" in card and "{{" not in card
+
+
+def _kobest_recipe(folder: Path, name: str, changes: dict) -> Path:
+    recipe = yaml.safe_load((ROOT / "recipes" / f"kobest-{name}-demo.yaml").read_text("utf-8"))
+    for corpus in recipe["corpora"]:
+        corpus["path"] = str((ROOT / "recipes" / corpus["path"]).resolve())
+    recipe["kobest"].update(changes)
+    for key, spec in recipe["kobest"].items():
+        if key.endswith("_round"):
+            spec["project"] = f"kobest-{name}-test-{key.removesuffix('_round')}"
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def kobest_rebuilt(server, tmp_path_factory):
+    """recipes/kobest-copa-demo.yaml (run twice) and kobest-sentineg-demo.yaml (smaller)."""
+    folder = tmp_path_factory.mktemp("kobest")
+    out = {}
+    for name, changes, runs in (("copa", {}, 2), ("sentineg", {"items": 40}, 1)):
+        path = _kobest_recipe(folder, name, changes)
+        for _ in range(runs):
+            done = rebuild(path, folder / name, server["port"])
+            assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        out[name] = {"out": folder / name, "last": done.stdout}
+    return out
+
+
+def test_kobest_copa_reviews_find_the_planted_swaps_and_cue(kobest_rebuilt, tmp_path):
+    import datasets
+
+    run = kobest_rebuilt["copa"]
+    out = run["out"]
+    assert "0 tasks created" in run["last"] and "(cached)" in run["last"]
+    written = json.loads((out / "written" / "written.json").read_text(encoding="utf-8"))
+    assert written["dropped"] == {"copa_past_tense": 1, "copa_subject": 2}  # the planted faults
+    reviewed = json.loads((out / "reviewed" / "reviewed.json").read_text(encoding="utf-8"))
+    assert reviewed["edits"] >= 1 and "rejected" in reviewed["dropped"]
+    dup = json.loads((out / "duplicates" / "duplicates.json").read_text(encoding="utf-8"))
+    assert dup["swaps_found"] == dup["swaps_planted"] >= 2  # those whose original is kept
+    first = json.loads((out / "artifacts-1" / "artifacts.json").read_text(encoding="utf-8"))
+    second = json.loads((out / "artifacts-2" / "artifacts.json").read_text(encoding="utf-8"))
+    assert any(c["morpheme"].endswith("<NUM>") for c in first["cues"])
+    assert first["cue_items_flagged"] >= 1
+    assert not any(c["morpheme"].endswith("<NUM>") for c in second["cues"])  # gone
+    versions = pd.read_parquet(out / "dataset" / "versions.parquet")
+    assert {"writing", "review", "revision1"} <= set(versions["round"])
+    ls = annotate.client()
+    for name in ("writing", "review", "revision1"):
+        table = pd.read_parquet(out / "annotate" / f"{name}.parquet")
+        stem = name.rstrip("0123456789")
+        project = annotate.find_project(ls, f"kobest-copa-test-{stem}{name[len(stem) :]}")
+        assert project.task_number == table["item_id"].nunique()  # no duplicate task
+    ds = datasets.load_dataset(
+        "json",
+        data_files={s: str(out / "dataset" / f"{s}.jsonl") for s in ("train", "dev", "test")},
+        cache_dir=str(tmp_path / "cache"),
+    )
+    assert ds["train"].column_names == [
+        "premise",
+        "question",
+        "alternative_1",
+        "alternative_2",
+        "label",
+    ]
+    assert set(ds["train"]["question"]) <= {"원인", "결과"}
+    card = (out / "dataset" / "DATA_CARD.md").read_text(encoding="utf-8")
+    assert "Artifact review 1" in card and f"planted swaps found: {dup['swaps_found']} of" in card
+    assert "{{" not in card
+
+
+def test_kobest_sentineg_drops_unnegated_and_branded_writing(kobest_rebuilt):
+    out = kobest_rebuilt["sentineg"]["out"]
+    prompts = pd.read_parquet(out / "prompts" / "items.parquet")
+    assert (prompts["label"] == 1 - prompts["original_label"]).all()
+    dropped = pd.read_parquet(out / "written" / "dropped.parquet")
+    copies = set(prompts.loc[prompts["sim_plant"] == "copy", "item_id"])
+    brands = set(prompts.loc[prompts["sim_plant"] == "brand", "item_id"])
+    reasons = dict(zip(dropped["item_id"], dropped["reason"], strict=True))
+    assert all(reasons.get(i) == "sentineg_negated" for i in copies)
+    assert all(reasons.get(i) == "sentineg_brand" for i in brands)
+    rows = [
+        json.loads(line)
+        for s in ("train", "dev", "test")
+        for line in (out / "dataset" / f"{s}.jsonl").read_text("utf-8").splitlines()
+    ]
+    assert rows and all(set(r) == {"sentence", "label"} and r["label"] in (0, 1) for r in rows)

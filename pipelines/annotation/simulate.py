@@ -86,7 +86,11 @@ def _seed(*parts: object) -> int:
 
 
 def ensure_annotators(
-    ls, k: int, seed: int, pool: str = "annotator", careless: int | None = None  # noqa: ANN001
+    ls,
+    k: int,
+    seed: int,
+    pool: str = "annotator",
+    careless: int | None = None,  # noqa: ANN001
 ) -> list[Annotator]:
     """K simulated accounts ``<pool>-NN@simulated.benchforge.local`` (created when
     missing) with their noise parameters; pools keep e.g. NLI writers apart from the

@@ -90,8 +90,11 @@ def keywords(tagged: list[tuple[str, str]]) -> set[str]:
 def copa_past_tense(item: dict, ctx: CheckContext) -> str | None:
     """KoBEST 3.2: the premise and both alternatives are in the past tense (MeCab: a
     past EP)."""
-    bad = [f for f in ("premise", "alternative_1", "alternative_2")
-           if not past_tense(ctx.lang.tagged(item[f]))]  # fmt: skip
+    bad = [
+        f
+        for f in ("premise", "alternative_1", "alternative_2")
+        if not past_tense(ctx.lang.tagged(item[f]))
+    ]
     return f"not in the past tense: {', '.join(bad)}" if bad else None
 
 
@@ -99,8 +102,11 @@ def copa_past_tense(item: dict, ctx: CheckContext) -> str | None:
 def copa_subject(item: dict, ctx: CheckContext) -> str | None:
     """KoBEST 3.2: the premise and both alternatives have a subject (a nominative or
     topic-marked noun phrase)."""
-    bad = [f for f in ("premise", "alternative_1", "alternative_2")
-           if not has_subject(ctx.lang.tagged(item[f]))]  # fmt: skip
+    bad = [
+        f
+        for f in ("premise", "alternative_1", "alternative_2")
+        if not has_subject(ctx.lang.tagged(item[f]))
+    ]
     return f"no subject: {', '.join(bad)}" if bad else None
 
 
@@ -109,8 +115,11 @@ def copa_keyword(item: dict, ctx: CheckContext) -> str | None:
     """KoBEST 3.2: both alternatives share a keyword with the premise, so that word
     overlap does not give the answer away (flagged for the reviewer)."""
     premise = keywords(ctx.lang.tagged(item["premise"]))
-    bad = [f for f in ("alternative_1", "alternative_2")
-           if not premise & keywords(ctx.lang.tagged(item[f]))]  # fmt: skip
+    bad = [
+        f
+        for f in ("alternative_1", "alternative_2")
+        if not premise & keywords(ctx.lang.tagged(item[f]))
+    ]
     return f"no keyword of the premise in {', '.join(bad)}" if bad else None
 
 
@@ -182,8 +191,11 @@ def boolq_yes_no(item: dict, ctx: CheckContext) -> str | None:
     if not q.endswith("?"):
         problems.append("does not end with a question mark")
     morphs = {s for s, _ in ctx.lang.tagged(q)}
-    wh = [w for w in ctx.rules.wh_words if w in morphs or any(m.startswith(w) for m in morphs
-          if len(w) > 1)]  # fmt: skip
+    wh = [
+        w
+        for w in ctx.rules.wh_words
+        if w in morphs or any(m.startswith(w) for m in morphs if len(w) > 1)
+    ]
     if wh:
         problems.append(f"wh-words: {', '.join(wh)}")
     return "; ".join(problems) or None

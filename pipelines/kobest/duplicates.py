@@ -30,8 +30,14 @@ def normalise(text: str) -> str:
 def _pairs_over(a: list[str], b: list[str], cutoff: float, same: bool) -> list[tuple]:
     out = []
     for start in range(0, len(a), BLOCK):
-        scores = cdist(a[start : start + BLOCK], b, scorer=fuzz.ratio, score_cutoff=cutoff,
-                       dtype=np.float32, workers=-1)  # fmt: skip
+        scores = cdist(
+            a[start : start + BLOCK],
+            b,
+            scorer=fuzz.ratio,
+            score_cutoff=cutoff,
+            dtype=np.float32,
+            workers=-1,
+        )
         rows, cols = np.nonzero(scores >= cutoff)
         for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
             i = start + r
@@ -70,7 +76,14 @@ def copa_swaps(items: pd.DataFrame, minimum: float) -> pd.DataFrame:
     for (i, j), s in forward.items():
         back = forward.get((j, i))
         if i < j and back is not None and recs[i]["question"] != recs[j]["question"]:
-            rows.append((ids[i], ids[j], "copa_swap", round(min(s, back), 2),
-                         f"{recs[i]['premise']} ({recs[i]['question']}) {copa_answer(recs[i])}",
-                         f"{recs[j]['premise']} ({recs[j]['question']}) {copa_answer(recs[j])}"))  # fmt: skip
+            rows.append(
+                (
+                    ids[i],
+                    ids[j],
+                    "copa_swap",
+                    round(min(s, back), 2),
+                    f"{recs[i]['premise']} ({recs[i]['question']}) {copa_answer(recs[i])}",
+                    f"{recs[j]['premise']} ({recs[j]['question']}) {copa_answer(recs[j])}",
+                )
+            )
     return pd.DataFrame(rows, columns=PAIR_COLUMNS)

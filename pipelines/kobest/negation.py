@@ -45,11 +45,18 @@ def negation_count(tagged: list[tuple[str, str]]) -> int:
     n = 0
     for i, (surface, tag) in enumerate(tagged):
         first = tag.split("+")[0]
-        if first == "MAG" and surface in NEGATION_ADVERBS:
-            n += 1
-        elif first == "VX" and surface in NEGATION_AUX and i and tagged[i - 1][0] == "지":
-            n += 1
-        elif first == "VX" and surface.startswith(NEGATION_AUX) and i and tagged[i - 1][0] == "지":
+        if (
+            first == "MAG"
+            and surface in NEGATION_ADVERBS
+            or first == "VX"
+            and surface in NEGATION_AUX
+            and i
+            and tagged[i - 1][0] == "지"
+            or first == "VX"
+            and surface.startswith(NEGATION_AUX)
+            and i
+            and tagged[i - 1][0] == "지"
+        ):
             n += 1
     return n
 
@@ -86,7 +93,9 @@ def negation_edit(
     swap = _swapped(original, edited, antonyms(lexicon))
     if swap:
         return NegationEdit("antonym", f"{swap[0]} -> {swap[1]}")
-    return NegationEdit(None, f"no negation form added or removed ({before} in both) and no antonym swapped")
+    return NegationEdit(
+        None, f"no negation form added or removed ({before} in both) and no antonym swapped"
+    )
 
 
 @dataclass(frozen=True)
@@ -109,8 +118,9 @@ def suggest(text: str, lang: Language | None = None, lexicon: str | None = None)
     for form, opposite in antonyms(lexicon):
         if form in text:
             i = text.rfind(form)
-            return Suggestion(text[:i] + opposite + text[i + len(form) :], "antonym",
-                              f"{form} -> {opposite}")  # fmt: skip
+            return Suggestion(
+                text[:i] + opposite + text[i + len(form) :], "antonym", f"{form} -> {opposite}"
+            )
     removed = re.sub(r"(^|\s)(안|못)\s+", r"\1", text, count=1)
     if removed != text:
         return Suggestion(removed, "remove", "negation adverb removed")

@@ -27,7 +27,7 @@ def balanced_labels(task: KobestTask, n: int, seed: int) -> list[int]:
 
 def instruction(task: KobestTask, row: dict) -> str:
     """The line the writer reads above the fields: the label the item must take."""
-    target = task.labels[int(row["label"])]
+    target = task.labels.get(int(row["label"]), f"label {row['label']} (not one of the task's)")
     if task.name == "copa":
         return f"질문: {row['question']} / 정답 자리: {target}"
     if task.name == "sentineg":
@@ -76,17 +76,22 @@ def nsmc_sentences(
     pos = frame[frame["rating"] >= 9]
     half = n // 2
     rng = np.random.default_rng(seed)
-    picked = pd.concat([
-        neg.iloc[rng.permutation(len(neg))[:half]].assign(original_label=0),
-        pos.iloc[rng.permutation(len(pos))[: n - half]].assign(original_label=1),
-    ])  # fmt: skip
+    picked = pd.concat(
+        [
+            neg.iloc[rng.permutation(len(neg))[:half]].assign(original_label=0),
+            pos.iloc[rng.permutation(len(pos))[: n - half]].assign(original_label=1),
+        ]
+    )
     picked = picked.iloc[rng.permutation(len(picked))]
-    return pd.DataFrame({
-        "original": picked["review"].tolist(),
-        "original_label": picked["original_label"].astype(int).tolist(),
-        "source_id": picked["review_id"].astype(str).tolist()
-        if "review_id" in picked else [""] * len(picked),
-    })  # fmt: skip
+    return pd.DataFrame(
+        {
+            "original": picked["review"].tolist(),
+            "original_label": picked["original_label"].astype(int).tolist(),
+            "source_id": picked["review_id"].astype(str).tolist()
+            if "review_id" in picked
+            else [""] * len(picked),
+        }
+    )
 
 
 def sentineg_given(sentences: pd.DataFrame, lexicon: str | None = None) -> pd.DataFrame:

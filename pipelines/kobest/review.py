@@ -32,9 +32,21 @@ from pipelines.lang import Language
 
 DECISIONS = ("accept", "edit", "reject")
 STRICTNESS = {"reject": 0, "edit": 1, "accept": 2}
-SHORT = {"alternative_1": "a1", "alternative_2": "a2", "ending_1": "e1", "ending_2": "e2",
-         "ending_3": "e3", "ending_4": "e4", "question": "q", "word": "w", "sentence": "s",
-         "premise": "p", "context": "c", "context_1": "c1", "context_2": "c2"}  # fmt: skip
+SHORT = {
+    "alternative_1": "a1",
+    "alternative_2": "a2",
+    "ending_1": "e1",
+    "ending_2": "e2",
+    "ending_3": "e3",
+    "ending_4": "e4",
+    "question": "q",
+    "word": "w",
+    "sentence": "s",
+    "premise": "p",
+    "context": "c",
+    "context_1": "c1",
+    "context_2": "c2",
+}
 
 
 def answers(annotations: pd.DataFrame) -> dict[str, list[dict]]:
@@ -96,8 +108,14 @@ def decide(
 
 
 def version_row(item: dict, task: KobestTask, round_name: str, who: str, note: str) -> dict:
-    return {"item_id": item["item_id"], "version": int(item["version"]), "round": round_name,
-            "annotator": who, "note": note, **{f: item[f] for f in task.written}}  # fmt: skip
+    return {
+        "item_id": item["item_id"],
+        "version": int(item["version"]),
+        "round": round_name,
+        "annotator": who,
+        "note": note,
+        **{f: item[f] for f in task.written},
+    }
 
 
 def _drop(item: dict, reason: str, detail: str) -> dict:
@@ -146,10 +164,16 @@ def artifact_review(
     feats = partial_features(task, lang)
     frame = items.assign(label=items["label"].astype(int).astype(str))
     report = artifact_report(
-        frame, splits, list(task.partial), min_count=min_count, skew_share=skew_share,
-        seed=seed, lang=lang, features=feats,
+        frame,
+        splits,
+        list(task.partial),
+        min_count=min_count,
+        skew_share=skew_share,
+        seed=seed,
+        lang=lang,
+        features=feats,
         features_name=f"features of {', '.join(task.partial)} (partial input)",
-    )  # fmt: skip
+    )
     cues: dict[str, dict] = {}
     for part in ("train", "dev+test"):
         fig = report.get(part) or {}
@@ -172,8 +196,9 @@ def artifact_review(
                 f"items in {c['part']})"
                 for c in hits
             )
-            rows.append({"item_id": r["item_id"], "finding": finding,
-                         "cues": [c["morpheme"] for c in hits]})  # fmt: skip
+            rows.append(
+                {"item_id": r["item_id"], "finding": finding, "cues": [c["morpheme"] for c in hits]}
+            )
     carriers = pd.DataFrame(rows, columns=["item_id", "finding", "cues"])
     only = report.get("last_column_only") or {}
     report["partial_input"] = {

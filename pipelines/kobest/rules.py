@@ -5,8 +5,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-WH_WORDS = ("누구", "누가", "무엇", "뭐", "무슨", "언제", "어디", "왜", "어떻게", "어떤", "어느",
-            "몇", "얼마")  # fmt: skip
+WH_WORDS = (
+    "누구",
+    "누가",
+    "무엇",
+    "뭐",
+    "무슨",
+    "언제",
+    "어디",
+    "왜",
+    "어떻게",
+    "어떤",
+    "어느",
+    "몇",
+    "얼마",
+)
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,9 @@ def read_seeds(path: Path) -> pd.DataFrame:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise ValueError(f"{path}:{n}: malformed JSON ({exc.msg})") from exc
-        missing = [k for k in need if not str(row.get(k, "")).strip()] if isinstance(row, dict) else need
+        missing = (
+            [k for k in need if not str(row.get(k, "")).strip()] if isinstance(row, dict) else need
+        )
         if missing:
             raise ValueError(f"{path}:{n}: missing {list(missing)}")
         rows.append(row)
@@ -69,12 +71,19 @@ def copa_given(seeds: pd.DataFrame, swaps: int, seed: int) -> pd.DataFrame:
     planted swaps: the first ``swaps`` plain seeds again with the other question."""
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(seeds))
-    rows = [{"seed_id": seeds.iloc[i]["id"], "question": ("원인", "결과")[k % 2]}
-            for k, i in enumerate(order)]  # fmt: skip
+    rows = [
+        {"seed_id": seeds.iloc[i]["id"], "question": ("원인", "결과")[k % 2]}
+        for k, i in enumerate(order)
+    ]
     plain = [r for r in rows if not _plant(seeds, r["seed_id"])]
     for r in plain[:swaps]:
-        rows.append({"seed_id": r["seed_id"], "question": "결과" if r["question"] == "원인"
-                     else "원인", "swap_of": r["seed_id"]})  # fmt: skip
+        rows.append(
+            {
+                "seed_id": r["seed_id"],
+                "question": "결과" if r["question"] == "원인" else "원인",
+                "swap_of": r["seed_id"],
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -88,8 +97,14 @@ def copa_latent(prompts: pd.DataFrame, seeds: pd.DataFrame, cue: int, seed: int)
     """The prompts with the writers', linguists' and revisers' latent answers."""
     by_id = {r["id"]: r for r in seeds.to_dict("records")}
     rng = np.random.default_rng(seed + 1)
-    plain = [i for i, r in enumerate(prompts.to_dict("records"))
-             if not _plant(seeds, r["seed_id"]) and not isinstance(r.get("swap_of"), str)]  # fmt: skip
+    records = prompts.to_dict("records")
+    swapped = {r["swap_of"] for r in records if isinstance(r.get("swap_of"), str)}
+    # the cue goes to seeds written once (a swap stays a swap, not a swap and an edit)
+    plain = [
+        i
+        for i, r in enumerate(records)
+        if not _plant(seeds, r["seed_id"]) and r["seed_id"] not in swapped
+    ]
     cued = set(rng.permutation(plain)[:cue].tolist())
     out = []
     for i, r in enumerate(prompts.to_dict("records")):
@@ -100,38 +115,60 @@ def copa_latent(prompts: pd.DataFrame, seeds: pd.DataFrame, cue: int, seed: int)
         else:
             premise, answer, wrong, side = s["effect"], s["cause"], s["wrong_cause"], "cause"
         fixed = s.get(f"fixed_{side}") if plant == "review_edit" else None
-        fixed_premise = s.get("fixed_effect") if plant == "review_edit" and side == "cause" else None
+        fixed_premise = (
+            s.get("fixed_effect") if plant == "review_edit" and side == "cause" else None
+        )
         clean = answer
         if i in cued:
             answer = with_number(answer)
         answer_field = "alternative_1" if int(r["label"]) == 0 else "alternative_2"
         wrong_field = "alternative_2" if answer_field == "alternative_1" else "alternative_1"
-        row = {**r, "sim_premise": premise, f"sim_{answer_field}": answer,
-               f"sim_{wrong_field}": wrong}  # fmt: skip
-        kinds = [k for k in (plant, "swap" if isinstance(r.get("swap_of"), str) else "",
-                             "cue" if i in cued else "") if k]  # fmt: skip
+        row = {
+            **r,
+            "sim_premise": premise,
+            f"sim_{answer_field}": answer,
+            f"sim_{wrong_field}": wrong,
+        }
+        kinds = [
+            k
+            for k in (
+                plant,
+                "swap" if isinstance(r.get("swap_of"), str) else "",
+                "cue" if i in cued else "",
+            )
+            if k
+        ]
         row["sim_plant"] = ",".join(kinds)
         row["sim_review"] = {"review_reject": "reject", "review_edit": "edit"}.get(plant, "accept")
         row["sim_reason"] = str(s.get("reason") or "")
         row["sim_fix"] = json.dumps(
-            {**({answer_field: fixed} if isinstance(fixed, str) else {}),
-             **({"premise": fixed_premise} if isinstance(fixed_premise, str) else {})},
+            {
+                **({answer_field: fixed} if isinstance(fixed, str) else {}),
+                **({"premise": fixed_premise} if isinstance(fixed_premise, str) else {}),
+            },
             ensure_ascii=False,
-        )  # fmt: skip
-        row["sim_clean"] = json.dumps({answer_field: clean} if i in cued else {}, ensure_ascii=False)
+        )
+        row["sim_clean"] = json.dumps(
+            {answer_field: clean} if i in cued else {}, ensure_ascii=False
+        )
         out.append(row)
     return pd.DataFrame(out)
 
 
-def sentineg_latent(prompts: pd.DataFrame, copy: int, brand: int, cue: int, seed: int) -> pd.DataFrame:
+def sentineg_latent(
+    prompts: pd.DataFrame, copy: int, brand: int, cue: int, seed: int
+) -> pd.DataFrame:
     """The SentiNeg prompts with the latent answers (see the module docstring)."""
     rng = np.random.default_rng(seed + 2)
     n = len(prompts)
     order = rng.permutation(n).tolist()
     copies = set(order[:copy])
     brands = set(order[copy : copy + brand])
-    positive = [i for i in order[copy + brand :] if int(prompts.iloc[i]["label"]) == 1
-                and prompts.iloc[i]["draft_method"] != "none"]  # fmt: skip
+    positive = [
+        i
+        for i in order[copy + brand :]
+        if int(prompts.iloc[i]["label"]) == 1 and prompts.iloc[i]["draft_method"] != "none"
+    ]
     cued = set(positive[:cue])
     out = []
     for i, r in enumerate(prompts.to_dict("records")):
@@ -143,14 +180,19 @@ def sentineg_latent(prompts: pd.DataFrame, copy: int, brand: int, cue: int, seed
             text, kinds = BRAND_PREFIX + r["draft"], ["brand"]
         elif i in cued:
             text, kinds = f"{SENTINEG_CUE} {r['draft']}", ["cue"]
-        out.append({
-            **r, "sim_sentence": text, "sim_plant": ",".join(kinds),
-            "sim_review": "reject" if r["draft_method"] == "none" else "accept",
-            "sim_reason": "not_negated" if r["draft_method"] == "none" else "",
-            "sim_fix": "{}",
-            "sim_clean": json.dumps({"sentence": r["draft"]} if i in cued else {},
-                                    ensure_ascii=False),
-        })  # fmt: skip
+        out.append(
+            {
+                **r,
+                "sim_sentence": text,
+                "sim_plant": ",".join(kinds),
+                "sim_review": "reject" if r["draft_method"] == "none" else "accept",
+                "sim_reason": "not_negated" if r["draft_method"] == "none" else "",
+                "sim_fix": "{}",
+                "sim_clean": json.dumps(
+                    {"sentence": r["draft"]} if i in cued else {}, ensure_ascii=False
+                ),
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -165,9 +207,11 @@ def revision_latent(items: pd.DataFrame, task: KobestTask) -> pd.DataFrame:
     """The revisers' latent answers: an item with a planted cue is edited to its clean
     text; any other flagged item is accepted as it is."""
     return _latent(
-        items, task, "sim_clean",
+        items,
+        task,
+        "sim_clean",
         lambda r: "edit" if json.loads(r.get("sim_clean") or "{}") else "accept",
-    )  # fmt: skip
+    )
 
 
 def _latent(items: pd.DataFrame, task: KobestTask, column: str, decision) -> pd.DataFrame:  # noqa: ANN001

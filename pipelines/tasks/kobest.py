@@ -70,27 +70,45 @@ def _round(ctx: RunContext, name: str, items: Path, annotations: Path, pool: str
     if ctx.simulated:
         sim = spec.simulate or SimulateSpec(annotators=max(spec.people, 3))
     return Round(
-        items, round_config(ctx.recipe, _task(ctx).name, key),
+        items,
+        round_config(ctx.recipe, _task(ctx).name, key),
         f"{spec.project}{name.removeprefix(key)}" if spec.project else f"{ctx.recipe.name}-{name}",
-        spec.people, sim, pool, annotations,
-        spec.timeout, spec.poll,
-    )  # fmt: skip
+        spec.people,
+        sim,
+        pool,
+        annotations,
+        spec.timeout,
+        spec.poll,
+    )
 
 
 def rounds(ctx: RunContext) -> dict[str, Round]:
     """``writing``, ``review`` and ``revision<k>`` for each of ``rules.iterations``."""
     out = ctx.out
     r = {
-        "writing": _round(ctx, "writing", out / "prompts" / "items.parquet",
-                          out / "annotate" / "writing.parquet", POOLS["writing"]),
-        "review": _round(ctx, "review", out / "written" / "review_items.parquet",
-                         out / "annotate" / "review.parquet", POOLS["review"]),
-    }  # fmt: skip
+        "writing": _round(
+            ctx,
+            "writing",
+            out / "prompts" / "items.parquet",
+            out / "annotate" / "writing.parquet",
+            POOLS["writing"],
+        ),
+        "review": _round(
+            ctx,
+            "review",
+            out / "written" / "review_items.parquet",
+            out / "annotate" / "review.parquet",
+            POOLS["review"],
+        ),
+    }
     for k in range(1, _rules(ctx).iterations + 1):
         r[f"revision{k}"] = _round(
-            ctx, f"revision{k}", out / f"artifacts-{k}" / "revision_items.parquet",
-            out / "annotate" / f"revision{k}.parquet", POOLS["revision"],
-        )  # fmt: skip
+            ctx,
+            f"revision{k}",
+            out / f"artifacts-{k}" / "revision_items.parquet",
+            out / "annotate" / f"revision{k}.parquet",
+            POOLS["revision"],
+        )
     return r
 
 
@@ -98,8 +116,15 @@ def plan(recipe: object) -> list[str]:
     """The steps of a recipe: the artifact reviews and revision rounds follow
     ``rules.iterations``."""
     ops = ("push", "simulate", "wait", "pull")
-    steps = ["prompts", *(f"{op}-writing" for op in ops), "written",
-             *(f"{op}-review" for op in ops), "reviewed", "duplicates", "split"]  # fmt: skip
+    steps = [
+        "prompts",
+        *(f"{op}-writing" for op in ops),
+        "written",
+        *(f"{op}-review" for op in ops),
+        "reviewed",
+        "duplicates",
+        "split",
+    ]
     n = _rules(recipe).iterations
     for k in range(1, n + 1):
         steps += [f"artifacts-{k}", f"revision-{k}"]
@@ -108,8 +133,10 @@ def plan(recipe: object) -> list[str]:
 
 def configs(recipe: object) -> list[tuple[str, Path]]:
     task = recipe.task.removeprefix("kobest-")
-    return [(f"kobest.{n}_round.config", round_config(recipe, task, n))
-            for n in ("writing", "review", "revision")]  # fmt: skip
+    return [
+        (f"kobest.{n}_round.config", round_config(recipe, task, n))
+        for n in ("writing", "review", "revision")
+    ]
 
 
 def _corpus(recipe: object, name: str) -> Path:
@@ -206,8 +233,13 @@ def prompts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         if task.name == "copa" and seeds_path is not None:
             items = sim.copa_latent(items, sim.read_seeds(seeds_path), plants["cue"], spec.seed)
         elif task.name == "sentineg" and ctx.simulated:
-            items = sim.sentineg_latent(items, plants.get("copies", 0), plants.get("brands", 0),
-                                        plants.get("cue", 0), spec.seed)  # fmt: skip
+            items = sim.sentineg_latent(
+                items,
+                plants.get("copies", 0),
+                plants.get("brands", 0),
+                plants.get("cue", 0),
+                spec.seed,
+            )
         info = {"prompts": len(items), "labels": value_counts(items["label"].astype(str))}
         if "draft_method" in items:
             info["drafts"] = value_counts(items["draft_method"])
@@ -217,9 +249,22 @@ def prompts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             )
         return {"items.parquet": items}, info
 
-    settings = [spec.items, spec.seed, plants, ctx.simulated, task.name, _rules(ctx).antonyms]
-    info, hit = cached(ctx.out / "prompts", inputs, settings, compute, "prompts.json",
-                       ["items.parquet"])  # fmt: skip
+    from pipelines.core.steps import code_hash
+
+    # the prompt and simulation modules' code too: a change there rebuilds the prompts
+    settings = [
+        spec.items,
+        spec.seed,
+        plants,
+        ctx.simulated,
+        task.name,
+        _rules(ctx).antonyms,
+        code_hash(p.prompts),
+        code_hash(sim.copa_latent),
+    ]
+    info, hit = cached(
+        ctx.out / "prompts", inputs, settings, compute, "prompts.json", ["items.parquet"]
+    )
     return StepOutcome(
         f"{info['prompts']} prompts {info['labels']}" + (" (cached)" if hit else ""),
         {**info, "cached": hit},
@@ -244,12 +289,20 @@ def check_items(
     kept, dropped, results = [], [], []
     for item in items:
         failed = run_checks(item, checks, cctx)
-        results += [{"item_id": item["item_id"], "stage": stage, "check": n, "action": a,
-                     "detail": d} for n, a, d in failed]  # fmt: skip
+        results += [
+            {"item_id": item["item_id"], "stage": stage, "check": n, "action": a, "detail": d}
+            for n, a, d in failed
+        ]
         drops = [(n, d) for n, a, d in failed if a == "drop"]
         if drops:
-            dropped.append({"item_id": item["item_id"], "stage": stage, "reason": drops[0][0],
-                            "detail": "; ".join(f"{n}: {d}" for n, d in drops)})  # fmt: skip
+            dropped.append(
+                {
+                    "item_id": item["item_id"],
+                    "stage": stage,
+                    "reason": drops[0][0],
+                    "detail": "; ".join(f"{n}: {d}" for n, d in drops),
+                }
+            )
             continue
         flags = [f"{n}: {d}" for n, a, d in failed if a == "flag"]
         kept.append({**item, "flags": "; ".join(flags)})
@@ -265,21 +318,40 @@ def toxic_drops(ctx: RunContext, items: list[dict], task: KobestTask) -> dict[st
     settings = ctx.recipe.filters.classifiers
     if not settings.detectors or not items:
         return {}
-    rows = [{"item_id": it["item_id"], "text": it[f], "corpus": "written",
-             "style": "colloquial", "field": f} for it in items for f in task.text]  # fmt: skip
+    rows = [
+        {
+            "item_id": it["item_id"],
+            "text": it[f],
+            "corpus": "written",
+            "style": "colloquial",
+            "field": f,
+        }
+        for it in items
+        for f in task.text
+    ]
     classifiers = {
-        name: SequenceClassifier(ctx.recipe.resolve(d.model), device=settings.device,
-                                 batch_size=settings.batch_size,
-                                 batch_tokens=settings.batch_tokens,
-                                 max_length=settings.max_length, label_map=d.labels)
+        name: SequenceClassifier(
+            ctx.recipe.resolve(d.model),
+            device=settings.device,
+            batch_size=settings.batch_size,
+            batch_tokens=settings.batch_tokens,
+            max_length=settings.max_length,
+            label_map=d.labels,
+        )
         for name, d in settings.detectors.items()
-    }  # fmt: skip
+    }
     result = filter_toxic(pd.DataFrame(rows), settings, classifiers)
     out: dict[str, dict] = {}
     for r in result.dropped.to_dict("records"):
-        out.setdefault(r["item_id"], {"item_id": r["item_id"], "stage": "written",
-                                      "reason": r["reason"],
-                                      "detail": f"{r['field']}: {r['detail']}"})  # fmt: skip
+        out.setdefault(
+            r["item_id"],
+            {
+                "item_id": r["item_id"],
+                "stage": "written",
+                "reason": r["reason"],
+                "detail": f"{r['field']}: {r['detail']}",
+            },
+        )
     return out
 
 
@@ -296,24 +368,45 @@ def written_items(
     for p in prompts.to_dict("records"):
         anns = got.get(str(p["item_id"]))
         if not anns:
-            dropped.append({"item_id": p["item_id"], "stage": "written", "reason": "not_written",
-                            "detail": "no annotation"})  # fmt: skip
+            dropped.append(
+                {
+                    "item_id": p["item_id"],
+                    "stage": "written",
+                    "reason": "not_written",
+                    "detail": "no annotation",
+                }
+            )
             continue
         ann = anns[0]
         missing = [f for f in task.written if not ann.get(f)]
         given_missing = [f for f in task.given if not str(p.get(f) or "").strip()]
         label = label_of(task, p.get("label"))
         if missing or given_missing:
-            dropped.append({"item_id": p["item_id"], "stage": "written",
-                            "reason": "missing_field",
-                            "detail": f"empty: {', '.join(missing + given_missing)}"})  # fmt: skip
+            dropped.append(
+                {
+                    "item_id": p["item_id"],
+                    "stage": "written",
+                    "reason": "missing_field",
+                    "detail": f"empty: {', '.join(missing + given_missing)}",
+                }
+            )
             continue
         if label is None:
-            dropped.append({"item_id": p["item_id"], "stage": "written", "reason": "bad_label",
-                            "detail": f"{p.get('label')!r} not in {sorted(task.labels)}"})  # fmt: skip
+            dropped.append(
+                {
+                    "item_id": p["item_id"],
+                    "stage": "written",
+                    "reason": "bad_label",
+                    "detail": f"{p.get('label')!r} not in {sorted(task.labels)}",
+                }
+            )
             continue
-        item = {k: v for k, v in p.items() if k.startswith("sim_") or k in (
-            "item_id", "original_label", "source_id", "draft", "draft_method", "seed_id")}
+        item = {
+            k: v
+            for k, v in p.items()
+            if k.startswith("sim_")
+            or k in ("item_id", "original_label", "source_id", "draft", "draft_method", "seed_id")
+        }
         item.update({f: p[f] for f in task.given})
         item.update({f: ann[f] for f in task.written})
         item.update(label=label, version=0, writer=ann["annotator"])
@@ -355,13 +448,15 @@ def written_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "written": len(items),
             "kept": len(kept),
             "dropped": value_counts(pd.Series([d["reason"] for d in dropped], dtype=object)),
-            "checks": {name: {"drop": sum(1 for x in results if x["check"] == name
-                                          and x["action"] == "drop"),
-                              "flag": sum(1 for x in results if x["check"] == name
-                                          and x["action"] == "flag")}
-                       for name in checks},
+            "checks": {
+                name: {
+                    "drop": sum(1 for x in results if x["check"] == name and x["action"] == "drop"),
+                    "flag": sum(1 for x in results if x["check"] == name and x["action"] == "flag"),
+                }
+                for name in checks
+            },
             "detectors": sorted(ctx.recipe.filters.classifiers.detectors),
-        }  # fmt: skip
+        }
         return {
             "items.parquet": pd.DataFrame(kept),
             "review_items.parquet": review,
@@ -374,14 +469,28 @@ def written_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
     rules = _rules(ctx)
     info, hit = cached(
-        ctx.out / "written", [r.annotations, r.items],
-        [list(task.checks), rules.actions, rules.min_context_sentences, list(rules.wh_words),
-         rules.brands, rules.antonyms, ctx.simulated,
-         ctx.recipe.filters.classifiers.model_dump()],
-        compute, "written.json",
-        ["items.parquet", "review_items.parquet", "dropped.parquet", "checks.parquet",
-         "versions.parquet"],
-    )  # fmt: skip
+        ctx.out / "written",
+        [r.annotations, r.items],
+        [
+            list(task.checks),
+            rules.actions,
+            rules.min_context_sentences,
+            list(rules.wh_words),
+            rules.brands,
+            rules.antonyms,
+            ctx.simulated,
+            ctx.recipe.filters.classifiers.model_dump(),
+        ],
+        compute,
+        "written.json",
+        [
+            "items.parquet",
+            "review_items.parquet",
+            "dropped.parquet",
+            "checks.parquet",
+            "versions.parquet",
+        ],
+    )
     return StepOutcome(
         f"{info['kept']} of {info['prompts']} prompts kept {info['dropped']}"
         + (" (cached)" if hit else ""),
@@ -398,8 +507,9 @@ def apply_round(
     from pipelines.kobest.review import decide
 
     task = _task(ctx)
-    decided, versions, dropped = decide(pd.read_parquet(r.annotations), items, task, votes,
-                                        round_name)  # fmt: skip
+    decided, versions, dropped = decide(
+        pd.read_parquet(r.annotations), items, task, votes, round_name
+    )
     dropped = [{**d, "stage": round_name} for d in dropped]
     decisions = value_counts(decided["decision"]) if len(decided) else {}
     edited = decided[decided["decision"] == "edit"].to_dict("records")
@@ -419,17 +529,30 @@ def reviewed_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
     def compute() -> tuple[dict, dict]:
         items = pd.read_parquet(written)
-        kept, versions, dropped, decisions = apply_round(ctx, r, items, "review",
-                                                         rules.review_votes)  # fmt: skip
-        info = {"items": len(items), "kept": len(kept), "decisions": decisions,
-                "dropped": value_counts(pd.Series([d["reason"] for d in dropped], dtype=object)),
-                "edits": len(versions)}  # fmt: skip
-        return {"items.parquet": kept, "versions.parquet": versions,
-                "dropped.parquet": pd.DataFrame(dropped, columns=DROP_COLUMNS)}, info  # fmt: skip
+        kept, versions, dropped, decisions = apply_round(
+            ctx, r, items, "review", rules.review_votes
+        )
+        info = {
+            "items": len(items),
+            "kept": len(kept),
+            "decisions": decisions,
+            "dropped": value_counts(pd.Series([d["reason"] for d in dropped], dtype=object)),
+            "edits": len(versions),
+        }
+        return {
+            "items.parquet": kept,
+            "versions.parquet": versions,
+            "dropped.parquet": pd.DataFrame(dropped, columns=DROP_COLUMNS),
+        }, info
 
-    info, hit = cached(ctx.out / "reviewed", [r.annotations, written], [rules.review_votes],
-                       compute, "reviewed.json",
-                       ["items.parquet", "versions.parquet", "dropped.parquet"])  # fmt: skip
+    info, hit = cached(
+        ctx.out / "reviewed",
+        [r.annotations, written],
+        [rules.review_votes],
+        compute,
+        "reviewed.json",
+        ["items.parquet", "versions.parquet", "dropped.parquet"],
+    )
     return StepOutcome(
         f"{info['kept']} of {info['items']} items kept; decisions {info['decisions']}"
         + (" (cached)" if hit else ""),
@@ -457,29 +580,49 @@ def duplicates_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             for p in pairs.to_dict("records"):
                 if p["item_a"] not in dropped and p["item_b"] not in dropped:
                     reason = "swap" if p["kind"] == "copa_swap" else "near_duplicate"
-                    dropped[p["item_b"]] = {"item_id": p["item_b"], "stage": "duplicates",
-                                            "reason": reason,
-                                            "detail": f"of {p['item_a']} (score {p['score']})"}  # fmt: skip
+                    dropped[p["item_b"]] = {
+                        "item_id": p["item_b"],
+                        "stage": "duplicates",
+                        "reason": reason,
+                        "detail": f"of {p['item_a']} (score {p['score']})",
+                    }
         kept = items[~items["item_id"].isin(dropped)]
         planted = {}
-        if "sim_plant" in items:
-            swapped = items[items["sim_plant"].str.contains("swap")]["item_id"]
+        if "sim_plant" in items and "seed_id" in items:
+            # a planted swap whose original reached this step (the review may drop one)
+            twice = items["seed_id"].map(items["seed_id"].value_counts()) > 1
+            swapped = items[items["sim_plant"].str.contains("swap") & twice]["item_id"]
             found = set(pairs.loc[pairs["kind"] == "copa_swap", "item_b"])
             found |= set(pairs.loc[pairs["kind"] == "copa_swap", "item_a"])
-            planted = {"swaps_planted": len(swapped),
-                       "swaps_found": int(swapped.isin(found).sum())}  # fmt: skip
-        info = {"items": len(items), "kept": len(kept), "pairs": value_counts(pairs["kind"]),
-                "dropped": value_counts(pd.Series([d["reason"] for d in dropped.values()],
-                                                  dtype=object)),
-                "settings": {"near_duplicate_min": rules.near_duplicate_min,
-                             "swap_min": rules.swap_min, "action": rules.duplicates},
-                **planted}  # fmt: skip
-        return {"pairs.parquet": pairs, "items.parquet": kept,
-                "dropped.parquet": pd.DataFrame(list(dropped.values()), columns=DROP_COLUMNS)}, info  # fmt: skip
+            planted = {"swaps_planted": len(swapped), "swaps_found": int(swapped.isin(found).sum())}
+        info = {
+            "items": len(items),
+            "kept": len(kept),
+            "pairs": value_counts(pairs["kind"]),
+            "dropped": value_counts(
+                pd.Series([d["reason"] for d in dropped.values()], dtype=object)
+            ),
+            "settings": {
+                "near_duplicate_min": rules.near_duplicate_min,
+                "swap_min": rules.swap_min,
+                "action": rules.duplicates,
+            },
+            **planted,
+        }
+        return {
+            "pairs.parquet": pairs,
+            "items.parquet": kept,
+            "dropped.parquet": pd.DataFrame(list(dropped.values()), columns=DROP_COLUMNS),
+        }, info
 
-    info, hit = cached(ctx.out / "duplicates", [src],
-                       [rules.near_duplicate_min, rules.swap_min, rules.duplicates], compute,
-                       "duplicates.json", ["pairs.parquet", "items.parquet", "dropped.parquet"])  # fmt: skip
+    info, hit = cached(
+        ctx.out / "duplicates",
+        [src],
+        [rules.near_duplicate_min, rules.swap_min, rules.duplicates],
+        compute,
+        "duplicates.json",
+        ["pairs.parquet", "items.parquet", "dropped.parquet"],
+    )
     return StepOutcome(
         f"pairs {info['pairs']}; {info['kept']} of {info['items']} kept"
         + (" (cached)" if hit else ""),
@@ -528,37 +671,62 @@ def artifacts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
     def compute() -> tuple[dict, dict]:
         items = pd.read_parquet(src)
-        report, carriers = artifact_review(items, pd.read_parquet(splits), task, _lang(ctx),
-                                           rules.skew_share, rules.min_count, seed,
-                                           rules.cue_margin)  # fmt: skip
+        report, carriers = artifact_review(
+            items,
+            pd.read_parquet(splits),
+            task,
+            _lang(ctx),
+            rules.skew_share,
+            rules.min_count,
+            seed,
+            rules.cue_margin,
+        )
         revision = pd.DataFrame()
         if len(carriers) and not last:
             chosen = items.merge(carriers[["item_id", "finding"]], on="item_id")
             chosen = chosen.drop(columns=[c for c in ("flags",) if c in chosen])
             chosen["label_text"] = [task.labels[int(v)] for v in chosen["label"]]
             chosen["guideline"] = task.guideline
-            revision = revision_latent(chosen, task) if ctx.simulated and "sim_clean" in chosen else chosen
+            revision = (
+                revision_latent(chosen, task) if ctx.simulated and "sim_clean" in chosen else chosen
+            )
         planted = {}
         if "sim_plant" in items:
             cue_items = set(items.loc[items["sim_plant"].str.contains("cue"), "item_id"])
-            planted = {"cue_items": len(cue_items),
-                       "cue_items_flagged": len(cue_items & set(carriers["item_id"]))}  # fmt: skip
-        info = {"iteration": k, "items": len(items), "partial_input": report["partial_input"],
-                "cues": report["cues"], "carriers": len(carriers),
-                "sent_to_revision": len(revision), **planted,
-                "settings": {"skew_share": rules.skew_share, "min_count": rules.min_count,
-                             "cue_margin": rules.cue_margin}}  # fmt: skip
+            planted = {
+                "cue_items": len(cue_items),
+                "cue_items_flagged": len(cue_items & set(carriers["item_id"])),
+            }
+        info = {
+            "iteration": k,
+            "items": len(items),
+            "partial_input": report["partial_input"],
+            "cues": report["cues"],
+            "carriers": len(carriers),
+            "sent_to_revision": len(revision),
+            **planted,
+            "settings": {
+                "skew_share": rules.skew_share,
+                "min_count": rules.min_count,
+                "cue_margin": rules.cue_margin,
+            },
+        }
         md = report_markdown(report, f"artifact review {k}")
         (ctx.out / f"artifacts-{k}").mkdir(parents=True, exist_ok=True)
-        return {"carriers.parquet": carriers.assign(cues=carriers["cues"].map(list)),
-                "revision_items.parquet": revision,
-                "report.parquet": pd.DataFrame({"markdown": [md]})}, info  # fmt: skip
+        return {
+            "carriers.parquet": carriers.assign(cues=carriers["cues"].map(list)),
+            "revision_items.parquet": revision,
+            "report.parquet": pd.DataFrame({"markdown": [md]}),
+        }, info
 
-    info, hit = cached(ctx.out / f"artifacts-{k}", [src, splits],
-                       [rules.skew_share, rules.min_count, rules.cue_margin, last, seed,
-                        ctx.simulated], compute,
-                       "artifacts.json",
-                       ["carriers.parquet", "revision_items.parquet", "report.parquet"])  # fmt: skip
+    info, hit = cached(
+        ctx.out / f"artifacts-{k}",
+        [src, splits],
+        [rules.skew_share, rules.min_count, rules.cue_margin, last, seed, ctx.simulated],
+        compute,
+        "artifacts.json",
+        ["carriers.parquet", "revision_items.parquet", "report.parquet"],
+    )
     acc = info["partial_input"]
     cues = ", ".join(f"{c['morpheme']}->{c['label']}" for c in info["cues"][:5]) or "none"
     return StepOutcome(
@@ -589,30 +757,58 @@ def revision_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     def compute() -> tuple[dict, dict]:
         items = pd.read_parquet(src)
         if not len(flagged):
-            return {"items.parquet": items, "versions.parquet": pd.DataFrame(),
-                    "dropped.parquet": pd.DataFrame(columns=DROP_COLUMNS)}, {
-                    "iteration": k, "items": len(items), "kept": len(items), "flagged": 0,
-                    "decisions": {}, "dropped": {}, "skipped": True}  # fmt: skip
+            return {
+                "items.parquet": items,
+                "versions.parquet": pd.DataFrame(),
+                "dropped.parquet": pd.DataFrame(columns=DROP_COLUMNS),
+            }, {
+                "iteration": k,
+                "items": len(items),
+                "kept": len(items),
+                "flagged": 0,
+                "decisions": {},
+                "dropped": {},
+                "skipped": True,
+            }
         chosen = items[items["item_id"].isin(flagged["item_id"])]
         decided, versions, dropped, decisions = apply_round(ctx, r, chosen, name, 1)
         rest = items[~items["item_id"].isin(flagged["item_id"])]
         merged = pd.concat([rest, decided.drop(columns=["decision"])], ignore_index=True)
-        merged = merged.set_index("item_id").loc[
-            [i for i in items["item_id"] if i in set(merged["item_id"])]
-        ].reset_index()
-        return {"items.parquet": merged, "versions.parquet": versions,
-                "dropped.parquet": pd.DataFrame(dropped, columns=DROP_COLUMNS)}, {
-                "iteration": k, "items": len(items), "kept": len(merged),
-                "flagged": len(flagged), "decisions": decisions, "edits": len(versions),
-                "dropped": value_counts(pd.Series([d["reason"] for d in dropped], dtype=object)),
-                "skipped": False}  # fmt: skip
+        merged = (
+            merged.set_index("item_id")
+            .loc[[i for i in items["item_id"] if i in set(merged["item_id"])]]
+            .reset_index()
+        )
+        return {
+            "items.parquet": merged,
+            "versions.parquet": versions,
+            "dropped.parquet": pd.DataFrame(dropped, columns=DROP_COLUMNS),
+        }, {
+            "iteration": k,
+            "items": len(items),
+            "kept": len(merged),
+            "flagged": len(flagged),
+            "decisions": decisions,
+            "edits": len(versions),
+            "dropped": value_counts(pd.Series([d["reason"] for d in dropped], dtype=object)),
+            "skipped": False,
+        }
 
     inputs = [src, r.items] + ([r.annotations] if len(flagged) else [])
-    got, hit = cached(out, inputs, [k], compute, "revision.json",
-                      ["items.parquet", "versions.parquet", "dropped.parquet"])  # fmt: skip
+    got, hit = cached(
+        out,
+        inputs,
+        [k],
+        compute,
+        "revision.json",
+        ["items.parquet", "versions.parquet", "dropped.parquet"],
+    )
     info.update(got)
-    summary = ("nothing flagged: skipped" if got["skipped"] else
-               f"{got['flagged']} revised: {got['decisions']}")  # fmt: skip
+    summary = (
+        "nothing flagged: skipped"
+        if got["skipped"]
+        else f"{got['flagged']} revised: {got['decisions']}"
+    )
     return StepOutcome(
         summary + (" (cached)" if hit else ""),
         {**info, "cached": hit},
@@ -626,8 +822,10 @@ def final_path(ctx: RunContext) -> Path:
 
 def records_of(items: pd.DataFrame, task: KobestTask) -> list[dict]:
     """KoBEST's layout: the task's fields in order and ``label`` (an int)."""
-    return [{**{f: str(r[f]) for f in task.layout}, "label": int(r["label"])}
-            for r in items.to_dict("records")]  # fmt: skip
+    return [
+        {**{f: str(r[f]) for f in task.layout}, "label": int(r["label"])}
+        for r in items.to_dict("records")
+    ]
 
 
 def release_tables(items: pd.DataFrame, splits: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -660,12 +858,17 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     items = pd.read_parquet(inputs["items"])
     tables = release_tables(items, pd.read_parquet(inputs["splits"]))
     versions = pd.concat(
-        [pd.read_parquet(p) for p in [out / "written" / "versions.parquet",
-                                      out / "reviewed" / "versions.parquet",
-                                      *(out / f"revision-{k}" / "versions.parquet"
-                                        for k in range(1, n))] if p.is_file()],
+        [
+            pd.read_parquet(p)
+            for p in [
+                out / "written" / "versions.parquet",
+                out / "reviewed" / "versions.parquet",
+                *(out / f"revision-{k}" / "versions.parquet" for k in range(1, n)),
+            ]
+            if p.is_file()
+        ],
         ignore_index=True,
-    )  # fmt: skip
+    )
     versions = versions[versions["item_id"].isin(items["item_id"])] if len(versions) else versions
     licence = ctx.recipe.release_licence().release
     keep = ["item_id", *task.layout, "label", "version"]
@@ -679,12 +882,20 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
     sources = [c.name for c in ctx.recipe.corpora]
     facts, hit = export_dataset(
-        ctx, inputs, rounds(ctx), build, card_facts,
+        ctx,
+        inputs,
+        rounds(ctx),
+        build,
+        card_facts,
         {f"{s}.jsonl": len(t) for s, t in tables.items()},
-        [*(f"{s}.{e}" for s in tables for e in ("jsonl", "parquet")), "versions.parquet",
-         "duplicates.parquet"],
-        sources, "flows/rebuild.py, pipelines/tasks/kobest.py, pipelines/kobest/",
-    )  # fmt: skip
+        [
+            *(f"{s}.{e}" for s in tables for e in ("jsonl", "parquet")),
+            "versions.parquet",
+            "duplicates.parquet",
+        ],
+        sources,
+        "flows/rebuild.py, pipelines/tasks/kobest.py, pipelines/kobest/",
+    )
     total = sum(len(t) for t in tables.values())
     return StepOutcome(
         f"{facts['export']['files']} -> {out / 'dataset'}" + (" (cached)" if hit else ""),
@@ -700,8 +911,11 @@ def card_facts(ctx: RunContext, inputs: dict[str, Path]) -> dict:
 
     from pipelines.export.card_facts import label_facts
 
-    family = {n: json.loads(p.read_text(encoding="utf-8")) for n, p in inputs.items()
-              if p.suffix == ".json"}  # fmt: skip
+    family = {
+        n: json.loads(p.read_text(encoding="utf-8"))
+        for n, p in inputs.items()
+        if p.suffix == ".json"
+    }
     items = pd.read_parquet(inputs["items"]).assign(source=_task(ctx).name)
     items = items.assign(label=items["label"].astype(str))
     splits = pd.read_parquet(inputs["splits"])
@@ -718,8 +932,11 @@ def card_facts(ctx: RunContext, inputs: dict[str, Path]) -> dict:
         "pairs": pairs.head(20).to_dict("records"),
         "reports_md": reports,
         "artifacts_md": (ctx.out / "split" / "artifacts.md").read_text(encoding="utf-8"),
-        "split": {"rule": ctx.recipe.split.rule, "settings": {},
-                  "splits": {k: int(v) for k, v in splits["split"].value_counts().items()}},  # fmt: skip
+        "split": {
+            "rule": ctx.recipe.split.rule,
+            "settings": {},
+            "splits": {k: int(v) for k, v in splits["split"].value_counts().items()},
+        },
     }
 
 
@@ -738,12 +955,26 @@ def iteration_rows(family: dict, n: int) -> list[list]:
             continue
         rev = family.get(f"revision-{k}") or {}
         acc = a["partial_input"]
-        cues = ", ".join(f"`{c['morpheme']}` -> {c['label']} ({c['share']:.0%} of {c['count']})"
-                         for c in a["cues"][:6]) or "none"  # fmt: skip
-        planted = (f"{a['cue_items_flagged']} of {a['cue_items']}" if "cue_items" in a else "")
-        rows.append([k, a["items"], acc["accuracy"], acc["majority_baseline"], cues,
-                     a["carriers"], planted,
-                     "skipped" if rev.get("skipped", True) else _counts(rev.get("decisions", {}))])  # fmt: skip
+        cues = (
+            ", ".join(
+                f"`{c['morpheme']}` -> {c['label']} ({c['share']:.0%} of {c['count']})"
+                for c in a["cues"][:6]
+            )
+            or "none"
+        )
+        planted = f"{a['cue_items_flagged']} of {a['cue_items']}" if "cue_items" in a else ""
+        rows.append(
+            [
+                k,
+                a["items"],
+                acc["accuracy"],
+                acc["majority_baseline"],
+                cues,
+                a["carriers"],
+                planted,
+                "skipped" if rev.get("skipped", True) else _counts(rev.get("decisions", {})),
+            ]
+        )
     return rows
 
 
@@ -754,22 +985,26 @@ def card(facts: dict) -> CardSection:
     task = kobest_task(facts["kobest_task"])
     pr, wr, rv, du = f["prompts"], f["written"], f["reviewed"], f["duplicates"]
     n = rules["iterations"] + 1
-    check_rows = [[name, v["drop"], v["flag"], CHECKS_DOC.get(name, "")]
-                  for name, v in wr["checks"].items()]  # fmt: skip
+    check_rows = [
+        [name, v["drop"], v["flag"], CHECKS_DOC.get(name, "")] for name, v in wr["checks"].items()
+    ]
     lines = [
         f"KoBEST {task.title} (Kim et al. 2022, {task.section}). Each item was written from a "
         f"prompt carrying the label it must take (balanced: {_counts(pr['labels'])}).",
         "",
-        f"Prompts: {pr['prompts']}" + (f"; drafts of the negation helper: {_counts(pr['drafts'])}"
-                                       if pr.get("drafts") else "") + ".",  # fmt: skip
+        f"Prompts: {pr['prompts']}"
+        + (f"; drafts of the negation helper: {_counts(pr['drafts'])}" if pr.get("drafts") else "")
+        + ".",
         "",
         f"Writing: {wr['written']} written of {wr['prompts']} prompts; {wr['kept']} passed the "
         f"guideline checks; dropped {_counts(wr['dropped'])}. Toxic-content detectors: "
-        + (", ".join(wr["detectors"]) or "none configured in this recipe") + ".",
+        + (", ".join(wr["detectors"]) or "none configured in this recipe")
+        + ".",
         "",
         table(["check", "dropped", "flagged", "rule"], check_rows) if check_rows else "",
         "",
-        f"Linguist review: {rv['kept']} of {rv['items']} kept; decisions {_counts(rv['decisions'])}; "
+        f"Linguist review: {rv['kept']} of {rv['items']} kept; "
+        f"decisions {_counts(rv['decisions'])}; "
         f"dropped {_counts(rv['dropped'])}; {rv['edits']} edits kept as versions "
         "(`versions.parquet`).",
         "",
@@ -777,13 +1012,21 @@ def card(facts: dict) -> CardSection:
         f"swaps: premise of one ~ answer of the other both ways, >= {du['settings']['swap_min']}): "
         f"pairs {_counts(du['pairs'])}; action `{du['settings']['action']}`, dropped "
         f"{_counts(du['dropped'])}"
-        + (f"; planted swaps found: {du['swaps_found']} of {du['swaps_planted']}"
-           if "swaps_planted" in du else "") + ". The pairs are in `duplicates.parquet`.",
-    ]  # fmt: skip
+        + (
+            f"; planted swaps found: {du['swaps_found']} of {du['swaps_planted']}"
+            if "swaps_planted" in du
+            else ""
+        )
+        + ". The pairs are in `duplicates.parquet`.",
+    ]
     if facts.get("pairs"):
-        lines += ["", table(["item a", "item b", "kind", "score"],
-                            [[p["item_a"], p["item_b"], p["kind"], p["score"]]
-                             for p in facts["pairs"][:10]])]  # fmt: skip
+        lines += [
+            "",
+            table(
+                ["item a", "item b", "kind", "score"],
+                [[p["item_a"], p["item_b"], p["kind"], p["score"]] for p in facts["pairs"][:10]],
+            ),
+        ]
     lines += [
         "",
         f"Model-driven artifact review on the partial input ({', '.join(task.partial)}): a "
@@ -791,16 +1034,31 @@ def card(facts: dict) -> CardSection:
         f"is a feature one label takes more than {rules['skew_share']:.0%} of, in "
         f"{rules['min_count']} items or more; up to {rules['iterations']} revision rounds.",
         "",
-        table(["review", "items", "partial-input accuracy", "majority baseline", "cues",
-               "items following a cue", "planted cue items flagged", "revision round"],
-              iteration_rows(f, n)),
-    ]  # fmt: skip
+        table(
+            [
+                "review",
+                "items",
+                "partial-input accuracy",
+                "majority baseline",
+                "cues",
+                "items following a cue",
+                "planted cue items flagged",
+                "revision round",
+            ],
+            iteration_rows(f, n),
+        ),
+    ]
     for k, md in facts.get("reports_md", {}).items():
         if md:
             body = md.replace("\n# ", "\n#### ").replace("\n## ", "\n##### ")
             body = body.replace("# Artifact report", "#### Artifact report", 1)
-            lines += ["", f"<details><summary>Artifact review {k}</summary>", "", body,
-                      "</details>"]  # fmt: skip
+            lines += [
+                "",
+                f"<details><summary>Artifact review {k}</summary>",
+                "",
+                body,
+                "</details>",
+            ]
     annotation = "\n\n".join(
         f"Label Studio round `{name}` (`{r['config']}`, project `{r['project']}`): "
         f"{r['annotations']} annotations by {r['annotators']} "
@@ -815,7 +1073,9 @@ def card(facts: dict) -> CardSection:
             + "), linguists accept, edit (a planted misspelling) or reject (an ambiguous item) "
             "with accuracy under 1, revisers remove the planted cue."
         )
-    warnings = ["The Label Studio rounds are simulated."] if facts["annotation"]["simulated"] else []
+    warnings = (
+        ["The Label Studio rounds are simulated."] if facts["annotation"]["simulated"] else []
+    )
     last = f.get(f"artifacts-{n}") or {}
     if last.get("cues"):
         warnings.append(f"The last artifact review still finds {len(last['cues'])} cues.")
@@ -831,18 +1091,21 @@ def card(facts: dict) -> CardSection:
         ],
         sections={
             "warnings": "\n".join(f"- {w}" for w in warnings) or "- none raised.",
-            "sources": ", ".join(facts["recipe"]["corpora"][i]["name"]
-                                 for i in range(len(facts["recipe"]["corpora"])))
+            "sources": ", ".join(
+                facts["recipe"]["corpora"][i]["name"]
+                for i in range(len(facts["recipe"]["corpora"]))
+            )
             + ". Language: Korean (ko-KR), written by annotators.",
             "filters": "The guideline checks above (KoBEST 3); bad input (a field missing, a "
             "label outside the task's set) is dropped with a reason.",
             "timeframe": "Written for this rebuild.",
             "classifiers": "Toxic-content detectors: "
-            + (", ".join(wr["detectors"]) or "none configured") + ".",
+            + (", ".join(wr["detectors"]) or "none configured")
+            + ".",
             "annotators": "See Annotation.",
             "agreement": f"Linguist decisions need {rules['review_votes']} reviewer(s) agreeing.",
         },
-    )  # fmt: skip
+    )
 
 
 def _check_docs() -> dict[str, str]:
@@ -857,10 +1120,15 @@ CHECKS_DOC = _check_docs()
 # --------------------------------------------------------------------- registration
 
 for _step, _fn in (
-    ("prompts", prompts_step), ("written", written_step), ("reviewed", reviewed_step),
-    ("duplicates", duplicates_step), ("split", split_step), ("artifacts", artifacts_step),
-    ("revision", revision_step), ("export", export_step),
-):  # fmt: skip
+    ("prompts", prompts_step),
+    ("written", written_step),
+    ("reviewed", reviewed_step),
+    ("duplicates", duplicates_step),
+    ("split", split_step),
+    ("artifacts", artifacts_step),
+    ("revision", revision_step),
+    ("export", export_step),
+):
     for _name in KOBEST_TASKS.names():
         STEPS.add(f"kobest-{_name}:{_step}", _fn, (_fn.__doc__ or "").split("\n")[0])
 
