@@ -16,7 +16,7 @@ import functools
 import gzip
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -290,3 +290,25 @@ def file_fingerprint(path: Path) -> str:
     if not path.is_file():
         raise InputError(f"{path}: file not found")
     return sha256_file(path)
+
+
+def read_json_lines(path: Path, required: Iterable[str], error: type[Exception]) -> list[dict]:
+    """The objects of a JSON Lines file, each with its 1-based ``line``; malformed JSON,
+    a line that is not an object, or one that lacks a ``required`` field raises ``error``
+    naming the file and the line (blank lines are skipped; a file with no record is an
+    error). JGLUE's releases, JCommonsenseQA and KoBEST's sources and seeds use it."""
+    required = list(required)
+    rows = []
+    try:
+        for line, record in iter_rows(Path(path), "jsonl"):
+            if record is None:
+                continue
+            missing = [k for k in required if k not in record]
+            if missing:
+                raise error(f"{path}:{line}: no {missing} (fields: {sorted(record)})")
+            rows.append({**record, "line": line})
+    except InputError as exc:
+        raise error(str(exc)) from None
+    if not rows:
+        raise error(f"{path}: no records")
+    return rows

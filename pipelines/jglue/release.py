@@ -29,30 +29,6 @@ class ReleaseError(ValueError):
     """A release file that cannot be read; the message names the file and the line."""
 
 
-def read_json_lines(path: Path, required: Iterable[str], error: type[Exception]) -> list[dict]:
-    """The objects of a JSON Lines file, each with its 1-based ``line``; malformed JSON,
-    a line that is not an object, or one that lacks a ``required`` field raises ``error``
-    naming the file and the line (blank lines are skipped; a file with no record is an
-    error). JCommonsenseQA's reader uses it too."""
-    from pipelines.ingest.readers import InputError, iter_rows
-
-    required = list(required)
-    rows = []
-    try:
-        for line, record in iter_rows(Path(path), "jsonl"):
-            if record is None:
-                continue
-            missing = [k for k in required if k not in record]
-            if missing:
-                raise error(f"{path}:{line}: no {missing} (fields: {sorted(record)})")
-            rows.append({**record, "line": line})
-    except InputError as exc:
-        raise error(str(exc)) from None
-    if not rows:
-        raise error(f"{path}: no records")
-    return rows
-
-
 def parse_pair_id(text: str) -> dict[str, str]:
     """``image1``, ``image2`` (the same for one image), ``caption1``, ``caption2`` and
     ``kind`` (A: one image; B: two images; C: a written contradiction) of a
@@ -71,6 +47,8 @@ def read_release(path: Path) -> pd.DataFrame:
     """The pairs of a JSTS or JNLI release file: ``FIELDS``, the parsed id
     (:func:`parse_pair_id`), ``task`` (jsts for a 0-5 label, jnli for an NLI label),
     ``file`` and ``line``. A bad line names the file and the line."""
+    from pipelines.ingest.readers import read_json_lines
+
     rows = read_json_lines(path, FIELDS, ReleaseError)
     out = []
     for r in rows:

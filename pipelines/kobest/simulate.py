@@ -41,23 +41,17 @@ BRAND_PREFIX = "CGV에서 본 "
 
 
 def read_seeds(path: Path) -> pd.DataFrame:
-    """The COPA seeds; a malformed line names the file and line."""
-    rows = []
+    """The COPA seeds; a malformed line, or one missing a field or holding it empty,
+    names the file and line."""
+    from pipelines.ingest.readers import read_json_lines
+
     need = ("id", "cause", "effect", "wrong_cause", "wrong_effect")
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{n}: malformed JSON ({exc.msg})") from exc
-        missing = (
-            [k for k in need if not str(row.get(k, "")).strip()] if isinstance(row, dict) else need
-        )
+    rows = read_json_lines(path, need, ValueError)
+    for row in rows:
+        missing = [k for k in need if not str(row[k] or "").strip()]
         if missing:
-            raise ValueError(f"{path}:{n}: missing {list(missing)}")
-        rows.append(row)
-    return pd.DataFrame(rows)
+            raise ValueError(f"{path}:{row['line']}: missing {missing}")
+    return pd.DataFrame(rows).drop(columns="line")
 
 
 def with_number(sentence: str) -> str:

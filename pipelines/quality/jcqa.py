@@ -76,7 +76,7 @@ def spelling_variants(q: dict) -> str | None:
 def read_questions(path: Path) -> pd.DataFrame:
     """The questions of a JCommonsenseQA release file (JSON Lines: q_id, question,
     choice0..4, label); a malformed line or a missing field names the file and line."""
-    from pipelines.jglue.release import read_json_lines
+    from pipelines.ingest.readers import read_json_lines
 
     return pd.DataFrame(read_json_lines(path, ["q_id", "question", *CHOICES], JcqaError))
 

@@ -162,40 +162,19 @@ def preflight(recipe: object) -> None:
 
 
 def _source_rows(recipe: object, task: KobestTask) -> pd.DataFrame:
-    """The source corpus as a table (JSON Lines, gzip allowed); a row missing a given
-    field is an error naming the file and row."""
+    """The source corpus as a table (JSON Lines, gzip allowed); a malformed line, or a
+    row missing a given field or holding it empty, is an error naming the file and line."""
     from pipelines.core.recipe import RecipeError
+    from pipelines.ingest.readers import read_json_lines
 
     path = _corpus(recipe, recipe.kobest.source)
-    rows = []
-    with _open(path) as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RecipeError(f"{path}:{n}: malformed JSON ({exc.msg})") from exc
-            if not isinstance(row, dict):
-                raise RecipeError(f"{path}:{n}: expected a JSON object")
-            rows.append(row)
-    frame = pd.DataFrame(rows)
     need = ("review", "rating") if task.name == "sentineg" else task.given
-    for field in need:
-        if field not in frame:
-            raise RecipeError(f"{path}: no field {field!r} (fields: {list(frame.columns)})")
-        empty = frame[field].isna() | (frame[field].astype(str).str.strip() == "")
-        if empty.any():
-            raise RecipeError(f"{path}:{int(empty.idxmax()) + 1}: empty {field!r}")
-    return frame
-
-
-def _open(path: Path):  # noqa: ANN202 - a text file handle
-    import gzip
-
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return path.open(encoding="utf-8")
+    rows = read_json_lines(path, need, RecipeError)
+    for row in rows:
+        for field in need:
+            if row[field] is None or not str(row[field]).strip():
+                raise RecipeError(f"{path}:{row['line']}: empty {field!r}")
+    return pd.DataFrame(rows).drop(columns="line")
 
 
 # ------------------------------------------------------------------------------ steps
