@@ -28,6 +28,20 @@ import pandas as pd
 CARD_FILES = ["DATA_CARD.md", "DATA_CARD.html", "card.json"]
 
 
+def inline_counts(counts: dict) -> str:
+    """``{"a": 1, "b": 2}`` as ``a 1, b 2`` (``none`` when empty), for a card's prose."""
+    return ", ".join(f"{k} {v}" for k, v in counts.items()) or "none"
+
+
+def round_paragraph(name: str, r: dict, unit: str = "item") -> str:
+    """One Label Studio round of a family card: config, project, annotations, people."""
+    return (
+        f"Label Studio round `{name}` (`{r['config']}`, project `{r['project']}`): "
+        f"{r['annotations']} annotations by {r['annotators']} "
+        f"{'simulated ' if r['simulated'] else ''}people, {r['overlap']} per {unit}."
+    )
+
+
 def base_facts(
     ctx: object,
     hashes: dict[str, str],

@@ -712,6 +712,8 @@ def _kind_table(per_kind: dict) -> str:
 
 def card(facts: dict) -> CardSection:
     """Captions, the pairs, each round's rule and its counts beside the paper's."""
+    from pipelines.export.family import inline_counts, round_paragraph
+
     f, j = facts["family"], facts["recipe"]["jglue"]
     cap, pairs, sts = f["captions"], f["pairs"], f["sts"]
     rules = facts["rules"]
@@ -763,12 +765,7 @@ def card(facts: dict) -> CardSection:
             f"a released label; mean absolute difference "
             f"{sts['against_release']['mean_abs_diff']}.",
         ]
-    annotation = "\n\n".join(
-        f"Label Studio round `{n}` (`{r['config']}`, project `{r['project']}`): "
-        f"{r['annotations']} annotations by {r['annotators']} "
-        f"{'simulated ' if r['simulated'] else ''}people, {r['overlap']} per item."
-        for n, r in facts["rounds"].items()
-    )
+    annotation = "\n\n".join(round_paragraph(n, r) for n, r in facts["rounds"].items())
     if facts["annotation"]["simulated"]:
         annotation += (
             "\n\nThe rounds are **simulated**. Latent truth: the release's label of the same "
@@ -834,10 +831,6 @@ def card(facts: dict) -> CardSection:
             "agreement": agreement,
         },
     )
-
-
-def inline_counts(counts: dict) -> str:
-    return ", ".join(f"{k} {v}" for k, v in counts.items()) or "none"
 
 
 # --------------------------------------------------------------------- registration

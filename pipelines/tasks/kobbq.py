@@ -23,6 +23,7 @@ import pandas as pd
 
 from pipelines.core.markdown import settings_table, table
 from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached
+from pipelines.export.family import round_paragraph
 from pipelines.tasks import CardSection, Round, TaskKind, register_task
 
 CONFIGS = Path(__file__).resolve().parents[2] / "annotation_configs"
@@ -478,11 +479,7 @@ def card(facts: dict) -> CardSection:
     for name in ("survey", "check"):
         r = facts["rounds"].get(name)
         if r:
-            annotation += (
-                f"\n\nLabel Studio round `{name}` (`{r['config']}`, project `{r['project']}`): "
-                f"{r['annotations']} annotations by {r['annotators']} "
-                f"{'simulated ' if r['simulated'] else ''}people, {r['overlap']} per task."
-            )
+            annotation += "\n\n" + round_paragraph(name, r, "task")
     if rnd:
         annotation += (
             f"\n\nThe survey round's tally through the same rules: {rnd['questions']} "

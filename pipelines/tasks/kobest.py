@@ -28,6 +28,7 @@ from pipelines.core.io import write_parquet
 from pipelines.core.markdown import table
 from pipelines.core.stage import value_counts
 from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached, step_function
+from pipelines.export.family import inline_counts, round_paragraph
 from pipelines.kobest.tasks import KOBEST_TASKS, KobestTask, kobest_task, label_of
 from pipelines.tasks import CardSection, Round, TaskKind, register_task
 
@@ -922,10 +923,6 @@ def card_facts(ctx: RunContext, inputs: dict[str, Path]) -> dict:
 # ------------------------------------------------------------------------------- card
 
 
-def _counts(d: dict) -> str:
-    return ", ".join(f"{k} {v}" for k, v in d.items()) or "none"
-
-
 def iteration_rows(family: dict, n: int) -> list[list]:
     rows = []
     for k in range(1, n + 1):
@@ -951,7 +948,7 @@ def iteration_rows(family: dict, n: int) -> list[list]:
                 cues,
                 a["carriers"],
                 planted,
-                "skipped" if rev.get("skipped", True) else _counts(rev.get("decisions", {})),
+                "skipped" if rev.get("skipped", True) else inline_counts(rev.get("decisions", {})),
             ]
         )
     return rows
@@ -969,28 +966,32 @@ def card(facts: dict) -> CardSection:
     ]
     lines = [
         f"KoBEST {task.title} (Kim et al. 2022, {task.section}). Each item was written from a "
-        f"prompt carrying the label it must take (balanced: {_counts(pr['labels'])}).",
+        f"prompt carrying the label it must take (balanced: {inline_counts(pr['labels'])}).",
         "",
         f"Prompts: {pr['prompts']}"
-        + (f"; drafts of the negation helper: {_counts(pr['drafts'])}" if pr.get("drafts") else "")
+        + (
+            f"; drafts of the negation helper: {inline_counts(pr['drafts'])}"
+            if pr.get("drafts")
+            else ""
+        )
         + ".",
         "",
         f"Writing: {wr['written']} written of {wr['prompts']} prompts; {wr['kept']} passed the "
-        f"guideline checks; dropped {_counts(wr['dropped'])}. Toxic-content detectors: "
+        f"guideline checks; dropped {inline_counts(wr['dropped'])}. Toxic-content detectors: "
         + (", ".join(wr["detectors"]) or "none configured in this recipe")
         + ".",
         "",
         table(["check", "dropped", "flagged", "rule"], check_rows) if check_rows else "",
         "",
         f"Linguist review: {rv['kept']} of {rv['items']} kept; "
-        f"decisions {_counts(rv['decisions'])}; "
-        f"dropped {_counts(rv['dropped'])}; {rv['edits']} edits kept as versions "
+        f"decisions {inline_counts(rv['decisions'])}; "
+        f"dropped {inline_counts(rv['dropped'])}; {rv['edits']} edits kept as versions "
         "(`versions.parquet`).",
         "",
         f"Near-duplicate review (rapidfuzz ratio >= {du['settings']['near_duplicate_min']}; COPA "
         f"swaps: premise of one ~ answer of the other both ways, >= {du['settings']['swap_min']}): "
-        f"pairs {_counts(du['pairs'])}; action `{du['settings']['action']}`, dropped "
-        f"{_counts(du['dropped'])}"
+        f"pairs {inline_counts(du['pairs'])}; action `{du['settings']['action']}`, dropped "
+        f"{inline_counts(du['dropped'])}"
         + (
             f"; planted swaps found: {du['swaps_found']} of {du['swaps_planted']}"
             if "swaps_planted" in du
@@ -1038,17 +1039,12 @@ def card(facts: dict) -> CardSection:
                 body,
                 "</details>",
             ]
-    annotation = "\n\n".join(
-        f"Label Studio round `{name}` (`{r['config']}`, project `{r['project']}`): "
-        f"{r['annotations']} annotations by {r['annotators']} "
-        f"{'simulated ' if r['simulated'] else ''}people, {r['overlap']} per item."
-        for name, r in facts["rounds"].items()
-    )
+    annotation = "\n\n".join(round_paragraph(n, r) for n, r in facts["rounds"].items())
     if facts["annotation"]["simulated"]:
         annotation += (
             "\n\nThe rounds are **simulated** (`pipelines/kobest/simulate.py`): writers write "
             "latent items with planted faults ("
-            + _counts(pr.get("planted", {}))
+            + inline_counts(pr.get("planted", {}))
             + "), linguists accept, edit (a planted misspelling) or reject (an ambiguous item) "
             "with accuracy under 1, revisers remove the planted cue."
         )
