@@ -40,9 +40,8 @@ from pipelines.ingest.shards import (
     filter_sentences,
     process_documents,
 )
-from pipelines.models.classifier import SequenceClassifier
 from pipelines.quality.dedup import deduplicate
-from pipelines.quality.toxic import filter_toxic
+from pipelines.quality.toxic import filter_toxic, load_detectors
 
 
 def code_fingerprint() -> str:
@@ -92,18 +91,7 @@ def dedup_task(key: str, shards: list[ShardOutput], settings: DedupSettings) -> 
 def classify_task(
     key: str, sentences: pd.DataFrame, settings: ClassifierSettings, models: dict[str, str]
 ) -> StageResult:
-    classifiers = {
-        name: SequenceClassifier(
-            path,
-            device=settings.device,
-            batch_size=settings.batch_size,
-            batch_tokens=settings.batch_tokens,
-            max_length=settings.max_length,
-            label_map=settings.detectors[name].labels,
-        )
-        for name, path in models.items()
-    }
-    return filter_toxic(sentences, settings, classifiers, progress=True)
+    return filter_toxic(sentences, settings, load_detectors(settings, models), progress=True)
 
 
 def pii_kind_counts(rejects: pd.DataFrame) -> dict[str, int]:

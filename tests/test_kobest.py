@@ -285,3 +285,29 @@ def test_every_task_exports_kobest_layout_loading_with_datasets(tmp_path):
         )
         assert ds.column_names == [*task.layout, "label"] and ds.num_rows == 4
         assert set(ds["label"]) <= set(task.labels)
+
+
+def test_toxic_detectors_drop_written_items_over_their_threshold(checkpoint):
+    """KoBEST 3.5: the recipe's detectors run on every written field (the shared tiny
+    detector of the session)."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from pipelines.core.recipe import ClassifierSettings
+    from pipelines.models.classifier import SequenceClassifier
+    from pipelines.tasks.kobest import toxic_drops
+
+    path = checkpoint[0]
+    texts = ["여자는 집에서 살림이나 해야지", "이 영화 정말 재미없다", "배우들 연기가 안 좋았다"]
+    scores = SequenceClassifier(path).predict_proba(texts)[:, 1]
+    cut = float(np.sort(scores)[1])  # the two higher-scored sentences reach it
+    settings = ClassifierSettings.model_validate(
+        {"detectors": {"gender_bias": {"model": str(path), "threshold": cut}}}
+    )
+    recipe = SimpleNamespace(filters=SimpleNamespace(classifiers=settings), resolve=Path)
+    items = [{"item_id": f"i{n}", "sentence": t} for n, t in enumerate(texts)]
+    drops = toxic_drops(SimpleNamespace(recipe=recipe), items, kobest_task("sentineg"))
+    assert set(drops) == {f"i{n}" for n in range(3) if scores[n] >= cut} and len(drops) == 2
+    assert all(d["reason"] == "gender_bias" for d in drops.values())
+    assert all(d["detail"].startswith("sentence: gender_bias 0.") for d in drops.values())

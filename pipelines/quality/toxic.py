@@ -17,6 +17,8 @@ override says ``skip``.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -25,6 +27,24 @@ from pipelines.core.stage import StageResult, split_by_reason
 from pipelines.models.classifier import SequenceClassifier
 
 DETECTOR_ORDER = ("gender_bias", "hate")
+
+
+def load_detectors(
+    settings: ClassifierSettings, models: dict[str, str | Path]
+) -> dict[str, SequenceClassifier]:
+    """The recipe's detectors (``name -> checkpoint folder``) with its batching, length,
+    device and label names; a collapsed checkpoint is refused (``SequenceClassifier``)."""
+    return {
+        name: SequenceClassifier(
+            path,
+            device=settings.device,
+            batch_size=settings.batch_size,
+            batch_tokens=settings.batch_tokens,
+            max_length=settings.max_length,
+            label_map=settings.detectors[name].labels,
+        )
+        for name, path in models.items()
+    }
 
 
 def scored_mask(sentences: pd.DataFrame, settings: ClassifierSettings) -> np.ndarray:

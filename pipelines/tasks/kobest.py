@@ -292,8 +292,7 @@ def check_items(
 def toxic_drops(ctx: RunContext, items: list[dict], task: KobestTask) -> dict[str, dict]:
     """KoBEST 3.5: the recipe's toxic-content detectors (``filters.classifiers``) on every
     written field; item id -> its drop row for the items a detector fires on."""
-    from pipelines.models.classifier import SequenceClassifier
-    from pipelines.quality.toxic import filter_toxic
+    from pipelines.quality.toxic import filter_toxic, load_detectors
 
     settings = ctx.recipe.filters.classifiers
     if not settings.detectors or not items:
@@ -309,18 +308,8 @@ def toxic_drops(ctx: RunContext, items: list[dict], task: KobestTask) -> dict[st
         for it in items
         for f in task.text
     ]
-    classifiers = {
-        name: SequenceClassifier(
-            ctx.recipe.resolve(d.model),
-            device=settings.device,
-            batch_size=settings.batch_size,
-            batch_tokens=settings.batch_tokens,
-            max_length=settings.max_length,
-            label_map=d.labels,
-        )
-        for name, d in settings.detectors.items()
-    }
-    result = filter_toxic(pd.DataFrame(rows), settings, classifiers)
+    models = {name: ctx.recipe.resolve(d.model) for name, d in settings.detectors.items()}
+    result = filter_toxic(pd.DataFrame(rows), settings, load_detectors(settings, models))
     out: dict[str, dict] = {}
     for r in result.dropped.to_dict("records"):
         out.setdefault(
