@@ -16,10 +16,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from pipelines.core.registry import Registry
+from pipelines.kobest.negation import LEXICONS
 from pipelines.kobest.rules import KobestRules
 from pipelines.lang import Language
-
-LEXICONS = Path(__file__).resolve().parent / "lexicons"
 
 
 @dataclass(frozen=True)

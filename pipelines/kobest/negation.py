@@ -49,11 +49,7 @@ def negation_count(tagged: list[tuple[str, str]]) -> int:
             first == "MAG"
             and surface in NEGATION_ADVERBS
             or first == "VX"
-            and surface in NEGATION_AUX
-            and i
-            and tagged[i - 1][0] == "지"
-            or first == "VX"
-            and surface.startswith(NEGATION_AUX)
+            and surface.startswith(NEGATION_AUX)  # 않, 못하 and fused forms (않았)
             and i
             and tagged[i - 1][0] == "지"
         ):

@@ -69,7 +69,8 @@ def copa_given(seeds: pd.DataFrame, swaps: int, seed: int) -> pd.DataFrame:
         {"seed_id": seeds.iloc[i]["id"], "question": ("원인", "결과")[k % 2]}
         for k, i in enumerate(order)
     ]
-    plain = [r for r in rows if not _plant(seeds, r["seed_id"])]
+    plant = plants_of(seeds)
+    plain = [r for r in rows if not plant[r["seed_id"]]]
     for r in plain[:swaps]:
         rows.append(
             {
@@ -81,15 +82,19 @@ def copa_given(seeds: pd.DataFrame, swaps: int, seed: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _plant(seeds: pd.DataFrame, seed_id: str) -> str:
-    row = seeds[seeds["id"] == seed_id].iloc[0]
-    value = row.get("plant") if "plant" in row else None
-    return "" if value is None or (isinstance(value, float) and np.isnan(value)) else str(value)
+def plants_of(seeds: pd.DataFrame) -> dict[str, str]:
+    """Each seed's ``plant`` ("" for a plain seed)."""
+    if "plant" not in seeds:
+        return dict.fromkeys(seeds["id"], "")
+    return {
+        i: "" if pd.isna(v) else str(v) for i, v in zip(seeds["id"], seeds["plant"], strict=True)
+    }
 
 
 def copa_latent(prompts: pd.DataFrame, seeds: pd.DataFrame, cue: int, seed: int) -> pd.DataFrame:
     """The prompts with the writers', linguists' and revisers' latent answers."""
     by_id = {r["id"]: r for r in seeds.to_dict("records")}
+    planted = plants_of(seeds)
     rng = np.random.default_rng(seed + 1)
     records = prompts.to_dict("records")
     swapped = {r["swap_of"] for r in records if isinstance(r.get("swap_of"), str)}
@@ -97,13 +102,13 @@ def copa_latent(prompts: pd.DataFrame, seeds: pd.DataFrame, cue: int, seed: int)
     plain = [
         i
         for i, r in enumerate(records)
-        if not _plant(seeds, r["seed_id"]) and r["seed_id"] not in swapped
+        if not planted[r["seed_id"]] and r["seed_id"] not in swapped
     ]
     cued = set(rng.permutation(plain)[:cue].tolist())
     out = []
     for i, r in enumerate(prompts.to_dict("records")):
         s = by_id[r["seed_id"]]
-        plant = _plant(seeds, r["seed_id"])
+        plant = planted[r["seed_id"]]
         if r["question"] == "결과":
             premise, answer, wrong, side = s["cause"], s["effect"], s["wrong_effect"], "effect"
         else:

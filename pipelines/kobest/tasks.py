@@ -11,7 +11,6 @@ the task's ``layout`` fields plus ``label`` (an int, KoBEST's encoding).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from pipelines.core.registry import Registry
@@ -144,6 +143,3 @@ def label_of(task: KobestTask, value: object) -> int | None:
     except ValueError:
         return None
     return label if label in task.labels else None
-
-
-PartialFeatures = Callable[[dict], list[str]]

@@ -203,7 +203,8 @@ def prompts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
                 _rules(ctx).antonyms,
             )
         elif task.name == "copa" and seeds_path is not None:
-            given = sim.copa_given(sim.read_seeds(seeds_path), plants["swaps"], spec.seed)
+            seeds = sim.read_seeds(seeds_path)
+            given = sim.copa_given(seeds, plants["swaps"], spec.seed)
         elif task.name == "copa":
             given = pd.DataFrame(index=range(spec.items))
         else:
@@ -211,7 +212,7 @@ def prompts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             given = rows[[*task.given, *(["label"] if "label" in rows else [])]].head(spec.items)
         items = p.prompts(task, given, spec.seed)
         if task.name == "copa" and seeds_path is not None:
-            items = sim.copa_latent(items, sim.read_seeds(seeds_path), plants["cue"], spec.seed)
+            items = sim.copa_latent(items, seeds, plants["cue"], spec.seed)
         elif task.name == "sentineg" and ctx.simulated:
             items = sim.sentineg_latent(
                 items,
@@ -946,12 +947,14 @@ def iteration_rows(family: dict, n: int) -> list[list]:
 def card(facts: dict) -> CardSection:
     """The prompts, the checks, the linguists' review, the duplicate review and every
     artifact review, per iteration."""
+    from pipelines.kobest.checks import CHECKS
+
     f, rules = facts["family"], facts["rules"]
     task = kobest_task(facts["kobest_task"])
     pr, wr, rv, du = f["prompts"], f["written"], f["reviewed"], f["duplicates"]
     n = rules["iterations"] + 1
     check_rows = [
-        [name, v["drop"], v["flag"], CHECKS_DOC.get(name, "")] for name, v in wr["checks"].items()
+        [name, v["drop"], v["flag"], CHECKS.doc(name)] for name, v in wr["checks"].items()
     ]
     lines = [
         f"KoBEST {task.title} (Kim et al. 2022, {task.section}). Each item was written from a "
@@ -1070,15 +1073,6 @@ def card(facts: dict) -> CardSection:
             "agreement": f"Linguist decisions need {rules['review_votes']} reviewer(s) agreeing.",
         },
     )
-
-
-def _check_docs() -> dict[str, str]:
-    from pipelines.kobest.checks import CHECKS
-
-    return {n: CHECKS.doc(n) for n in CHECKS.names()}
-
-
-CHECKS_DOC = _check_docs()
 
 
 # --------------------------------------------------------------------- registration
