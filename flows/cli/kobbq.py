@@ -83,6 +83,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     expand.add_argument("--unknown", default="알 수 없음",
                         help="the \"unknown\" answer (default 알 수 없음)")  # fmt: skip
     expand.add_argument("--seed", type=int, default=0, help="evaluation set seed (default 0)")
+    expand.add_argument(
+        "--raw-cells",
+        action="store_true",
+        help="write TSV cells exactly as they are; by default a cell that a "
+        "spreadsheet would run as a formula (=, +, -, @ first) gets a leading "
+        "' (the JSON Lines and Parquet files always keep the exact text)",
+    )
 
     items = ksub.add_parser(
         "survey-items",
@@ -220,7 +227,7 @@ def expand(args: argparse.Namespace) -> int:
     write_parquet(test, args.out / "test_samples.parquet")
     for name, frame in (("all_samples", samples), ("test_samples", test)):
         records = tp.release_records(frame)
-        write_text(tp.release_tsv(records), args.out / f"{name}.tsv")
+        write_text(tp.release_tsv(records, not args.raw_cells), args.out / f"{name}.tsv")
         write_text(jsonl(records), args.out / f"{name}.jsonl")
     info = {"templates": len({t.template_id for t in templates}), "template_rows":
             len(templates), "samples": len(samples), "dropped": len(dropped),

@@ -404,15 +404,20 @@ def release_records(samples: pd.DataFrame) -> list[dict]:
     return out.to_dict(orient="records")
 
 
-def release_tsv(records: list[dict]) -> str:
+def release_tsv(records: list[dict], spreadsheet_safe: bool = True) -> str:
     """Release records as TSV (``choices`` as the release writes it: a Python list). A
-    tab or line break inside a field becomes a space; nothing else changes, so that an
-    answer stays one of its choices character for character."""
+    tab or line break inside a field becomes a space, and, with ``spreadsheet_safe``, a
+    cell a spreadsheet would run as a formula gets a leading ``'``
+    (``pipelines.core.spreadsheet``); nothing else changes, so that an answer stays one of
+    its choices character for character (exactly so in the JSON Lines and Parquet files)."""
+    from pipelines.core.spreadsheet import safe_cell
+
     if not records:
         return ""
 
     def clean(value: object) -> str:
-        return str(value).replace("\t", " ").replace("\r", " ").replace("\n", " ")
+        text = str(value).replace("\t", " ").replace("\r", " ").replace("\n", " ")
+        return safe_cell(text) if spreadsheet_safe else text
 
     cols = list(records[0])
     lines = ["\t".join(cols)]

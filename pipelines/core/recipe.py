@@ -658,6 +658,9 @@ class ExportSpec(_Strict):
     guid_prefix: str | None = None  # default: "<recipe name>_<split>"
     # the release licence; None: derived from the sources (pipelines.export.licenses)
     license: str | None = None
+    # TSV cells a spreadsheet would run as a formula (=, +, -, @) get a leading ' (issue
+    # 32, pipelines.core.spreadsheet); JSON Lines and Parquet keep the exact text
+    spreadsheet_safe: bool = True
 
 
 CARD_TEXTS = {

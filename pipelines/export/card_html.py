@@ -15,6 +15,7 @@ import io
 import logging
 
 import markdown
+import nh3
 
 STYLE = """
 body { font-family: "BenchforgeCard", "Noto Sans KR", "Nanum Gothic", sans-serif;
@@ -28,6 +29,28 @@ img { max-width: 100%; border: 1px solid #eee; }
 h2 { border-bottom: 1px solid #ddd; padding-bottom: 0.2rem; margin-top: 2rem; }
 code { background: #f5f5f5; padding: 0 0.2rem; }
 """
+
+
+# default-src 'none': no script of any kind, no request to anywhere; the page's own
+# stylesheet, the embedded font and the embedded figures are all it may use
+CSP = (
+    "default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; "
+    "base-uri 'none'; form-action 'none'"
+)
+TAGS = {
+    "a", "blockquote", "br", "code", "del", "details", "em", "h1", "h2", "h3", "h4", "h5",
+    "h6", "hr", "img", "li", "ol", "p", "pre", "strong", "summary", "sup", "sub", "table",
+    "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
+}  # fmt: skip
+ATTRIBUTES = {"a": {"href", "title"}, "img": {"src", "alt", "title"}, "th": {"align"},
+              "td": {"align"}, "ol": {"start"}}  # fmt: skip
+URL_SCHEMES = {"http", "https", "mailto"}
+
+
+def sanitize(body: str) -> str:
+    """``body`` with only the allowlisted tags, attributes and link schemes left; the
+    content of ``<script>`` and ``<style>`` is dropped with the tag."""
+    return nh3.clean(body, tags=TAGS, attributes=ATTRIBUTES, url_schemes=URL_SCHEMES, link_rel=None)
 
 
 def font_face(text: str) -> str:
@@ -55,11 +78,13 @@ def to_html(text: str, figures: dict[str, bytes], title: str, lang: str = "ko") 
     """``text`` (the card's Markdown) as a standalone HTML page; each image whose source
     is a key of ``figures`` is replaced by the PNG itself as a data URI."""
     body = markdown.markdown(text, extensions=["tables", "sane_lists"], output_format="html")
+    body = sanitize(body)  # before the figures: a data: image is the code's, never the text's
     for name, png in sorted(figures.items()):
         uri = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
         body = body.replace(f'src="{name}"', f'src="{uri}"')
     return (
         f'<!DOCTYPE html>\n<html lang="{html.escape(lang)}">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">\n'
         f"<title>Data card: {html.escape(title)}</title>\n"
         f"<style>{font_face(text)}\n{STYLE}</style>\n</head>\n"
         f"<body>\n{body}\n</body>\n</html>\n"

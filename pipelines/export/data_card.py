@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pipelines.core.markdown import cell, inline, settings_table, table
+from pipelines.core.markdown import cell, escape, inline, neutralize, settings_table, table
 from pipelines.export.card_facts import rounds_of
 from pipelines.lang import language
 
@@ -77,7 +77,7 @@ def _answer(facts: dict, key: str) -> str:
 
     text = _texts(facts)[key]
     if text:
-        return text
+        return escape(text, lines=True)  # the team's words are text, not markup
     return f"**To complete before release** ({CARD_TEXTS[key]}; the recipe's `card.{key}`)."
 
 
@@ -466,7 +466,7 @@ def render_card(facts: dict, section: CardSection, template: Path = TEMPLATE) ->
     facts = {**facts, "_figures": set(figures)}
     simulated = facts["annotation"]["simulated"]
     computed = {
-        "name": lambda: facts["recipe"]["name"],
+        "name": lambda: escape(facts["recipe"]["name"]),
         "simulated_banner": lambda: (
             "> **Simulated annotations.** Every label in this dataset comes from simulated "
             "annotators posted through Label Studio's API (a demo or test run)."
@@ -476,7 +476,8 @@ def render_card(facts: dict, section: CardSection, template: Path = TEMPLATE) ->
         "to_complete": lambda: _to_complete(facts),
         "warnings": lambda: _warnings(facts),
         "motivation": lambda: (
-            (facts["recipe"].get("description") or "").strip() or "(no description in the recipe)"
+            escape((facts["recipe"].get("description") or "").strip(), lines=True)
+            or "(no description in the recipe)"
         ),
         "uses": lambda: _uses(facts),
         "composition": lambda: _composition(facts, section),
@@ -508,7 +509,7 @@ def render_card(facts: dict, section: CardSection, template: Path = TEMPLATE) ->
     left = re.findall(r"\{\{(\w+)\}\}", text)
     if left:
         raise ValueError(f"{template}: no value for placeholders {left}")
-    markdown = re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
+    markdown = neutralize(re.sub(r"\n{3,}", "\n\n", text).strip() + "\n")
     page = to_html(
         markdown, figures, facts["recipe"]["name"], facts["recipe"].get("language", "ko")
     )

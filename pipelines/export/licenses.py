@@ -134,9 +134,13 @@ def attribution_lines(corpora: Iterable[dict]) -> list[str]:
     """One attribution line per source: the recipe's ``attribution`` (title, authors,
     where it came from) and the source's licence; the changes benchforge made are the
     card's *Collection and cleaning* and *Item construction* sections."""
+    from pipelines.core.markdown import escape
+
     lines = []
     for c in corpora:
-        credit = c.get("attribution") or f"corpus `{c['name']}` (no attribution in the recipe)"
+        # the recipe's words are text, not markup (issue 32)
+        credit = (escape(c["attribution"]) if c.get("attribution")
+                  else f"corpus `{c['name']}` (no attribution in the recipe)")  # fmt: skip
         lines.append(f"{credit}. Licence: {c['license']}. Adapted: sentences selected, "
                      "cleaned, paired and annotated by benchforge (see this card).")  # fmt: skip
     return lines

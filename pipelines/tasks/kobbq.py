@@ -334,7 +334,8 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
     def build(facts: dict) -> tuple[dict, dict, dict]:
         records = {"all_samples": records_of(samples), "test_samples": records_of(test)}
-        texts = {f"{s}.tsv": release_tsv(rows) for s, rows in records.items()}
+        safe = ctx.recipe.export.spreadsheet_safe
+        texts = {f"{s}.tsv": release_tsv(rows, safe) for s, rows in records.items()}
         texts.update({f"{s}.jsonl": jsonl([{**r, "license": licence} for r in rows])
                       for s, rows in records.items()})  # fmt: skip
         tables = {f"{s}.parquet": pd.DataFrame(rows).assign(license=licence)

@@ -703,16 +703,20 @@ def kornli_records(pairs: pd.DataFrame) -> dict[str, list[dict]]:
     return out
 
 
-def tsv(records: list[dict]) -> str:
+def tsv(records: list[dict], spreadsheet_safe: bool = True) -> str:
     """Records as the releases' TSV: a header, tab-separated, no quoting (a tab or a
-    line break inside a field becomes a blank)."""
+    line break inside a field becomes a blank; with ``spreadsheet_safe`` a text cell a
+    spreadsheet would run as a formula gets a leading ``'``, pipelines.core.spreadsheet)."""
+    from pipelines.core.spreadsheet import safe_cell
+
     if not records:
         return ""
     cols = [c for c in records[0] if c != "license"]
 
     def clean(v: object) -> str:
         text = f"{v:.3f}" if isinstance(v, float) else str(v)
-        return " ".join(text.replace("\t", " ").split())
+        text = " ".join(text.replace("\t", " ").split())
+        return safe_cell(text) if spreadsheet_safe and isinstance(v, str) else text
 
     return "".join("\t".join(clean(r[c]) for c in cols) + "\n"
                    for r in [dict(zip(cols, cols, strict=True)), *records])  # fmt: skip
@@ -754,7 +758,8 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     else:
         facts = card_facts_of(ctx, pairs, records, hashes)
         card = data_card.render_card(facts, kind.card(facts))
-        texts = {f"{s}.tsv": tsv(rows) for s, rows in records.items()}
+        safe = ctx.recipe.export.spreadsheet_safe
+        texts = {f"{s}.tsv": tsv(rows, safe) for s, rows in records.items()}
         texts.update({f"{s}.jsonl": jsonl(rows) for s, rows in records.items()})
         texts.update({"DATA_CARD.md": card.markdown, "DATA_CARD.html": card.html})
         tables = {f"{s}.parquet": pd.DataFrame(rows) for s, rows in records.items()}
