@@ -109,3 +109,76 @@ def test_per_annotator_label_agreement_by_hand():
     # a on i1: others b x, c y tie -> skipped; i2 agrees; i3 others tie -> skipped
     assert table.loc["a", "others_agreement"] == 1.0
     assert table.loc["a", "items"] == 3 and table.loc["a", "gold_items"] == 2
+
+
+HOSTILE_LINES = [
+    "<script>alert(1)</script>",
+    "<svg onload=alert(2)>",
+    "[y](javascript:alert(4))",
+    "![i](data:text/html,<script>alert(5)</script>)",
+    "[z](&#106;avascript:alert(6))",
+    "a|b",
+    "`code`<img src=x onerror=alert(3)>",
+]
+
+
+def test_table_cells_are_text_not_markup():
+    """Issue 32: every cell of a card table is escaped as data (tags, links, code spans,
+    pipes), so a row keeps its columns and renders as the characters it holds."""
+    import markdown as md
+
+    from pipelines.core.markdown import Markdown, table
+
+    text = table(["text", "note"], [[line, Markdown("`kept`")] for line in HOSTILE_LINES])
+    html = md.markdown(text, extensions=["tables"])
+    for bad in ("<script", "<svg", "<img", "javascript:alert(4)\"", 'href="'):
+        assert bad not in html, bad
+    assert html.count("<tr>") == len(HOSTILE_LINES) + 1
+    assert all(row.count("<td>") == 2 for row in html.split("<tr>")[2:])
+    assert html.count("<code>kept</code>") == len(HOSTILE_LINES)  # the code's Markdown stays
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html  # shown as text
+
+
+def test_neutralize_defuses_raw_tags_and_unsafe_links_whatever_their_origin():
+    from pipelines.core.markdown import neutralize
+
+    out = neutralize("\n".join([*HOSTILE_LINES, "[ok](https://klue-benchmark.com)",
+                                "<details><summary>x</summary>", "`<b>` in code"]))  # fmt: skip
+    assert "<script" not in out and "<svg" not in out and "<img" not in out
+    assert "](javascript:" not in out and "](data:" not in out and "](&#106;" not in out
+    assert "[ok](https://klue-benchmark.com)" in out  # safe links stay
+    assert "<details><summary>x</summary>" in out and "`<b>` in code" in out
+
+
+def test_html_card_is_sanitised_and_forbids_scripts():
+    from pipelines.export.card_html import to_html
+
+    page = to_html("\n\n".join(["# t", *HOSTILE_LINES, "<a href='javascript:x'>a</a>"]), {}, "t")
+    body = page.split("<body>", 1)[1]
+    for bad in ("<script", "<svg", "onload", "onerror", "javascript:", "data:text"):
+        assert bad not in body, bad
+    assert "default-src 'none'" in page  # a Content-Security-Policy: no script runs
+
+
+@pytest.mark.parametrize(
+    ("text", "safe"),
+    [
+        ("=cmd|' /C calc'!A0", "'=cmd|' /C calc'!A0"),
+        ("+1+1", "'+1+1"),
+        ("-2+3", "'-2+3"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("-3", "-3"),
+        ("+0.5", "+0.5"),
+        ("1e-3", "1e-3"),
+        ("평범한 문장", "평범한 문장"),
+    ],
+)
+def test_spreadsheet_cells_never_start_a_formula(text, safe):
+    from pipelines.bias.templates import release_tsv
+    from pipelines.core.spreadsheet import safe_cell
+    from pipelines.tasks.kornlu import tsv
+
+    assert safe_cell(text) == safe
+    assert tsv([{"sentence1": text, "score": 1.5}]).splitlines()[1] == f"{safe}\t1.500"
+    assert tsv([{"sentence1": text}], spreadsheet_safe=False).splitlines()[1] == text
+    assert release_tsv([{"context": text, "choices": ["a"]}]).splitlines()[1].startswith(safe)

@@ -434,10 +434,9 @@ def test_exports_load_with_the_datasets_library(which, request, tmp_path):
         assert as_parquet[split][0] == as_json[split][0] == json.loads(lines[0])
 
 
-def test_html_card_opens_in_a_real_browser_with_its_figures(rebuilt):
-    """Issue 18: DATA_CARD.html is one file a steward opens in a browser; headless
-    Chromium (Debian's chromium + chromium-driver, installed by scripts/test.sh) loads it
-    from disk and every figure decodes."""
+def headless_chromium():  # noqa: ANN201 - a selenium webdriver
+    """Headless Chromium (Debian's chromium + chromium-driver, installed by scripts/test.sh)
+    with the flags this closed network needs; skips when it is not installed."""
     import shutil
 
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -464,9 +463,16 @@ def test_html_card_opens_in_a_real_browser_with_its_figures(rebuilt):
         "--disable-dev-shm-usage",
     ):
         options.add_argument(flag)  # fmt: skip
+    return webdriver.Chrome(service=Service(driver_path), options=options)
+
+
+def test_html_card_opens_in_a_real_browser_with_its_figures(rebuilt):
+    """Issue 18: DATA_CARD.html is one file a steward opens in a browser; headless
+    Chromium (Debian's chromium + chromium-driver, installed by scripts/test.sh) loads it
+    from disk and every figure decodes."""
+    browser = headless_chromium()
     page = rebuilt["out"] / "dataset" / "DATA_CARD.html"
     figures = sorted((rebuilt["out"] / "dataset" / "figures").glob("*.png"))
-    browser = webdriver.Chrome(service=Service(driver_path), options=options)
     try:
         browser.get(page.resolve().as_uri())
         images = browser.execute_script(
@@ -518,6 +524,79 @@ def korsts_rebuilt(server, tmp_path_factory):
     again = rebuild(path, out, server["port"])
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     return {"out": out, "first": first.stdout, "again": again.stdout}
+
+
+HOSTILE = [
+    "<script>document.title='pwned-1';window.pwned=1</script>",
+    "<svg onload=\"document.title='pwned-2'\">",
+    "<img src=x onerror=\"document.title='pwned-3'\">",
+    "[y](javascript:document.title='pwned-4')",
+    "[z](&#106;avascript:document.title='pwned-5')",
+    "</td></tr></table><script>window.pwned=6</script>",
+    "a | b | c",
+    "=cmd|' /C calc'!A0",
+]
+
+
+def test_hostile_corpus_and_recipe_text_never_runs_in_the_card(korsts_rebuilt, tmp_path):
+    """Issue 32, cases 7-9: markup in the corpus text that reaches the KorSTS card's
+    review table, in the recipe's description and card answers and in the attribution
+    lines is shown as text. The card is rendered again from the run's facts with hostile
+    lines in every one of those places; the Markdown holds no tag and no live
+    ``javascript:`` link, the review table keeps its columns, and headless Chromium runs
+    no script and finds no ``javascript:`` link in the HTML, under a
+    Content-Security-Policy."""
+    import shutil
+
+    import markdown as md
+
+    from pipelines.export.data_card import regenerate
+
+    run = tmp_path / "run"
+    shutil.copytree(korsts_rebuilt["out"], run)
+    card_json = run / "dataset" / "card.json"
+    facts = json.loads(card_json.read_text(encoding="utf-8"))
+    payload = "\n".join(HOSTILE)
+    facts["recipe"]["description"] = payload
+    facts["recipe"]["card"] = {k: payload for k in ("intended_uses", "maintenance",
+                                                    "distribution", "ethics_review")}  # fmt: skip
+    facts["export"]["licence"]["attribution"] += HOSTILE
+    assert facts.get("review"), "the small KorSTS run flags pairs for review"
+    for n, row in enumerate(facts["review"]):
+        for k, key in enumerate(("en1", "en2", "ko1", "ko2", "details")):
+            row[key] = HOSTILE[(n + k) % len(HOSTILE)]
+    card_json.write_text(json.dumps(facts, ensure_ascii=False), encoding="utf-8")
+    text = regenerate(run).read_text(encoding="utf-8")
+
+    rendered = md.markdown(text, extensions=["tables"])  # as any Markdown viewer would
+    for bad in ("<script", "<svg", "<img src=x", 'href="javascript', "onerror=", "onload="):
+        assert bad not in rendered.lower(), bad
+    header = next(line for line in text.splitlines() if line.startswith("| pair | checks"))
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "pwned" in line]
+    assert rows
+    columns = len(re.findall(r"(?<!\\)\|", header))
+    assert all(len(re.findall(r"(?<!\\)\|", line)) == columns for line in rows)
+
+    page = run / "dataset" / "DATA_CARD.html"
+    assert "Content-Security-Policy" in page.read_text(encoding="utf-8")
+    browser = headless_chromium()
+    try:
+        browser.get(page.resolve().as_uri())
+        time.sleep(0.5)
+        seen = browser.execute_script(
+            "return {title: document.title, pwned: window.pwned === undefined ? null : "
+            "window.pwned, scripts: document.scripts.length, "
+            "js_links: Array.from(document.links).filter(a => /^\\s*javascript:/i"
+            ".test(a.getAttribute('href') || '')).length, "
+            "handlers: Array.from(document.querySelectorAll('*')).filter(e => "
+            "Array.from(e.attributes).some(a => a.name.startsWith('on'))).length, "
+            "text: document.body.innerText};"
+        )
+    finally:
+        browser.quit()
+    assert "pwned" not in seen["title"] and seen["pwned"] is None
+    assert seen["scripts"] == seen["js_links"] == seen["handlers"] == 0
+    assert "<script>document.title='pwned-1'" in seen["text"]  # shown as the text it is
 
 
 def test_korsts_rounds_halves_crosscheck_and_no_duplicate_tasks(korsts_rebuilt):
