@@ -68,10 +68,13 @@ def _line(step: str, index: int, total: int, seconds: float, outcome: StepOutcom
 def run_steps(ctx: RunContext, record: Path) -> dict:
     """Run the task kind's steps in order, one Prefect task and one progress line each;
     OUT/rebuild.json is rewritten after every step."""
+    from flows.runtime import enter_step
+
     names = steps_of(ctx.task, ctx.recipe)
     for index, name in enumerate(names, 1):
         fn, arg = step_function(ctx.task.name, name)
         started = time.perf_counter()
+        enter_step(name)
         outcome = task(name=f"rebuild-{name}", cache_policy=NO_CACHE)(fn)(ctx, arg)
         if outcome.rows is not None:
             outcome.rows.check(name)
@@ -83,6 +86,7 @@ def run_steps(ctx: RunContext, record: Path) -> dict:
         _line(name, index, len(names), entry["seconds"], outcome)
         write_json({"recipe": str(ctx.recipe_path), "task": ctx.task.name, "steps": ctx.steps},
                    record)  # fmt: skip
+    enter_step(None)
     return ctx.steps
 
 

@@ -8,6 +8,12 @@ report to it instead of each starting their own) on a free port that the operati
 system chooses (``pipelines.core.ports``), and stops it at the end.
 ``result_storage(out_dir)`` makes task results (the cache) persist under
 ``OUT/.cache/prefect``.
+
+The temporary server runs in a process group of its own (issue 32): a terminal's Ctrl-C
+goes to the command's process group, and the server must outlive the command's clean
+exit (the flow reports its end to it) instead of dying first and leaving the command to
+retry against a dead server for minutes. ``current_step`` names the step a run is in,
+for the one line an interrupted run prints.
 """
 
 from __future__ import annotations
@@ -19,6 +25,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 log = logging.getLogger("benchforge")
+_STEP: list[str] = []
+
+
+def enter_step(name: str | None) -> None:
+    """Record the step a run is in now (None: between steps)."""
+    _STEP[:] = [name] if name else []
+
+
+def current_step() -> str | None:
+    """The step a run is in, for the line an interrupted run prints."""
+    return _STEP[0] if _STEP else None
+
 
 _DEFAULTS = {
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
@@ -62,8 +80,21 @@ def prefect_server() -> Iterator[str]:
 
     from pipelines.core.ports import free_port
 
+    class OwnGroupServer(SubprocessASGIServer):
+        """Prefect's temporary server, started in a session (process group) of its own."""
+
+        def _run_uvicorn_command(self):  # noqa: ANN202
+            import subprocess
+            from unittest import mock
+
+            popen = subprocess.Popen
+            with mock.patch.object(
+                subprocess, "Popen", lambda *a, **k: popen(*a, start_new_session=True, **k)
+            ):
+                return super()._run_uvicorn_command()
+
     # Prefect would draw a port from 8000-8999 itself, where Label Studio's 8080 lies
-    server = SubprocessASGIServer(port=free_port())
+    server = OwnGroupServer(port=free_port())
     log.info("starting a temporary Prefect server on 127.0.0.1:%d", server.port)
     server.start()
     os.environ["PREFECT_API_URL"] = server.api_url
@@ -115,11 +146,42 @@ def dask_task_runner(workers: int | None, address: str | None):  # noqa: ANN201
         return DaskTaskRunner(address=address)
     n = workers or os.cpu_count() or 1
     return DaskTaskRunner(
+        cluster_class=local_cluster,
         cluster_kwargs={
             "n_workers": n,
             "threads_per_worker": 1,
             "processes": True,
             "dashboard_address": None,
             "memory_limit": 0,
-        }
+        },
     )
+
+
+def local_cluster(**kwargs: object):  # noqa: ANN201 - a distributed.LocalCluster
+    """A local Dask cluster whose worker processes ignore SIGINT (issue 32): a terminal's
+    Ctrl-C reaches every process of its group, and workers that each printed a
+    KeyboardInterrupt traceback buried the one line the command prints. The command
+    itself stops them: on an interrupt their processes are killed at once (a worker busy
+    in kss would otherwise hold the exit for 4 s) before the cluster closes."""
+    import signal
+    import threading
+
+    from distributed import LocalCluster
+
+    class Cluster(LocalCluster):
+        def __exit__(self, exc_type, exc, tb):  # noqa: ANN001, ANN204
+            if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
+                for nanny in list(self.workers.values()):
+                    pid = getattr(nanny, "pid", None)
+                    if pid:
+                        with contextlib.suppress(OSError):
+                            os.kill(pid, signal.SIGKILL)
+            return super().__exit__(exc_type, exc, tb)
+
+    if threading.current_thread() is not threading.main_thread():
+        return Cluster(**kwargs)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # inherited by the workers
+    try:
+        return Cluster(**kwargs)
+    finally:
+        signal.signal(signal.SIGINT, previous)

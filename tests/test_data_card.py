@@ -131,7 +131,7 @@ def test_table_cells_are_text_not_markup():
 
     text = table(["text", "note"], [[line, Markdown("`kept`")] for line in HOSTILE_LINES])
     html = md.markdown(text, extensions=["tables"])
-    for bad in ("<script", "<svg", "<img", "javascript:alert(4)\"", 'href="'):
+    for bad in ("<script", "<svg", "<img", 'javascript:alert(4)"', 'href="'):
         assert bad not in html, bad
     assert html.count("<tr>") == len(HOSTILE_LINES) + 1
     assert all(row.count("<td>") == 2 for row in html.split("<tr>")[2:])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import sys
@@ -478,15 +479,64 @@ def _classifiers_pretrain(args: argparse.Namespace) -> int:
     return 0
 
 
+# commands that write into --out: they take its lock before anything else (issue 32)
+LOCKED = ("ingest", "pair", "agree", "split")
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGINT and SIGTERM end the run through KeyboardInterrupt (every ``finally`` runs:
+    the lock is released, the temporary Prefect server stopped); a second signal while
+    that happens ends the process at once."""
+    import os
+    import signal
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: os._exit(130))
+    raise KeyboardInterrupt
+
+
+def _os_error(exc: OSError) -> str:
+    """One line for a failed file operation: the path, the problem, what to do."""
+    import errno
+
+    where = exc.filename or "(unknown path)"
+    advice = {
+        errno.ENOSPC: "no space left on the device: free some space there or choose another "
+        "output folder, then run the same command to resume",
+        errno.EDQUOT: "disk quota exceeded: free some space or choose another output folder",
+        errno.EACCES: "permission denied: choose a folder you can write to, or fix its permissions",
+        errno.EPERM: "operation not permitted: choose a folder you can write to",
+        errno.EROFS: "read-only file system: choose an output folder on a writable disk",
+    }.get(exc.errno, exc.strerror or str(exc))
+    return f"{where}: {advice}"
+
+
 def main(argv: list[str] | None = None) -> int:
+    import signal
+
+    from flows.runtime import current_step
+    from pipelines.core.io import output_lock
+
     args = _parser().parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     logging.getLogger("httpx").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
+    signal.signal(signal.SIGINT, _interrupt)
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
-        return _handler(args)(args)
+        out = getattr(args, "out", None)
+        with output_lock(out) if args.command in LOCKED and out else contextlib.nullcontext():
+            return _handler(args)(args)
+    except KeyboardInterrupt:
+        step = current_step() or args.command
+        print(f"benchforge: interrupted during step {step}; run the same command to resume",
+              file=sys.stderr)  # fmt: skip
+        return 130
+    except OSError as exc:
+        print(f"benchforge: error: {_os_error(exc)}", file=sys.stderr)
+        return 2
     except (
         InputError,
         RecipeError,

@@ -65,16 +65,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from flows.runtime import prefect_server
-    from pipelines.annotation import ls_server
-    from pipelines.core.preflight import check_ingest_inputs, check_rebuild_recipe
+    from pipelines.core.io import output_lock
     from pipelines.core.recipe import load_recipe
 
     recipe = load_recipe(args.recipe)  # every section validated, agreement and split too
+    out = args.out or Path("runs") / recipe.name
+    with output_lock(out):  # the first thing a run does: a second run stops at once
+        return _run(args, recipe, out)
+
+
+def _run(args: argparse.Namespace, recipe: object, out: Path) -> int:
+    from flows.runtime import prefect_server
+    from pipelines.annotation import ls_server
+    from pipelines.core.preflight import check_ingest_inputs, check_rebuild_recipe
+
     check_rebuild_recipe(recipe, args.recipe)
     if not (recipe.pairing and recipe.pairing.input):
         check_ingest_inputs(recipe, args.recipe)
-    out = args.out or Path("runs") / recipe.name
 
     was_running = bool(os.environ.get("LABEL_STUDIO_URL")) or ls_server.status()["running"]
     try:

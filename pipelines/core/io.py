@@ -27,6 +27,9 @@ class FolderLocked(RuntimeError):
     """Another run writes into the same output folder; the message names it."""
 
 
+_HELD: set[Path] = set()  # folders whose lock this process holds (the lock is re-entrant)
+
+
 @contextlib.contextmanager
 def output_lock(folder: Path) -> Iterator[None]:
     """Hold ``folder``'s lock while a run writes into it: a second run into the same
@@ -34,7 +37,16 @@ def output_lock(folder: Path) -> Iterator[None]:
     of mixing its outputs with the first one's. The lock is an ``flock`` on
     ``FOLDER/.benchforge.lock``, which the kernel releases when its process dies; the
     file keeps the owner's details, so a lock left by a killed run is taken over with a
-    message. Temporary files of interrupted atomic writes are removed on taking it."""
+    message. Temporary files of interrupted atomic writes are removed on taking it.
+
+    The command line takes it first, before any server starts (issue 32): a second run
+    into the same folder stops at once. Inside, the flows take it again, which is a no-op
+    in the process that holds it. However the run ends - finished, failed, interrupted -
+    the file is emptied, so only a killed run leaves its pid behind."""
+    key = folder.resolve()
+    if key in _HELD:
+        yield
+        return
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / LOCK_NAME
     fh = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held until the run ends
@@ -60,12 +72,17 @@ def output_lock(folder: Path) -> Iterator[None]:
             f"{time.strftime('%Y-%m-%d %H:%M:%S %z')}\n"
         )
         fh.flush()
-        removed = remove_temporaries(folder)
-        if removed:
-            log.info("%s: removed %d temporary files of interrupted writes", folder, removed)
-        yield
-        fh.seek(0)
-        fh.truncate()  # an empty lock file: released cleanly
+        _HELD.add(key)
+        try:
+            removed = remove_temporaries(folder)
+            if removed:
+                log.info("%s: removed %d temporary files of interrupted writes", folder, removed)
+            yield
+        finally:
+            _HELD.discard(key)
+            with contextlib.suppress(OSError):
+                fh.seek(0)
+                fh.truncate()  # an empty lock file: released cleanly
     finally:
         fh.close()  # closing releases the flock
 
