@@ -12,6 +12,14 @@ Secrets reach the server through its environment, never its command line, and ar
 printed or logged. ``status`` says whether it runs and where;
 ``down`` stops the process it started.
 
+One Label Studio per data folder, always (issue 32). ``up`` holds a lock on the server
+folder while it starts one, so two ``up`` never race; it looks for a live Label Studio
+process serving the data folder (by its command line) before starting another, and reuses
+it; and it reads the port the process it started really listens on from the process
+(Label Studio moves to the next port by itself when its port was taken after the check),
+instead of assuming the port it asked for. ``down`` stops every server of the folder. Export
+snapshots that a killed run left behind are swept by ``up``.
+
 A user who runs Label Studio already sets ``LABEL_STUDIO_URL`` and
 ``LABEL_STUDIO_API_KEY``; ``connection`` then returns those and nothing is started.
 """
@@ -30,6 +38,7 @@ import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -209,6 +218,68 @@ def _answers(url: str, timeout: float = 2.0) -> bool:
         return False
 
 
+def server_pids(data_dir: Path | None = None) -> list[int]:
+    """The pids of every live Label Studio process started on ``data_dir`` (default: the
+    managed one), found by their command line, whoever started them."""
+    import psutil
+
+    want = str(data_dir or _server_dir() / "data")
+    pids = []
+    for proc in psutil.process_iter(["pid", "cmdline"]):
+        cmd = proc.info.get("cmdline") or []
+        if any("label-studio" in part for part in cmd[:2]) and "start" in cmd:
+            for i, part in enumerate(cmd[:-1]):
+                if part == "--data-dir" and cmd[i + 1] == want:
+                    pids.append(int(proc.info["pid"]))
+    return sorted(pids)
+
+
+def listening_ports(pid: int) -> set[int]:
+    """The TCP ports on which ``pid`` or one of its children listens (read from the
+    process, never assumed)."""
+    import psutil
+
+    try:
+        root = psutil.Process(pid)
+        procs = [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return set()
+    ports = set()
+    for proc in procs:
+        try:
+            for conn in proc.net_connections(kind="tcp"):
+                if conn.status == psutil.CONN_LISTEN:
+                    ports.add(int(conn.laddr.port))
+        except psutil.Error:
+            continue
+    return ports
+
+
+def _with_real_port(state: dict) -> dict:
+    """``state`` with the port its process really listens on (Label Studio may have
+    moved from the one it was asked for)."""
+    ports = listening_ports(int(state["pid"]))
+    if ports and state.get("port") not in ports:
+        port = min(ports)
+        log.warning(
+            "Label Studio (pid %s) listens on port %d, not on port %s it was started with "
+            "(that port was taken by another program after the check); using port %d",
+            state["pid"], port, state.get("port"), port,
+        )  # fmt: skip
+        state = {**state, "port": port, "url": f"http://127.0.0.1:{port}"}
+        _write_state(state)
+    return state
+
+
+def _write_state(state: dict) -> None:
+    path = _state_path()
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(state, fh)
+    os.replace(tmp, path)
+
+
 def status() -> dict:
     """Whether the benchforge-managed server runs, and where; ``LABEL_STUDIO_URL`` when
     set (an external server) is reported instead."""
@@ -216,8 +287,19 @@ def status() -> dict:
     if external:
         return {"running": _answers(external.rstrip("/")), "url": external, "managed": False}
     state = _read_state()
-    if not state:
-        return {"running": False, "url": None, "managed": True}
+    if not state or not _alive(int(state["pid"])):
+        pids = server_pids()  # a server of this folder that the state file lost
+        if not pids:
+            return {"running": False, "url": None, "managed": True}
+        ports = listening_ports(pids[0])
+        if not ports:
+            return {"running": False, "url": None, "managed": True, "pid": pids[0]}
+        server = _server_dir()
+        state = {"pid": pids[0], "port": min(ports), "url": f"http://127.0.0.1:{min(ports)}",
+                 "data_dir": str(server / "data"), "log": str(server / "server.log"),
+                 "started_at": None}  # fmt: skip
+        _write_state(state)
+    state = _with_real_port(state)
     running = _alive(int(state["pid"])) and _answers(state["url"])
     return {
         "running": running,
@@ -274,13 +356,29 @@ def up(port: int | None = None, timeout: float = 300.0) -> dict:
     (``configured_port``) when free, else a free one (``choose_port``); the port in use is
     kept in the state file, where ``status`` and ``connection`` find it. A server already
     running is left as it is."""
-    current = status()
-    if current["running"]:
-        if port is not None and current.get("port") not in (None, port):
-            log.warning(
-                "Label Studio already runs on %s; --port %d is ignored", current["url"], port
+    _server_dir().mkdir(parents=True, exist_ok=True)
+    with open(_server_dir() / ".up.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one `up` at a time for this data folder
+        current = status()
+        if current["running"]:
+            if port is not None and current.get("port") not in (None, port):
+                log.warning(
+                    "Label Studio already runs on %s; --port %d is ignored", current["url"], port
+                )
+            sweep_snapshots()
+            return current
+        if current.get("pid"):
+            raise LabelStudioError(
+                f"a Label Studio process (pid {current['pid']}) already serves "
+                f"{_server_dir() / 'data'} but does not answer; stop it with `benchforge "
+                "labelstudio down` and run again"
             )
-        return current
+        started = _start(port, timeout)
+        sweep_snapshots()
+        return started
+
+
+def _start(port: int | None, timeout: float) -> dict:
     port = choose_port(port)
     exe = ensure_installed()
     creds = credentials()
@@ -334,20 +432,25 @@ def up(port: int | None = None, timeout: float = 300.0) -> dict:
         "log": str(log_path),
         "started_at": time.time(),
     }
-    _state_path().write_text(json.dumps(state), encoding="utf-8")
-    _state_path().chmod(0o600)
+    _write_state(state)
     log.info("starting Label Studio on %s (log: %s)", url, log_path)
     deadline = time.monotonic() + timeout
-    while not _answers(url):
+    # wait until the process we started listens, on whichever port it took, and answers
+    while True:
         if proc.poll() is not None:
             raise LabelStudioError(
                 f"Label Studio exited with code {proc.returncode} while starting; see {log_path}"
             )
+        ports = listening_ports(proc.pid)
+        if ports:
+            state = _with_real_port(state)
+            if _answers(state["url"]):
+                break
         if time.monotonic() > deadline:
             down()
             raise LabelStudioError(f"Label Studio did not answer within {timeout:.0f} s")
         time.sleep(0.5)
-    _check_token(url, creds["token"])
+    _check_token(state["url"], creds["token"])
     return status()
 
 
@@ -383,6 +486,16 @@ def _check_token(url: str, token: str, source: str | None = None) -> None:
             raise LabelStudioError(
                 f"Label Studio at {url} rejects the token in {source} (HTTP {exc.code})"
             ) from None
+        state = _read_state() or {}
+        ports = listening_ports(int(state["pid"])) if state.get("pid") else set()
+        port = urllib.parse.urlsplit(url).port
+        if ports and port not in ports:
+            raise LabelStudioError(
+                f"the program answering at {url} is not this Label Studio (pid "
+                f"{state['pid']} listens on {sorted(ports)}): it rejects the token "
+                f"(HTTP {exc.code}); stop that program or run `benchforge labelstudio down` "
+                "and `up` again"
+            ) from None
         raise LabelStudioError(
             f"Label Studio at {url} rejects the stored token (HTTP {exc.code}): its data folder "
             f"was made with other credentials than {credentials_path()}"
@@ -390,29 +503,60 @@ def _check_token(url: str, token: str, source: str | None = None) -> None:
 
 
 def down(timeout: float = 30.0) -> bool:
-    """Stop the server that ``up`` started (its whole process group); False when none."""
+    """Stop every Label Studio server of the data folder: the one ``up`` started (its
+    whole process group) and any other found serving the same folder; False when none."""
     state = _read_state()
-    if not state or not _alive(int(state["pid"])):
-        _state_path().unlink(missing_ok=True)
-        return False
-    pgid = int(state["pid"])
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pgid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while _alive(pgid) and time.monotonic() < deadline:
-        _reap(pgid)
-        time.sleep(0.2)
-    if _alive(pgid):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(pgid, signal.SIGKILL)
-        _reap(pgid)
+    pids = set(server_pids())
+    if state and _alive(int(state["pid"])):
+        pids.add(int(state["pid"]))
+    for pid in sorted(pids):
+        _stop_group(pid, timeout)
     _state_path().unlink(missing_ok=True)
-    return True
+    return bool(pids)
+
+
+def _stop_group(pid: int, timeout: float) -> None:
+    try:
+        pgid = os.getpgid(pid)
+    except ProcessLookupError:
+        return
+    target = pgid if pgid == pid else None  # a group of its own (ours): stop all of it
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signal.SIGTERM) if target else os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while _alive(pid) and time.monotonic() < deadline:
+        _reap(pid)
+        time.sleep(0.2)
+    if _alive(pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL) if target else os.kill(pid, signal.SIGKILL)
+        _reap(pid)
 
 
 def _reap(pid: int) -> None:
     with contextlib.suppress(ChildProcessError, OSError):
         os.waitpid(pid, os.WNOHANG)
+
+
+SNAPSHOT_MAX_AGE = 600.0  # seconds: an export takes seconds; older snapshots are left-overs
+
+
+def sweep_snapshots(max_age: float = SNAPSHOT_MAX_AGE) -> int:
+    """Remove the export snapshots (``data/export/project-*-at-*.json`` and their
+    ``.zip``/converted twins) older than ``max_age`` seconds that killed or concurrent
+    runs left on the managed server's disk; returns how many."""
+    folder = managed_export_dir() or _server_dir() / "data" / "export"
+    if not folder.is_dir():
+        return 0
+    now, removed = time.time(), 0
+    for path in folder.glob("project-*-at-*"):
+        with contextlib.suppress(OSError):
+            if now - path.stat().st_mtime > max_age:
+                path.unlink()
+                removed += 1
+    if removed:
+        log.info("removed %d export snapshots left by interrupted runs in %s", removed, folder)
+    return removed
 
 
 def managed_export_dir() -> Path | None:
