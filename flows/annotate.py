@@ -31,13 +31,15 @@ def push_task(
     seed: int = 0,
     pool: str = "annotator",
     careless: int | None = None,
+    reuse: bool = False,
 ) -> dict:
-    """Push; with ``simulate_annotators``, new tasks carry their simulated annotations."""
+    """Push; with ``simulate_annotators``, new tasks carry their simulated annotations;
+    ``reuse``: keep a project made with another overlap (``--reuse-project``)."""
     parsed = annotate.load_config(config)
     attach = (with_simulated(simulate_annotators, seed, pool, careless)
               if simulate_annotators else None)  # fmt: skip
     items_table = annotate.read_items(items, parsed)
-    return annotate.push(items_table, parsed, project, overlap, attach=attach).__dict__
+    return annotate.push(items_table, parsed, project, overlap, attach=attach, reuse=reuse).__dict__
 
 
 @task(name="labelstudio-simulate", **RETRIES)

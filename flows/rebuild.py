@@ -93,7 +93,7 @@ def run_steps(ctx: RunContext, record: Path) -> dict:
 @flow(name="benchforge-rebuild")
 def rebuild_flow(
     recipe_path: str, out_dir: str, simulate: bool | None = None, seed: int | None = None,
-    port: int | None = None,
+    port: int | None = None, reuse_project: bool = False,
 ) -> dict:  # fmt: skip
     """The whole rebuild (see the module docstring); returns the per-step summary."""
     path = Path(recipe_path)
@@ -102,14 +102,23 @@ def rebuild_flow(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     simulated = simulated_by_default(recipe) if simulate is None else simulate
-    ctx = RunContext(recipe, path, out, task_kind(recipe.task), simulated, seed, port)
+    ctx = RunContext(
+        recipe,
+        path,
+        out,
+        task_kind(recipe.task),
+        simulated,
+        seed,
+        port,
+        reuse_project=reuse_project,
+    )
     steps = run_steps(ctx, out / "rebuild.json")
     return {"out": str(out), "task": ctx.task.name, "steps": steps, "simulated": simulated}
 
 
 def run_rebuild(
     recipe_path: Path, out_dir: Path, simulate: bool | None = None, seed: int | None = None,
-    port: int | None = None,
+    port: int | None = None, reuse_project: bool = False,
 ) -> dict:  # fmt: skip
     """Run the flow (inside ``flows.runtime.prefect_server``)."""
     from flows.runtime import result_storage
@@ -117,7 +126,7 @@ def run_rebuild(
     out_dir.mkdir(parents=True, exist_ok=True)
     with output_lock(out_dir), result_storage(out_dir):  # one run at a time writes into OUT
         return rebuild_flow(str(Path(recipe_path).resolve()), str(out_dir.resolve()), simulate,
-                            seed, port)  # fmt: skip
+                            seed, port, reuse_project)  # fmt: skip
 
 
 __all__ = ["AnnotationsPending", "rebuild_flow", "run_rebuild", "run_steps", "steps_of"]

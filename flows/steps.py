@@ -98,7 +98,7 @@ def push_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     sim = r.simulate
     pushed = push_task(r.items, r.config, r.project, r.overlap,
                        sim.annotators if sim else None, sim.seed if sim else 0, r.pool,
-                       sim.careless if sim else None)  # fmt: skip
+                       sim.careless if sim else None, ctx.reuse_project)  # fmt: skip
     return StepOutcome(
         f"project {r.project!r}: {pushed['created']:,} tasks created, "
         f"{pushed['existing']:,} already there"

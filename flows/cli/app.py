@@ -508,7 +508,34 @@ def _os_error(exc: OSError) -> str:
         errno.EPERM: "operation not permitted: choose a folder you can write to",
         errno.EROFS: "read-only file system: choose an output folder on a writable disk",
     }.get(exc.errno, exc.strerror or str(exc))
-    return f"{where}: {advice}"
+    detail = f" ({exc.strerror})" if exc.errno == errno.ENOSPC and exc.strerror and \
+        "MB" in exc.strerror else ""  # fmt: skip
+    return f"{where}: {advice}{detail}"
+
+
+MIN_FREE_MB = 64  # a run needs room for its cache and outputs: refused before any work below
+
+
+def check_free_space(out: Path) -> None:
+    """Stop before any work when the file system of ``out`` has less than
+    ``BENCHFORGE_MIN_FREE_MB`` (64 by default) free: Prefect's cache writes fail quietly
+    on a full disk, and a run would work for minutes before its own write fails."""
+    import os
+    import shutil
+
+    want = int(os.environ.get("BENCHFORGE_MIN_FREE_MB") or MIN_FREE_MB)
+    folder = out.resolve()
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    free = shutil.disk_usage(folder).free / 2**20
+    if free < want:
+        raise OSError(errno_enospc(), f"only {free:.1f} MB free, {want} MB needed", str(out))
+
+
+def errno_enospc() -> int:
+    import errno
+
+    return errno.ENOSPC
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -527,6 +554,8 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _interrupt)
     try:
         out = getattr(args, "out", None)
+        if out is not None and args.command in (*LOCKED, "rebuild"):
+            check_free_space(out)
         with output_lock(out) if args.command in LOCKED and out else contextlib.nullcontext():
             return _handler(args)(args)
     except KeyboardInterrupt:
@@ -535,6 +564,8 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)  # fmt: skip
         return 130
     except OSError as exc:
+        if not exc.filename and getattr(args, "out", None) is not None:
+            exc.filename = str(args.out)
         print(f"benchforge: error: {_os_error(exc)}", file=sys.stderr)
         return 2
     except (

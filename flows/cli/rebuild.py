@@ -61,6 +61,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="stop the local Label Studio server at the end if this run started it",
     )
+    rebuild.add_argument(
+        "--reuse-project",
+        action="store_true",
+        help="keep using a Label Studio project of the same name that was made with another "
+        "overlap (its overlap is updated); by default such a project stops the run before "
+        "any work, since its tasks and annotations would mix with this run's",
+    )
     rebuild.add_argument("--json", action="store_true", help="print the step summary as JSON")
 
 
@@ -90,11 +97,14 @@ def _run(args: argparse.Namespace, recipe: object, out: Path) -> int:
         if recipe.annotation is not None or recipe.translation is not None:  # rounds ahead
             server = ls_server.ensure_reachable(args.port)
             print(f"Label Studio at {server['url']}", flush=True)
+            check_rounds(recipe, args.recipe, out, args.reuse_project)
         with prefect_server():
             from flows.rebuild import AnnotationsPending, run_rebuild
 
             try:
-                result = run_rebuild(args.recipe, out, args.simulate, args.seed, args.port)
+                result = run_rebuild(
+                    args.recipe, out, args.simulate, args.seed, args.port, args.reuse_project
+                )
             except AnnotationsPending as exc:
                 print(f"benchforge: {exc}")
                 return 3
@@ -109,3 +119,21 @@ def _run(args: argparse.Namespace, recipe: object, out: Path) -> int:
     print_rebuild_summary(result)
     print(f"Dataset and data card in {out / 'dataset'} (DATA_CARD.md)")
     return 0
+
+
+def check_rounds(recipe: object, path: Path, out: Path, reuse: bool) -> None:
+    """Before any work (issue 32): every Label Studio round the task kind plans, whose
+    labeling config is a file already, has a config that parses and checks, and its
+    project, when it exists, was made with the same config and overlap."""
+    from pipelines.annotation.annotate import check_project
+    from pipelines.core.steps import RunContext
+    from pipelines.tasks import task_kind
+
+    ctx = RunContext(recipe, path, out, task_kind(recipe.task), False)
+    try:
+        rounds = ctx.task.rounds(ctx)
+    except Exception:  # noqa: BLE001 - a kind whose rounds need earlier steps' outputs
+        return
+    for r in rounds.values():
+        if Path(r.config).is_file():
+            check_project(r.project, Path(r.config), r.overlap, reuse)

@@ -9,6 +9,16 @@
 - ``pull``: every annotation as a long table (``ANNOTATION_COLUMNS``), one row per
   annotation and field; skipped (cancelled) annotations are kept, marked, with no value.
 
+Writes to one project (push, import with annotations, simulate, repair) hold a project
+lock (``project_lock``): a file lock per server and project under benchforge's data
+folder, shared by every run on this machine, so two concurrent runs cannot both see a
+task missing and both import it (issue 32). A pull that meets duplicate tasks says so and
+names ``benchforge annotate repair``.
+
+A project carries the settings it was made with (``SETTINGS_MARK`` in its description:
+the labeling config's hash and the overlap); a recipe whose config or overlap changed
+stops before any work, naming both settings and the way out (issue 32).
+
 Every call to the server goes through ``with_retries``: transport errors and 5xx answers
 (a server that is slow or restarting) are retried with backoff. The SDK's own retries are
 off (it would repeat a POST whose response was lost, after the server had saved it): a
@@ -19,11 +29,12 @@ project.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -57,6 +68,39 @@ ANNOTATION_COLUMNS = [
 
 class AnnotationError(ValueError):
     """Items or a project that cannot be used; the message names the file, row or project."""
+
+
+SETTINGS_MARK = "benchforge settings: "
+
+
+@contextlib.contextmanager
+def project_lock(project: str, url: str | None = None) -> Iterator[None]:
+    """Hold the write lock of ``project`` on the server at ``url`` (default: the
+    connection's): one run at a time writes to a project from this machine."""
+    import fcntl
+    import hashlib
+
+    from pipelines.annotation.ls_server import connection, home
+
+    url = url or connection().url
+    key = hashlib.sha256(f"{url}\n{project}".encode()).hexdigest()[:24]
+    folder = home() / "locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f"project-{key}.lock", "w") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.info("project %r: waiting for another run's write to finish", project)
+            fcntl.flock(fh, fcntl.LOCK_EX)
+        yield
+
+
+def project_settings(config: LabelConfig, overlap: int) -> str:
+    """The settings a project is made with, as its description records them."""
+    import hashlib
+
+    digest = hashlib.sha256(_norm(config.xml).encode()).hexdigest()[:12]
+    return f"config {digest}, overlap {overlap}"
 
 
 def client(conn: Connection | None = None):  # noqa: ANN201 - label_studio_sdk.LabelStudio
@@ -148,11 +192,21 @@ def find_project(ls, name: str):  # noqa: ANN001, ANN201
     return found[0] if found else None
 
 
-def ensure_project(ls, name: str, config: LabelConfig, overlap: int, simulated: bool = False):  # noqa: ANN001, ANN201
-    """Find the project ``name`` or create it with ``config`` and ``overlap``. An existing
-    project must have the same config; its overlap is updated when it differs."""
+def ensure_project(  # noqa: ANN201
+    ls,  # noqa: ANN001
+    name: str,
+    config: LabelConfig,
+    overlap: int,
+    simulated: bool = False,
+    reuse: bool = False,
+):
+    """Find the project ``name`` or create it with ``config`` and ``overlap`` (recorded in
+    its description, ``project_settings``). An existing project made with other settings
+    (another labeling config, another overlap) is refused with both settings named,
+    unless ``reuse`` (``--reuse-project``): then its overlap is updated."""
     if len(name) < 3:
         raise AnnotationError(f"project name {name!r}: Label Studio needs 3 characters or more")
+    wanted = project_settings(config, overlap)
     project = find_project(ls, name)
     if project is None:
         return with_retries(
@@ -161,22 +215,55 @@ def ensure_project(ls, name: str, config: LabelConfig, overlap: int, simulated: 
                 label_config=config.xml,
                 maximum_annotations=overlap,
                 overlap_cohort_percentage=100,
-                description="benchforge project",
+                description=f"benchforge project; {SETTINGS_MARK}{wanted}",
             ),
             "create project",
             recheck=lambda: find_project(ls, name),
         )
-    if _norm(project.label_config) != _norm(config.xml):
-        raise AnnotationError(
-            f"project {name!r} exists with another labeling config; use a new project name"
-        )
+    _check_settings(project, name, config, overlap, reuse)
     if project.maximum_annotations != overlap:
         log.info("project %r: overlap %s -> %s", name, project.maximum_annotations, overlap)
         project = with_retries(
-            lambda: ls.projects.update(id=project.id, maximum_annotations=overlap),
+            lambda: ls.projects.update(id=project.id, maximum_annotations=overlap,
+                                       description=f"benchforge project; {SETTINGS_MARK}{wanted}"),
             "update project",
-        )
+        )  # fmt: skip
     return project
+
+
+def _check_settings(project, name: str, config: LabelConfig, overlap: int, reuse: bool) -> None:  # noqa: ANN001
+    """Refuse a project made with other settings than this run's (see ``ensure_project``)."""
+    wanted = project_settings(config, overlap)
+    same_config = _norm(project.label_config) == _norm(config.xml)
+    description = project.description or ""
+    if SETTINGS_MARK in description:
+        had = description.split(SETTINGS_MARK, 1)[1]
+    else:  # a project made before its settings were recorded
+        kind = "the same" if same_config else "another"
+        had = f"config {kind}, overlap {project.maximum_annotations}"
+    if not reuse and (not same_config or project.maximum_annotations != overlap):
+        raise AnnotationError(
+            f"Label Studio project {name!r} was made with other settings ({had}) than this "
+            f"run's ({wanted}); its tasks and annotations would be mixed with this run's. "
+            "Give the round a new project name in the recipe, or pass --reuse-project to "
+            "keep using it"
+            + ("" if same_config else " (a changed labeling config always needs a new name)")
+        )
+    if not same_config:
+        raise AnnotationError(
+            f"project {name!r} exists with another labeling config; use a new project name"
+        )
+
+
+def check_project(name: str, config: Path, overlap: int, reuse: bool = False, ls=None) -> None:  # noqa: ANN001
+    """Before any work: the labeling config parses, and a project ``name`` that exists
+    was made with the same settings (else the error ``ensure_project`` would raise after
+    the first steps is raised now)."""
+    parsed = parse_label_config(config)
+    ls = ls or client()
+    project = find_project(ls, name)
+    if project is not None:
+        _check_settings(project, name, parsed, overlap, reuse)
 
 
 def _norm(xml: str | None) -> str:
@@ -236,14 +323,27 @@ def push(
     ls=None,  # noqa: ANN001
     progress: bool | None = None,
     attach: AttachAnnotations | None = None,
+    reuse: bool = False,
 ) -> PushResult:
     """Import ``items`` (with ``item_id``) as tasks; items already in the project are not
     imported again. ``attach`` (``simulate.with_simulated``) adds annotations to the new
-    tasks, imported in the same request."""
+    tasks, imported in the same request. Runs under the project's lock."""
     if overlap < 1:
         raise AnnotationError(f"overlap must be 1 or more, got {overlap}")
     ls = ls or client()
-    proj = ensure_project(ls, project, config, overlap)
+    with project_lock(project, _base_url(ls)):
+        return _push(items, config, project, overlap, ls, progress, attach, reuse)
+
+
+def _base_url(ls) -> str | None:  # noqa: ANN001
+    """The server URL an SDK client talks to (None: the connection's)."""
+    wrapper = getattr(ls, "_client_wrapper", None)
+    url = getattr(wrapper, "get_base_url", lambda: None)() if wrapper else None
+    return str(url).rstrip("/") if url else None
+
+
+def _push(items, config, project, overlap, ls, progress, attach, reuse) -> PushResult:  # noqa: ANN001
+    proj = ensure_project(ls, project, config, overlap, reuse=reuse)
     existing = _item_ids(ls, proj.id)
     fresh = items[~items["item_id"].isin(existing)]
     records = _records(fresh)
@@ -432,6 +532,18 @@ def pull(project: str, ls=None) -> pd.DataFrame:  # noqa: ANN001
     if proj is None:
         raise AnnotationError(f"no Label Studio project named {project!r}")
     tasks = export_tasks(ls, proj.id)
+    from collections import Counter
+
+    counts = Counter(str(t["data"].get("item_id", t["id"])) for t in tasks)
+    repeated = sorted(i for i, n in counts.items() if n > 1)
+    items = list(counts.elements())
+    if repeated:
+        raise AnnotationError(
+            f"Label Studio project {project!r} holds {len(items) - len(set(items))} duplicate "
+            f"tasks (items {repeated[:5]}{' ...' if len(repeated) > 5 else ''} appear more "
+            "than once; a past fault or concurrent runs imported them twice). Run "
+            f"`benchforge annotate repair {project}` to remove them, then run again"
+        )
     return annotations_table(tasks, users_by_id(ls), project)
 
 
@@ -441,6 +553,11 @@ def repair(project: str, ls=None, dry_run: bool = False) -> dict:  # noqa: ANN00
     the later ones go with their annotations) and a second annotation by the same account
     on one task (the earliest is kept). Returns what was found and removed."""
     ls = ls or client()
+    with project_lock(project, _base_url(ls)):
+        return _repair(project, ls, dry_run)
+
+
+def _repair(project: str, ls, dry_run: bool) -> dict:  # noqa: ANN001
     proj = find_project(ls, project)
     if proj is None:
         raise AnnotationError(f"no Label Studio project named {project!r}")

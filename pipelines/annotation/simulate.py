@@ -320,7 +320,14 @@ def simulate(
     """Post the simulated annotations that are missing (a rerun posts nothing twice):
     each task gets ``overlap`` completed annotations, from the K accounts in a seeded
     order (``plan``). Tasks pushed with ``with_simulated`` have theirs already."""
+    from pipelines.annotation.annotate import _base_url, project_lock
+
     ls = ls or client()
+    with project_lock(project, _base_url(ls)):  # one writer per project (issue 32)
+        return _simulate(project, annotators, seed, ls, workers, progress, pool, careless)
+
+
+def _simulate(project, annotators, seed, ls, workers, progress, pool, careless) -> dict:  # noqa: ANN001
     proj = find_project(ls, project)
     if proj is None:
         raise AnnotationError(f"no Label Studio project named {project!r}")

@@ -28,7 +28,40 @@ class RecipeError(ValueError):
 
 
 class _Strict(BaseModel):
+    """A recipe section: unknown keys are errors, and a value of the wrong kind is not
+    coerced (issue 32): ``true`` is not a number, a number is not text."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_coercion(cls, data: object) -> object:
+        if not isinstance(data, dict):
+            return data
+        for name, value in data.items():
+            field = cls.model_fields.get(name)
+            if field is None or value is None:
+                continue
+            kinds = _plain_kinds(field.annotation)
+            if isinstance(value, bool) and kinds and bool not in kinds and kinds & {int, float}:
+                raise ValueError(f"{name}: expected a number, got {value!r}")
+            if (isinstance(value, int | float) and not isinstance(value, bool) and kinds
+                    and kinds <= {str}):  # fmt: skip
+                raise ValueError(f"{name}: expected text, got the number {value!r}; quote it")
+        return data
+
+
+def _plain_kinds(annotation: object) -> set[type]:
+    """The plain types (bool, int, float, str) a field's annotation admits; empty when it
+    admits anything else (a model, a list, a Literal) and no check applies."""
+    import types
+    import typing
+
+    args = typing.get_args(annotation) if isinstance(
+        annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union else (
+        annotation,)  # fmt: skip
+    kinds = {a for a in args if a is not type(None)}
+    return kinds if kinds and all(k in (bool, int, float, str) for k in kinds) else set()
 
 
 class CorpusSpec(_Strict):
@@ -89,6 +122,15 @@ class NoiseSettings(_Strict):
     # a document longer than this is dropped before sentence splitting (too_long_document):
     # kss on one multi-megabyte line stalls a worker for minutes
     max_document_chars: int = Field(default=100_000, ge=1)
+
+    @model_validator(mode="after")
+    def _lengths(self) -> NoiseSettings:
+        if self.min_chars > self.max_chars:
+            raise ValueError(
+                f"min_chars {self.min_chars} > max_chars {self.max_chars}: every sentence "
+                "would be dropped"
+            )
+        return self
 
 
 PII_KINDS = ("email", "url", "rrn", "card", "phone", "account", "mention")
@@ -354,6 +396,18 @@ class AnnotationSpec(_Strict):
     timeout: float = Field(default=3600.0, gt=0)
     poll: float = Field(default=5.0, gt=0)
     writing: WritingSpec | None = None
+
+    @model_validator(mode="after")
+    def _enough_annotators(self) -> AnnotationSpec:
+        """Fewer simulated annotators than the overlap can never finish a task: the wait
+        would block for its whole timeout and every rerun again (issue 32)."""
+        if self.simulate is not None and self.simulate.annotators < self.overlap:
+            raise ValueError(
+                f"simulate.annotators {self.simulate.annotators} < overlap {self.overlap}: "
+                "no task could get its annotations; simulate at least as many annotators "
+                "as the overlap"
+            )
+        return self
 
 
 class MemorySpec(_Strict):
@@ -814,6 +868,19 @@ class Recipe(_Strict):
                 raise ValueError(f"pairing names corpora the recipe does not have: {unknown}")
         return self
 
+    @model_validator(mode="after")
+    def _votes_within_overlap(self) -> Recipe:
+        """``agreement.min_votes`` above the overlap keeps no item (issue 32): known at load,
+        not after the annotation round."""
+        votes = self.agreement.model_dump().get("min_votes") if self.agreement else None
+        if self.annotation is not None and isinstance(votes, int) and not isinstance(
+                votes, bool) and votes > self.annotation.overlap:  # fmt: skip
+            raise ValueError(
+                f"agreement.min_votes {votes} > annotation.overlap {self.annotation.overlap}: "
+                "no item could reach it"
+            )
+        return self
+
     def corpus_path(self, corpus: CorpusSpec) -> Path:
         return self.resolve(corpus.path)
 
@@ -822,13 +889,31 @@ class Recipe(_Strict):
         return (Path(self.base_dir) / path).expanduser().resolve()
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, but a key given twice in one mapping is an error (YAML says
+    keys are unique; PyYAML would silently keep the last one)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: dict[object, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping", node.start_mark,
+                    f"key {key!r} appears twice (first on line {seen[key] + 1})",
+                    key_node.start_mark,
+                )  # fmt: skip
+            seen[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_recipe(path: str | Path, overrides: dict | None = None) -> Recipe:
     """Read and validate a recipe; ``overrides`` is merged over the YAML (for the CLI)."""
     path = Path(path)
     if not path.is_file():
         raise RecipeError(f"{path}: recipe file not found")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506
     except yaml.YAMLError as exc:
         raise RecipeError(f"{path}: not valid YAML: {exc}") from exc
     if not isinstance(data, dict):

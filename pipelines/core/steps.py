@@ -74,6 +74,8 @@ class RunContext:
     port: int | None = None
     steps: dict = field(default_factory=dict)  # name -> the info of each finished step
     server_started: bool = False  # the local Label Studio server, once per run
+    # --reuse-project: keep using a Label Studio project made with another overlap
+    reuse_project: bool = False
 
     @property
     def project(self) -> str:
