@@ -47,6 +47,7 @@ def output_lock(folder: Path) -> Iterator[None]:
     if key in _HELD:
         yield
         return
+    created = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / LOCK_NAME
     fh = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - held until the run ends
@@ -83,6 +84,11 @@ def output_lock(folder: Path) -> Iterator[None]:
             with contextlib.suppress(OSError):
                 fh.seek(0)
                 fh.truncate()  # an empty lock file: released cleanly
+            # a folder this run made and wrote nothing into (bad input) is not left behind
+            if created and [p.name for p in folder.iterdir()] == [LOCK_NAME]:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+                    folder.rmdir()
     finally:
         fh.close()  # closing releases the flock
 

@@ -75,10 +75,26 @@ def spelling_variants(q: dict) -> str | None:
 
 def read_questions(path: Path) -> pd.DataFrame:
     """The questions of a JCommonsenseQA release file (JSON Lines: q_id, question,
-    choice0..4, label); a malformed line or a missing field names the file and line."""
+    choice0..4, label); a malformed line, a missing field, a question or choice that is
+    not text (``null``, a number), a label that is not 0-4 or a repeated ``q_id`` names
+    the file and line (issue 32)."""
     from pipelines.ingest.readers import read_json_lines
 
-    return pd.DataFrame(read_json_lines(path, ["q_id", "question", *CHOICES], JcqaError))
+    rows = read_json_lines(path, ["q_id", "question", *CHOICES], JcqaError)
+    seen: dict[object, int] = {}
+    for row in rows:
+        where = f"{path}:{row['line']}"
+        for name in ("question", *CHOICES):
+            if not isinstance(row[name], str):
+                raise JcqaError(f"{where}: {name} is {row[name]!r}, not text")
+        label = row.get("label")
+        if label is not None and (isinstance(label, bool) or label not in range(len(CHOICES))):
+            raise JcqaError(f"{where}: label {label!r} is not one of 0-{len(CHOICES) - 1}")
+        key = row["q_id"]
+        if key in seen:
+            raise JcqaError(f"{where}: q_id {key!r} repeats line {seen[key]}")
+        seen[key] = row["line"]
+    return pd.DataFrame(rows)
 
 
 def run_filters(questions: pd.DataFrame, names: list[str] | None = None) -> pd.DataFrame:

@@ -67,6 +67,10 @@ class SplitSettingsBase:
             raise SplitError(f"dev_share must be in [0, 1], got {self.dev_share}")
         if not self.text_columns:
             self.text_columns = list(self.text_defaults)
+        if not 0 < self.near_duplicate_threshold <= 1:  # issue 32: datasketch's ValueError
+            raise SplitError(
+                f"near_duplicate_threshold must be in (0, 1], got {self.near_duplicate_threshold}"
+            )
 
 
 @dataclass
