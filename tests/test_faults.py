@@ -6,7 +6,6 @@ from __future__ import annotations
 import http.server
 import os
 import re
-import socket
 import threading
 from pathlib import Path
 
@@ -89,12 +88,6 @@ def test_stale_export_snapshots_are_swept(own_home):
     assert not old.exists() and fresh.exists()
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 # ------------------------------------------------------------ bad input before any work
 
 BASE_RECIPE = """
@@ -133,31 +126,11 @@ def test_recipes_that_cannot_work_fail_at_load(tmp_path, extra, message):
 
 
 @pytest.fixture(scope="module")
-def ls():
-    """A real Label Studio server of this module's own."""
-    import tempfile
+def ls(server):
+    """An SDK client of conftest's real Label Studio server for this module."""
+    from pipelines.annotation import annotate
 
-    base = Path(tempfile.mkdtemp(prefix="faults-ls-"))
-    saved = {k: os.environ.get(k) for k in ("BENCHFORGE_HOME", "BENCHFORGE_CONFIG",
-                                             "BENCHFORGE_LS_VENV", "LABEL_STUDIO_URL",
-                                             "LABEL_STUDIO_API_KEY")}  # fmt: skip
-    os.environ.update(BENCHFORGE_HOME=str(base / "home"), BENCHFORGE_CONFIG=str(base / "cfg"),
-                      BENCHFORGE_LS_VENV=os.environ.get("BENCHFORGE_LS_VENV",
-                                                        str(SHARED_VENV)))  # fmt: skip
-    os.environ.pop("LABEL_STUDIO_URL", None)
-    os.environ.pop("LABEL_STUDIO_API_KEY", None)
-    ls_server.up(_free_port())
-    try:
-        from pipelines.annotation import annotate
-
-        yield annotate.client()
-    finally:
-        ls_server.down()
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+    return annotate.client()
 
 
 def _items(n: int):  # noqa: ANN202

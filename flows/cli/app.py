@@ -520,6 +520,7 @@ def check_free_space(out: Path) -> None:
     """Stop before any work when the file system of ``out`` has less than
     ``BENCHFORGE_MIN_FREE_MB`` (64 by default) free: Prefect's cache writes fail quietly
     on a full disk, and a run would work for minutes before its own write fails."""
+    import errno
     import os
     import shutil
 
@@ -529,13 +530,7 @@ def check_free_space(out: Path) -> None:
         folder = folder.parent
     free = shutil.disk_usage(folder).free / 2**20
     if free < want:
-        raise OSError(errno_enospc(), f"only {free:.1f} MB free, {want} MB needed", str(out))
-
-
-def errno_enospc() -> int:
-    import errno
-
-    return errno.ENOSPC
+        raise OSError(errno.ENOSPC, f"only {free:.1f} MB free, {want} MB needed", str(out))
 
 
 def main(argv: list[str] | None = None) -> int:
