@@ -365,3 +365,207 @@ def test_an_ingest_that_keeps_nothing_leaves_earlier_outputs_alone(tmp_path):
     assert second.returncode == 2, second.stderr[-2000:]
     assert "no sentence is left after the filters" in second.stderr
     assert digests() == before
+
+
+# ------------------------------------------- issue 32: cases 10, 12 and 13 of the probe
+
+
+@pytest.fixture
+def sts_tables(tmp_path) -> tuple[Path, Path]:
+    """A small STS gold table and its items (texts, source) as agree and pair write them."""
+    texts = ["배우들의 연기가 정말 좋았어요.", "다시 보고 싶은 영화입니다.",
+             "음악이 아름다웠다.", "줄거리가 조금 지루했다.", "결말이 인상 깊었습니다.",
+             "감독의 연출이 돋보였다."]  # fmt: skip
+    gold = pd.DataFrame({"item_id": [f"i{i}" for i in range(24)],
+                         "label": [float(i % 6) for i in range(24)]})  # fmt: skip
+    items = pd.DataFrame({
+        "item_id": gold["item_id"],
+        "sentence1": [f"{texts[i % 6]} {i}" for i in range(24)],
+        "sentence2": [f"{texts[(i + 1) % 6]} ({i})" for i in range(24)],
+        "source": ["nsmc" if i % 2 else "parakqc" for i in range(24)],
+    })  # fmt: skip
+    gold.to_parquet(tmp_path / "gold.parquet")
+    items.to_parquet(tmp_path / "items.parquet")
+    return tmp_path / "gold.parquet", tmp_path / "items.parquet"
+
+
+def test_split_names_the_columns_it_cannot_find(sts_tables, tmp_path):
+    """Case 10: a missing ``sentence1``, ``--text-columns nosuch`` and ``--rule tc`` on
+    STS gold were pandas KeyErrors; case 12: ``--source-column nosuch`` was ignored."""
+    from pipelines.splits.base import SplitError, SplitSettings
+    from pipelines.splits.run import run_split
+
+    gold, items = sts_tables
+    no_s1 = tmp_path / "no_s1.parquet"
+    pd.read_parquet(items).drop(columns=["sentence1"]).to_parquet(no_s1)
+    out = tmp_path / "out"
+    cases = [
+        (SplitSettings(rule="sts"), no_s1, (), r"no_s1.parquet: no column \['sentence1'\]"),
+        (SplitSettings(rule="sts", text_columns=["nosuch"]), items, (),
+         r"no column \['nosuch'\] .*name yours with --text-columns"),
+        (SplitSettings(rule="tc"), items, (), r"no column \['title'\]"),
+        (SplitSettings(rule="sts", source_column="nosuch"), items, ("nosuch",),
+         r"no column \['nosuch'\]"),
+    ]  # fmt: skip
+    for settings, table, require, message in cases:
+        with pytest.raises(SplitError, match=message):
+            run_split(gold, settings, out, table, require=require)
+        assert not out.exists()  # nothing written, not even the lock's folder
+    proc = cli("split", str(gold), "--rule", "sts", "--items", str(items), "--source-column",
+               "nosuch", "--out", str(out))  # fmt: skip
+    assert proc.returncode == 2 and "no column ['nosuch']" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+    ok = run_split(gold, SplitSettings(rule="sts"), out, items)  # the default source: used
+    assert sum(ok["splits"].values()) == 24 and ok["warnings"] == []
+
+
+def test_a_split_with_an_empty_evaluation_set_says_so(sts_tables, tmp_path):
+    """Case 12: a one-item gold table gave ``{'train': 1}`` without a word."""
+    gold, items = sts_tables
+    one = tmp_path / "one.parquet"
+    pd.read_parquet(gold).head(1).to_parquet(one)
+    proc = cli("split", str(one), "--rule", "sts", "--items", str(items), "--out",
+               str(tmp_path / "out"))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "benchforge: warning: dev and test are empty: 1 item(s) are too few" in proc.stderr
+    report = json.loads((tmp_path / "out" / "artifacts.json").read_text(encoding="utf-8"))
+    assert report["warnings"] and "**Warning:** dev and test are empty" in (
+        tmp_path / "out" / "artifacts.md").read_text(encoding="utf-8")  # fmt: skip
+
+
+def test_agreement_thresholds_out_of_range_are_refused():
+    """Case 12: ``pearson_min: -2`` and ``--pearson-min nan`` turned screening off
+    silently; null (or ``off``) still does, on purpose. KLUE 3.2.1's 0.80 and 0.20 hold."""
+    import math
+
+    from pipelines.agreement.rules import AgreementError, AgreementSettings
+
+    for bad in ({"pearson_min": -2.0}, {"pearson_min": math.nan}, {"alpha_min": 1.01},
+                {"sd_max": math.nan}, {"variance_max": -0.5}, {"binary_threshold": math.inf},
+                {"min_shared_items": 0}):  # fmt: skip
+        with pytest.raises(AgreementError, match=f"{next(iter(bad))} must"):
+            AgreementSettings(rule="mean", **bad)
+    for fine in ({"pearson_min": -1.0}, {"pearson_min": 1.0}, {"pearson_min": None},
+                 {"alpha_min": None, "sd_max": None, "variance_max": 0.0}):  # fmt: skip
+        AgreementSettings(rule="mean", **fine)
+    paper = AgreementSettings(rule="mean")
+    assert (paper.pearson_min, paper.alpha_min, paper.sd_max) == (0.80, 0.20, 2.0)
+
+
+def test_agree_cli_takes_off_and_refuses_nan(ratings, tmp_path):
+    bad = cli("agree", str(ratings), "--rule", "mean", "--pearson-min", "nan", "--out",
+              str(tmp_path / "o"))  # fmt: skip
+    assert bad.returncode == 2 and "pearson_min must be in [-1, 1]" in bad.stderr
+    assert not (tmp_path / "o").exists()
+    off = cli("agree", str(ratings), "--rule", "mean", "--pearson-min", "off", "--alpha-min",
+              "off", "--json", "--out", str(tmp_path / "o"))  # fmt: skip
+    assert off.returncode == 0, off.stderr
+    settings = json.loads(off.stdout)["settings"]
+    assert settings["pearson_min"] is None and settings["alpha_min"] is None
+
+
+def test_an_annotation_without_a_value_is_a_recorded_drop_not_a_silent_one():
+    """Case 12: a float NaN value vanished from the counts without a record."""
+    from pipelines.agreement.rules import AgreementSettings, agree
+
+    frame = pd.DataFrame({"item_id": ["i1", "i1", "i1", "i2", "i2", "i2"],
+                          "annotator_id": ["a", "b", "c", "a", "b", "c"],
+                          "value": ["3", float("nan"), "4", "1", "2", ""]})  # fmt: skip
+    result = agree(frame, AgreementSettings(rule="mean", pearson_min=None, alpha_min=None))
+    blanks = result["dropped"][result["dropped"]["kind"] == "rating"]
+    assert blanks["id"].tolist() == ["i1/b", "i2/c"]
+    assert blanks["reason"].unique().tolist() == ["empty_value"]
+    assert blanks["detail"].iloc[0].startswith("row 2:")
+    figures = result["figures"]
+    assert figures["ratings"] == 4 and figures["dropped_ratings"] == {"empty_value": 2}
+    assert any("2 annotation(s) have no value" in w for w in figures["warnings"])
+    assert result["gold"]["n_annotations"].tolist() == [2, 2]
+
+
+def test_one_annotator_under_the_mean_rule_is_warned():
+    """Case 12: ``--rule mean`` with one annotator gave gold labels with no word that no
+    agreement was measured."""
+    from pipelines.agreement.rules import AgreementSettings, agree
+
+    frame = pd.DataFrame({"item_id": ["i1", "i2", "i3"], "annotator_id": ["a"] * 3,
+                          "value": ["1", "2", "5"]})  # fmt: skip
+    figures = agree(frame, AgreementSettings(rule="mean"))["figures"]
+    assert figures["warnings"] == [
+        "every item has a single rating (1 annotator(s) in all): no agreement can be "
+        "measured, no annotator screened and no disagreement dropped; each gold label is "
+        "one person's"
+    ]
+    frame.loc[3] = ["i1", "b", "2"]
+    figures = agree(frame, AgreementSettings(rule="mean"))["figures"]
+    assert figures["warnings"] == ["2 of 3 items have a single rating (no agreement on them)"]
+
+
+def test_ratings_too_large_to_average_are_an_error_not_an_infinite_label():
+    """Hypothesis found it: two finite ratings of 1.7e308 averaged to inf."""
+    from pipelines.agreement.rules import AgreementError, AgreementSettings, agree
+
+    frame = pd.DataFrame({"item_id": ["i1", "i1"], "annotator_id": ["a", "b"],
+                          "value": ["1.7e308", "1.7e308"]})  # fmt: skip
+    with pytest.raises(AgreementError, match="item 'i1': the mean or variance of its ratings"):
+        agree(frame, AgreementSettings(rule="mean"))
+
+
+def test_kobbq_survey_thresholds_out_of_range_are_refused():
+    """Case 12: ``kobbq.rules.target_ratio: -2`` dropped every question (KoBBQ 3.2.5's
+    2.0 and 0.5 are the defaults)."""
+    import math
+
+    from pipelines.bias.survey import SurveySettings
+
+    for bad, message in (({"target_ratio": -2.0}, "target_ratio must be a number > 0"),
+                         ({"non_target_ratio": 3.0}, "non_target_ratio must be >= 0 and below"),
+                         ({"type2_share": 1.5}, "type2_share is a share"),
+                         ({"no_stereo_max": math.nan}, "no_stereo_max is a share")):  # fmt: skip
+        with pytest.raises(ValueError, match=message):
+            SurveySettings(**bad)
+    paper = SurveySettings()
+    assert (paper.target_ratio, paper.non_target_ratio, paper.type2_share) == (2.0, 0.5, 2 / 3)
+
+
+@pytest.mark.parametrize("content", [
+    '{"id": "1", "text": "첫 문장입니다."}\n{"id": "1", "text": "둘째 문장입니다."}\n',
+    '{"id": "1", "text": "첫 문장입니다."}\n{"id": \n',
+    '{"id": "1", "text": "첫 문장입니다."}\n{"id": "2", "body": "본문"}\n',
+])  # fmt: skip
+def test_ingest_finds_bad_records_before_any_server(tmp_path, content):
+    """Case 13: malformed JSON and a repeated id were found after the Prefect server and
+    Dask had started (21 s), leaving the lock with a dead pid."""
+    path = tmp_path / "c.jsonl"
+    path.write_text(content, encoding="utf-8")
+    spec = corpus(path=str(path), text_field="text", id_field="id")
+    with pytest.raises(InputError, match=rf"{path}:2: "):
+        check_corpus_file(spec, path)
+    recipe = {"name": "bad", "corpora": [{**spec.model_dump(exclude_none=True)}]}
+    recipe_path = tmp_path / "r.yaml"
+    recipe_path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
+    proc = cli("ingest", str(recipe_path), "--out", str(tmp_path / "out"),
+               env={"PREFECT_HOME": str(tmp_path / "prefect")})  # fmt: skip
+    assert proc.returncode == 2 and f"{path}:2: " in proc.stderr, proc.stderr
+    assert "Starting temporary server" not in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("recipe", ["kobbq-demo", "jsts-demo", "kobest-copa-demo"])
+def test_every_kind_with_rounds_checks_label_studio_before_its_first_step(tmp_path, recipe):
+    """Case 10: these kinds keep their rounds in their own recipe sections; they ran
+    their first step, then retried a dead server for up to 305 s and ended in a
+    traceback."""
+    from pipelines.core.recipe import load_recipe
+    from pipelines.tasks import task_kind
+
+    loaded = load_recipe(ROOT / "recipes" / f"{recipe}.yaml")
+    assert task_kind(loaded.task).uses_label_studio(loaded)
+    with socket.socket() as sock:  # a port nothing answers on
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    proc = cli("rebuild", f"recipes/{recipe}.yaml", "--out", str(tmp_path / "out"),
+               env={"LABEL_STUDIO_URL": dead, "LABEL_STUDIO_API_KEY": "x",
+                    "PREFECT_HOME": str(tmp_path / "prefect")})  # fmt: skip
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert proc.stderr.strip().endswith(f"LABEL_STUDIO_URL {dead} does not answer")
+    assert not (tmp_path / "out").exists()  # no step ran

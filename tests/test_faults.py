@@ -110,6 +110,12 @@ corpora:
          "simulate.annotators 2 < overlap 3"),
         ("annotation: {config: a.xml, overlap: 3}\nagreement: {rule: majority, min_votes: 5}\n",
          "min_votes 5 > annotation.overlap 3"),
+        # case 12: screening thresholds out of range (-2 and NaN turned screening off)
+        ("agreement: {rule: mean, pearson_min: -2}\n", r"pearson_min must be in \[-1, 1\]"),
+        ("agreement: {rule: mean, pearson_min: .nan}\n", r"pearson_min must be in \[-1, 1\]"),
+        ("agreement: {rule: mean, alpha_min: 1.5}\n", r"alpha_min must be in \[-1, 1\]"),
+        ("agreement: {rule: mean, variance_max: -1}\n", "variance_max must be a finite"),
+        ("split: {rule: random, eval_fraction: 1.5}\n", r"eval_fraction must be in \(0, 1\)"),
     ],
 )  # fmt: skip
 def test_recipes_that_cannot_work_fail_at_load(tmp_path, extra, message):

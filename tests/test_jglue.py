@@ -97,6 +97,17 @@ def test_cli_captions_drop_the_wrong_language_and_exit_2_on_a_bad_line(tmp_path)
     assert "Japanese script share 0.00" in dropped["detail"].iloc[0]
     info = json.loads((tmp_path / "out" / "captions.json").read_text(encoding="utf-8"))
     assert info["wrong_language"] == 1 and info["kept"] == info["captions"] - 1
+    # issue 32: a rerun with another threshold rewrites the files it reports on ...
+    again = subprocess.run([*cmd, str(good), "--out", str(tmp_path / "out"), "--min-share",
+                            "0"], cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    info = json.loads((tmp_path / "out" / "captions.json").read_text(encoding="utf-8"))
+    assert info["wrong_language"] == 0 and info["kept"] == info["captions"]
+    assert f"{info['kept']:,} of {info['captions']:,} captions" in again.stdout
+    # ... and a share out of [0, 1] (5 kept nothing, exit 0) is refused
+    over = subprocess.run([*cmd, str(good), "--out", str(tmp_path / "out"), "--min-share",
+                           "5"], cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    assert over.returncode == 2 and "--min-share is a share of letters, in [0, 1]" in over.stderr
     bad = tmp_path / "bad.json"
     bad.write_text("\n".join([*lines, "{not json"]) + "\n", encoding="utf-8")
     failed = subprocess.run([*cmd, str(bad), "--out", str(tmp_path / "out2")], cwd=ROOT,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from pipelines.agreement.rules import AGREEMENT_RULES, AgreementSettings, MeanSettings
@@ -48,17 +49,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     agree.add_argument(
         "--pearson-min",
-        type=float,
+        type=_threshold,
         default=defaults.pearson_min,
-        help="mean: drop an annotator whose Pearson r with the others' mean is lower "
-        f"({defaults.pearson_min}; KLUE-STS)",
+        help="mean: drop an annotator whose Pearson r with the others' mean is lower, in "
+        f"[-1, 1]; 'off' screens no one on it ({defaults.pearson_min}; KLUE-STS)",
     )
     agree.add_argument(
         "--alpha-min",
-        type=float,
+        type=_threshold,
         default=defaults.alpha_min,
         help="mean: drop an annotator whose Krippendorff alpha with the others' mean is "
-        f"lower ({defaults.alpha_min}; KLUE-STS)",
+        f"lower, in [-1, 1]; 'off' screens no one on it ({defaults.alpha_min}; KLUE-STS)",
     )
     agree.add_argument(
         "--min-shared-items",
@@ -116,6 +117,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     agree.add_argument("--json", action="store_true", help="print agreement.json")
 
 
+def _threshold(text: str) -> float | None:
+    """A screening threshold: a number, or ``off`` (no screening on it)."""
+    if text.strip().lower() in ("off", "none", "null"):
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or 'off', got {text!r}") from None
+
+
 def _allowed(args: argparse.Namespace) -> list[str] | None:
     """The allowed values from --values or from the answer control of --config."""
     from pipelines.agreement.rules import AgreementError
@@ -155,12 +166,19 @@ def run(args: argparse.Namespace) -> int:
         f"({figures['annotators']} annotators, {figures['ratings']} ratings); dropped items: "
         f"{figures['dropped_items'] or 'none'}; dropped annotators: "
         f"{figures['dropped_annotators'] or 'none'}"
+        + (
+            f"; dropped ratings: {figures['dropped_ratings']}"
+            if figures.get("dropped_ratings")
+            else ""
+        )
     )
     print(
         "Krippendorff alpha "
         + ", ".join(f"{k} {v}" for k, v in alpha.items())
         + f"; Fleiss kappa {figures['fleiss_kappa']['kappa']}"
     )
+    for warning in figures.get("warnings", []):
+        print(f"benchforge: warning: {warning}", file=sys.stderr)
     state = "written to" if figures["written"] else "unchanged in"
     print(f"Outputs {state} {args.out}")
     return 0

@@ -51,17 +51,24 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def captions(args: argparse.Namespace) -> int:
-    from pipelines.core.io import write_outputs
-    from pipelines.jglue.release import caption_tables
+    from pipelines.core.io import sha256_file, write_outputs
+    from pipelines.jglue.release import ReleaseError, caption_tables
 
+    if not 0 <= args.min_share <= 1:  # issue 32: 5 kept nothing with exit 0
+        raise ReleaseError(f"--min-share is a share of letters, in [0, 1]; got {args.min_share}")
     tables, info = caption_tables(list(args.files), "ja", args.min_share)
-    write_outputs(
-        args.out, json.dumps([str(p) for p in args.files]), tables, {"captions.json": info}
+    # the key holds what the outputs depend on: the files' bytes and the threshold (issue
+    # 32: a rerun with another --min-share printed new figures over the old files)
+    key = json.dumps(
+        {"files": [sha256_file(p) for p in args.files], "min_share": args.min_share},
+        sort_keys=True,
     )
+    written = write_outputs(args.out, key, tables, {"captions.json": info})
     print(
         f"{info['kept']:,} of {info['captions']:,} captions of {info['images']:,} images "
         f"kept; {info['wrong_language']} not Japanese ({info['wrong_language_share']:.2%}); "
         f"{info['variants']} written differently in two places -> {args.out}"
+        + ("" if written else " (unchanged)")
     )
     return 0
 

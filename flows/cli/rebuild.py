@@ -85,6 +85,7 @@ def _run(args: argparse.Namespace, recipe: object, out: Path) -> int:
     from flows.runtime import prefect_server
     from pipelines.annotation import ls_server
     from pipelines.core.preflight import check_ingest_inputs, check_rebuild_recipe
+    from pipelines.tasks import task_kind
 
     check_rebuild_recipe(recipe, args.recipe)
     if not (recipe.pairing and recipe.pairing.input):
@@ -94,7 +95,7 @@ def _run(args: argparse.Namespace, recipe: object, out: Path) -> int:
     try:
         # every server check before the first step: a run that cannot reach Label Studio
         # fails in seconds, not after ingest and pairing
-        if recipe.annotation is not None or recipe.translation is not None:  # rounds ahead
+        if task_kind(recipe.task).uses_label_studio(recipe):  # rounds ahead
             server = ls_server.ensure_reachable(args.port)
             print(f"Label Studio at {server['url']}", flush=True)
             check_rounds(recipe, args.recipe, out, args.reuse_project)

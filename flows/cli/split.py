@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from pipelines.core.settings import from_namespace
@@ -62,7 +63,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--group", nargs="*", default=[], help="columns whose shared values keep items together"
     )
     split.add_argument(
-        "--source-column", default=defaults.source_column, help="source column (source)"
+        "--source-column",
+        default=None,
+        help=f"source column ({defaults.source_column}, used when there is one; a column "
+        "named here must exist)",
     )
     split.add_argument(
         "--eval-fraction",
@@ -147,6 +151,10 @@ def run(args: argparse.Namespace) -> int:
     from pipelines.splits.run import run_split
 
     cls = SPLIT_RULES.get(args.rule).settings
+    defaults = NliSplitSettings()
+    require = (args.source_column,) if args.source_column is not None else ()
+    if args.source_column is None:
+        args.source_column = defaults.source_column
     convert = {
         "text_columns": lambda v: list(v) if v else None,
         "style_shares": lambda v: _pairs(v, "--style-shares", float),
@@ -155,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
         "date_column": lambda v: None if str(v).lower() == "none" else v,
     }  # fmt: skip
     settings = SplitSettings(**from_namespace(cls, args, convert, group_columns=list(args.group)))
-    result = run_split(args.gold, settings, args.out, args.items)
+    result = run_split(args.gold, settings, args.out, args.items, require=require)
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
         return 0
@@ -172,6 +180,8 @@ def run(args: argparse.Namespace) -> int:
             f"hypothesis-only classifier (cross-fitted): train {hyp['accuracy_train']}, "
             f"dev+test {hyp['accuracy_dev_test']} vs majority {hyp['majority_baseline_dev_test']}"
         )
+    for warning in result.get("warnings", []):
+        print(f"benchforge: warning: {warning}", file=sys.stderr)
     state = "written to" if result["written"] else "unchanged in"
     print(f"Outputs {state} {args.out} (artifacts.md for the report)")
     return 0

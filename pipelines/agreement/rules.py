@@ -104,6 +104,27 @@ class MeanSettings(_Answers, _MeanThresholds):
     numeric: ClassVar[bool] = True
     summary: ClassVar[tuple[str, ...]] = ("pearson_min", "alpha_min", "sd_max", "variance_max")
 
+    def __post_init__(self) -> None:
+        """Thresholds in their ranges (issue 32: ``pearson_min: -2`` or ``nan`` silently
+        turned screening off): a correlation and an alpha in [-1, 1], ``null`` to turn the
+        screen off; spreads and variances finite and not negative."""
+        for name in ("pearson_min", "alpha_min"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and -1 <= value <= 1):
+                raise AgreementError(
+                    f"{name} must be in [-1, 1] (null or 'off' turns the screen off), got {value}"
+                )
+        for name in ("sd_max", "variance_max"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value >= 0):
+                raise AgreementError(f"{name} must be a finite number >= 0 or null, got {value}")
+        if not math.isfinite(self.binary_threshold):
+            raise AgreementError(f"binary_threshold must be finite, got {self.binary_threshold}")
+        if self.min_shared_items < 1:
+            raise AgreementError(f"min_shared_items must be >= 1, got {self.min_shared_items}")
+        if not 0 <= self.decimals <= 6:
+            raise AgreementError(f"decimals must be in [0, 6], got {self.decimals}")
+
 
 @dataclass
 class _MajorityThreshold(AgreementSettingsBase):
@@ -181,9 +202,12 @@ def read_annotations(path: Path) -> pd.DataFrame:
 
 def split_annotations(
     frame: pd.DataFrame, settings: AgreementSettingsBase
-) -> tuple[pd.DataFrame, dict[str, dict[str, int]]]:
-    """The ratings of the chosen field (item_id, annotator_id, value, role) and the report
-    flags per item ({item: {flag: annotators}}). Cancelled annotations carry no rating."""
+) -> tuple[pd.DataFrame, dict[str, dict[str, int]], list[dict]]:
+    """The ratings of the chosen field (item_id, annotator_id, value, role), the report
+    flags per item ({item: {flag: annotators}}) and a dropped record (kind ``rating``,
+    reason ``empty_value``, the table row) for each annotation that is not cancelled but
+    has no value: nothing is dropped silently (issue 32). Cancelled annotations carry no
+    rating."""
     work = frame
     if "cancelled" in work.columns:
         work = work[~work["cancelled"].fillna(False).astype(bool)]
@@ -215,8 +239,8 @@ def split_annotations(
         work = answers[answers["field"] == chosen]
     ratings = work[["item_id", "annotator_id", "value"]].copy()
     ratings["role"] = work["role"].fillna("") if "role" in work.columns else ""
-    ratings = ratings[ratings["value"].notna()]
-    check_values(ratings, settings)
+    empty = ratings["value"].isna() | (ratings["value"].astype(str).str.strip() == "")
+    check_values(ratings[~empty], settings)
     dup = ratings.duplicated(["item_id", "annotator_id"], keep=False)
     if dup.any():
         first = ratings[dup].iloc[0]
@@ -224,7 +248,12 @@ def split_annotations(
             f"annotator {first.annotator_id!r} rated item {first.item_id!r} more than once"
         )
     counts = {item: {f: len(who) for f, who in per.items()} for item, per in flags.items()}
-    return ratings.reset_index(drop=True), counts
+    blanks = [
+        {"kind": "rating", "id": f"{row.item_id}/{row.annotator_id}", "reason": "empty_value",
+         "detail": f"row {int(index) + 1}: an annotation that is not cancelled has no value"}
+        for index, row in ratings[empty].iterrows()
+    ]  # fmt: skip
+    return ratings[~empty].reset_index(drop=True), counts, blanks
 
 
 def _canonical(value: object) -> str:
@@ -447,6 +476,15 @@ def mean_rule(
     kept = ratings[~ratings["annotator_id"].isin(screened)]
     stats = kept.groupby("item_id")["v"].agg(["mean", "std", "var", "count"])
     stats[["std", "var"]] = stats[["std", "var"]].fillna(0.0)  # one rating: no spread
+    rounded = stats["mean"].round(settings.decimals)  # rounding overflows too (x 10^d)
+    infinite = ~np.isfinite(np.column_stack([stats[["mean", "var"]].to_numpy(), rounded]))
+    infinite = infinite.any(axis=1)
+    if infinite.any():  # finite ratings whose sums overflow (hypothesis found 1.8e307)
+        raise AgreementError(
+            f"item {stats.index[infinite][0]!r}: the mean or variance of its ratings is not "
+            "a finite number (ratings too large to average); ratings must be on the "
+            "interface's scale"
+        )
     for item in sorted(set(ratings["item_id"]) - set(stats.index)):
         dropped.append(
             {"kind": "item", "id": item, "reason": "no_rating_left",
@@ -563,10 +601,10 @@ def nli_validation_table(ratings: pd.DataFrame, gold: pd.DataFrame) -> dict | No
 
 def agree(frame: pd.DataFrame, settings: AgreementSettingsBase) -> dict:
     """Gold labels, dropped items and annotators, and the dataset-level figures."""
-    ratings, flags = split_annotations(frame, settings)
+    ratings, flags, blanks = split_annotations(frame, settings)
     if ratings.empty:
         raise AgreementError("no ratings to aggregate (every annotation empty or cancelled)")
-    dropped: list[dict] = []
+    dropped: list[dict] = list(blanks)
     flagged: set[str] = set()
     wanted = set(settings.report_flags)
     for item, per_flag in sorted(flags.items()):
@@ -594,6 +632,8 @@ def agree(frame: pd.DataFrame, settings: AgreementSettingsBase) -> dict:
         "gold_items": int(len(gold)),
         "dropped_items": _reason_counts(dropped, "item"),
         "dropped_annotators": _reason_counts(dropped, "annotator"),
+        "dropped_ratings": _reason_counts(dropped, "rating"),
+        "warnings": agreement_warnings(ratings, blanks),
         "krippendorff_alpha": alphas(ratings),
         "fleiss_kappa": fleiss(ratings),
     }
@@ -613,6 +653,29 @@ def agree(frame: pd.DataFrame, settings: AgreementSettingsBase) -> dict:
         figures["simulated"] = bool(frame["simulated"].astype(bool).any())
     dropped_frame = pd.DataFrame(dropped, columns=DROPPED_COLUMNS)
     return {"gold": gold, "dropped": dropped_frame, "figures": figures}
+
+
+def agreement_warnings(ratings: pd.DataFrame, blanks: list[dict]) -> list[str]:
+    """What a user must hear though the step succeeds (issue 32): items rated by one
+    person only (no agreement can be measured or screened: KLUE 3.2.1's screening and
+    disagreement rules need several ratings per item), and ratings without a value."""
+    out = []
+    per_item = ratings.groupby("item_id")["annotator_id"].nunique()
+    single = int((per_item < 2).sum())
+    if single == len(per_item):
+        out.append(
+            f"every item has a single rating ({ratings['annotator_id'].nunique()} annotator(s) "
+            "in all): no agreement can be measured, no annotator screened and no disagreement "
+            "dropped; each gold label is one person's"
+        )
+    elif single:
+        out.append(f"{single} of {len(per_item)} items have a single rating (no agreement on them)")
+    if blanks:
+        out.append(
+            f"{len(blanks)} annotation(s) have no value and are not cancelled: dropped with "
+            f"reason empty_value (first: {blanks[0]['detail']})"
+        )
+    return out
 
 
 def _settings_text(settings: AgreementSettingsBase) -> str:

@@ -65,6 +65,23 @@ class SurveySettings:
     types: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        import math
+
+        # issue 32: target_ratio -2 made every group a target and kept no question
+        if not (math.isfinite(self.target_ratio) and self.target_ratio > 0):
+            raise ValueError(f"target_ratio must be a number > 0, got {self.target_ratio}")
+        if not (math.isfinite(self.non_target_ratio)
+                and 0 <= self.non_target_ratio < self.target_ratio):  # fmt: skip
+            raise ValueError(
+                f"non_target_ratio must be >= 0 and below target_ratio {self.target_ratio}, "
+                f"got {self.non_target_ratio}"
+            )
+        for name in ("type2_share", "no_stereo_max"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and 0 <= value <= 1):
+                raise ValueError(f"{name} is a share, in [0, 1]; got {value}")
+        if self.respondents < 1:
+            raise ValueError(f"respondents must be >= 1, got {self.respondents}")
         for key, value in self.types.items():
             if value not in (1, 2):
                 raise ValueError(f"survey types: {key!r}: type {value} is not 1 or 2")

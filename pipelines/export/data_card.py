@@ -300,8 +300,17 @@ def _agreement(facts: dict) -> str:
         + (", ".join(f"{k}: {v}" for k, v in sorted(g["dropped_items"].items())) or "none")
         + ". Annotators screened out per reason: "
         + (", ".join(f"{k}: {v}" for k, v in sorted(g["dropped_annotators"].items())) or "none")
-        + f" (each annotator's {screens} below).",
+        + f" (each annotator's {screens} below)."
+        + (
+            " Annotations without a value (dropped): "
+            + ", ".join(f"{k}: {v}" for k, v in sorted(g["dropped_ratings"].items()))
+            + "."
+            if g.get("dropped_ratings")
+            else ""
+        ),
     ]
+    for warning in g.get("warnings", []):
+        lines += ["", f"**Warning:** {escape(warning)}."]
     nli = g.get("nli_validation")
     if nli:
         lines += ["", "Validation figures as in KLUE's Table 5 (validators' labels against "

@@ -85,35 +85,38 @@ def _is_utf8(encoding: str) -> bool:
 
 
 def check_corpus_file(corpus: CorpusSpec, path: Path) -> None:
-    """Before any work (and before a cluster starts): the file exists, is not empty and
-    decodes with the corpus's encoding from the first line to the last; an
-    :class:`InputError` names the file and the line otherwise. A file already found good
-    in this process (same size and modification time) is not decoded again, so callers
-    at several depths (the CLI, then the ingest it starts) may all check."""
+    """Before any work (and before a server or cluster starts): the file exists, is not
+    empty, decodes with the corpus's encoding from the first line to the last, and every
+    record parses into a document (JSON, fields, text, ids, dates: issue 32 found these
+    only after the Prefect server and Dask had started); an :class:`InputError` names the
+    file and the line otherwise. A file already found good in this process (same corpus
+    settings, size and modification time) is not read again, so callers at several
+    depths (the CLI, then the ingest it starts) may all check."""
     try:
         stat = path.stat()
         stamp = (stat.st_size, stat.st_mtime_ns)
     except OSError:
         stamp = None  # _decoded_lines names the problem
-    _check_decodes(path, corpus.encoding, corpus.allow_empty, corpus.name, stamp)
+    _check_file(path, corpus.model_dump_json(), stamp)
 
 
 @functools.lru_cache(maxsize=256)
-def _check_decodes(
-    path: Path, encoding: str, allow_empty: bool, name: str, stamp: tuple | None
-) -> None:
+def _check_file(path: Path, spec: str, stamp: tuple | None) -> None:
+    corpus = CorpusSpec.model_validate_json(spec)
     try:
-        codecs.lookup(encoding)
+        codecs.lookup(corpus.encoding)
     except LookupError:
-        raise InputError(f"{path}: unknown encoding {encoding!r}") from None
+        raise InputError(f"{path}: unknown encoding {corpus.encoding!r}") from None
     n = 0
-    for n, _ in _decoded_lines(path, encoding):  # noqa: B007
+    for n, _ in _decoded_lines(path, corpus.encoding):  # noqa: B007
         pass
-    if n == 0 and not allow_empty:
+    if n == 0 and not corpus.allow_empty:
         raise InputError(
-            f"{path}: empty file: corpus {name!r} has no documents (set allow_empty: "
+            f"{path}: empty file: corpus {corpus.name!r} has no documents (set allow_empty: "
             "true on the corpus if that is expected)"
         )
+    for _ in document_rows(corpus, path, iter_records(corpus, path)):
+        pass
 
 
 def iter_records(corpus: CorpusSpec, path: Path) -> Iterator[tuple[int, dict | None]]:
@@ -233,15 +236,42 @@ def read_documents(corpus: CorpusSpec, path: Path) -> StageResult:
     """
     rows: list[tuple] = []
     blank_rows: list[int] = []
-    seen: dict[str, int] = {}
-    text_field = corpus.text_field or "text"
     records = iter_records(corpus, path)
     if path.is_file() and path.stat().st_size > PROGRESS_BYTES:
         records = tqdm(records, desc=f"read {corpus.name}", unit=" docs", mininterval=5)
+    for row, blank in document_rows(corpus, path, records):
+        if blank:
+            blank_rows.append(len(rows))
+        rows.append(row)
+    if not corpus.allow_empty and not any(str(r[4]).strip() for r in rows):
+        raise InputError(
+            f"{path}: no documents with text in {len(rows)} lines: corpus {corpus.name!r} is "
+            "empty (set allow_empty: true on the corpus if that is expected)"
+        )
+    docs = pd.DataFrame.from_records(rows, columns=DOCUMENT_COLUMNS)
+    docs["line"] = docs["line"].astype("int64")
+    reasons = docs["text"].str.strip().eq("").map({True: "empty_document", False: None})
+    reasons.iloc[blank_rows] = "blank_line"
+    return split_by_reason("read", "document", docs, reasons)
+
+
+def document_rows(
+    corpus: CorpusSpec, path: Path, records: Iterable[tuple[int, dict | None]]
+) -> Iterator[tuple[tuple, bool]]:
+    """The ``documents`` rows of ``records`` with whether each is a blank line (a row
+    with the id ``blank-line-N`` and no text), up to the corpus's ``limit``; a missing
+    field, a value that is not text, an empty or repeated id or an unparsable date is an
+    :class:`InputError` naming the file and line. :func:`read_documents` keeps the rows;
+    :func:`check_corpus_file` runs it before any work to find those errors in seconds."""
+    seen: dict[str, int] = {}
+    text_field = corpus.text_field or "text"
+    count = 0
     for lineno, record in records:
         if record is None:
-            blank_rows.append(len(rows))
-            rows.append(_row(corpus, f"blank-line-{lineno}", lineno, "", None, {}))
+            yield _row(corpus, f"blank-line-{lineno}", lineno, "", None, {}), True
+            count += 1
+            if corpus.limit and count >= corpus.limit:
+                return
             continue
         text = _as_text(_field(record, text_field, path, lineno), text_field, path, lineno)
         if corpus.id_field:
@@ -270,19 +300,10 @@ def read_documents(corpus: CorpusSpec, path: Path) -> StageResult:
                         f"{path}:{lineno}: date {raw!r} does not match {corpus.date_format!r}"
                     ) from None
         meta = {k: record.get(k) for k in corpus.keep_fields}
-        rows.append(_row(corpus, source_id, lineno, text, date, meta))
-        if corpus.limit and len(rows) >= corpus.limit:
-            break
-    if not corpus.allow_empty and not any(str(r[4]).strip() for r in rows):
-        raise InputError(
-            f"{path}: no documents with text in {len(rows)} lines: corpus {corpus.name!r} is "
-            "empty (set allow_empty: true on the corpus if that is expected)"
-        )
-    docs = pd.DataFrame.from_records(rows, columns=DOCUMENT_COLUMNS)
-    docs["line"] = docs["line"].astype("int64")
-    reasons = docs["text"].str.strip().eq("").map({True: "empty_document", False: None})
-    reasons.iloc[blank_rows] = "blank_line"
-    return split_by_reason("read", "document", docs, reasons)
+        yield _row(corpus, source_id, lineno, text, date, meta), False
+        count += 1
+        if corpus.limit and count >= corpus.limit:
+            return
 
 
 def file_fingerprint(path: Path) -> str:

@@ -211,6 +211,8 @@ def report_markdown(report: dict, rule: str) -> str:
     lines = [f"# Artifact report (split rule `{rule}`)", ""]
     lines += ["## Split sizes", "", "| split | items |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in report["splits"].items()]
+    for warning in report.get("warnings", []):
+        lines += ["", f"**Warning:** {warning}."]
     if report.get("rule_figures"):
         lines += ["", f"## What the `{rule}` rule measured", ""]
         lines += [settings_table(report["rule_figures"], skip_empty=False)]

@@ -54,17 +54,58 @@ def run_split(
     out: Path,
     items_path: Path | None = None,
     lang: str = DEFAULT_LANGUAGE,
+    require: tuple[str, ...] = (),
 ) -> dict:
     """Split the gold items (joined with ``items_path`` for their texts), write
-    splits.parquet, artifacts.json and artifacts.md atomically; return a summary."""
+    splits.parquet, artifacts.json and artifacts.md atomically; return a summary.
+    ``require``: columns the user named (``--source-column``) that must exist, where the
+    default ones may be absent."""
     from pipelines.core.io import output_lock
 
     with output_lock(out):  # one run at a time writes into OUT
-        return _run_split(gold_path, settings, out, items_path, lang)
+        return _run_split(gold_path, settings, out, items_path, lang, require)
+
+
+def check_columns(
+    frame: pd.DataFrame, settings: SplitSettingsBase, where: Path, require: tuple[str, ...] = ()
+) -> None:
+    """The text, group and named columns the rule reads exist (issue 32: a KeyError);
+    the error names the file, the missing columns and the ones there are."""
+    needed = [*settings.text_columns, *settings.group_columns, *require]
+    missing = [c for c in dict.fromkeys(needed) if c not in frame.columns]
+    if not missing:
+        return
+    texts = [c for c in missing if c in settings.text_columns]
+    hint = (
+        f"; the {settings.rule} rule compares the text columns "
+        f"{' and '.join(settings.text_columns)}: name yours with --text-columns (and join "
+        "the texts with --items)"
+        if texts
+        else ""
+    )
+    raise SplitError(f"{where}: no column {missing} (columns: {list(frame.columns)}){hint}")
+
+
+def split_warnings(splits: pd.DataFrame, settings: SplitSettingsBase) -> list[str]:
+    """What a user must hear though the split succeeds (issue 32): an evaluation split
+    left empty because there are too few items or units."""
+    counts = splits["split"].value_counts()
+    empty = [s for s in ("dev", "test") if not counts.get(s, 0)]
+    if not empty:
+        return []
+    return [
+        f"{' and '.join(empty)} {'is' if len(empty) == 1 else 'are'} empty: {len(splits)} "
+        f"item(s) are too few for eval_fraction {settings.eval_fraction}"
+    ]
 
 
 def _run_split(
-    gold_path: Path, settings: SplitSettingsBase, out: Path, items_path: Path | None, lang: str
+    gold_path: Path,
+    settings: SplitSettingsBase,
+    out: Path,
+    items_path: Path | None,
+    lang: str,
+    require: tuple[str, ...] = (),
 ) -> dict:
     from pipelines.core.io import outputs_current, sha256_file, write_outputs
     from pipelines.splits.artifacts import artifact_report, report_markdown
@@ -75,6 +116,8 @@ def _run_split(
         items = read_table(items_path)
         extra = [c for c in items.columns if c not in gold.columns or c == "item_id"]
         frame = gold.merge(items[extra], on="item_id", how="left", validate="one_to_one")
+    check_columns(frame, settings, items_path or gold_path, require)
+    if items_path is not None:
         lost = frame[settings.text_columns].isna().any(axis=1)
         if lost.any():
             raise SplitError(
@@ -94,6 +137,7 @@ def _run_split(
     report = artifact_report(frame, splits, settings.text_columns, threshold,
                              seed=settings.seed, lang=language(lang))  # fmt: skip
     report["rule_figures"] = rule_figures
+    report["warnings"] = split_warnings(splits, settings)
     figures = {
         **report,
         "rule": settings.rule,

@@ -114,6 +114,13 @@ class TaskKind:
         """The steps of a rebuild of ``recipe``."""
         return list(self.plan(recipe)) if self.plan and recipe is not None else list(self.steps)
 
+    def uses_label_studio(self, recipe: object | None) -> bool:
+        """Whether a rebuild of ``recipe`` has a Label Studio round (a ``push`` step, bare
+        or ``push-ROUND``): the server is then checked before the first step (issue 32:
+        kinds whose rounds sit in their own recipe section ran their first step and then
+        retried a dead server for minutes)."""
+        return any(step.split("-", 1)[0] == "push" for step in self.steps_for(recipe))
+
 
 TASK_KINDS: Registry[TaskKind] = Registry("task kind", "pipelines.tasks", "dataset families")
 

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pipelines.core.markdown import table
+from pipelines.core.markdown import Markdown, table
 from pipelines.core.stage import value_counts
 from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached
 from pipelines.tasks import CardSection, Round, TaskKind, register_task
@@ -701,7 +701,7 @@ def _kind_table(per_kind: dict) -> str:
                 v["pairs"],
                 v["kept"],
                 v["kept_share"],
-                f"{paper['pairs']:,} -> {paper['kept']:,} ({paper['kept_share']})"
+                Markdown(f"{paper['pairs']:,} -> {paper['kept']:,} ({paper['kept_share']})")
                 if paper
                 else "not reported",
                 ", ".join(f"{a} {b}" for a, b in v["dropped"].items()) or "none",
