@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 log = logging.getLogger("benchforge")
@@ -68,6 +68,30 @@ def prepare_environment() -> None:
     os.environ.setdefault("DASK_DISTRIBUTED__LOGGING__DISTRIBUTED", "warning")
 
 
+def die_with_parent() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that has Linux send the child SIGTERM when this process dies
+    (``prctl(PR_SET_PDEATHSIG)``), by any signal, SIGKILL included; None elsewhere. The
+    child exits at once if this process died before it was set."""
+    import ctypes
+    import signal
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl  # loaded before the fork
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return preexec
+
+
 @contextlib.contextmanager
 def prefect_server() -> Iterator[str]:
     """Yield the Prefect API URL in use; a temporary local server is stopped on exit."""
@@ -81,15 +105,21 @@ def prefect_server() -> Iterator[str]:
     from pipelines.core.ports import free_port
 
     class OwnGroupServer(SubprocessASGIServer):
-        """Prefect's temporary server, started in a session (process group) of its own."""
+        """Prefect's temporary server, started in a session (process group) of its own,
+        so that a terminal's Ctrl-C does not kill it before the run has reported, and
+        bound to the life of this process: it gets SIGTERM when the command dies, even
+        by SIGKILL (else every killed run left a server behind)."""
 
         def _run_uvicorn_command(self):  # noqa: ANN202
             import subprocess
             from unittest import mock
 
             popen = subprocess.Popen
+            preexec = die_with_parent()
             with mock.patch.object(
-                subprocess, "Popen", lambda *a, **k: popen(*a, start_new_session=True, **k)
+                subprocess,
+                "Popen",
+                lambda *a, **k: popen(*a, start_new_session=True, preexec_fn=preexec, **k),
             ):
                 return super()._run_uvicorn_command()
 

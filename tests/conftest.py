@@ -17,6 +17,14 @@ from pipelines.annotation import ls_server
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_VENV = Path.home() / ".local/share/benchforge/labelstudio/venv"
 
+# Tests run in two pytest-xdist workers (scripts/test.sh): each worker's runs keep their
+# own Prefect database, so two workers' temporary Prefect servers never share one SQLite
+# file. The folder persists between sessions (Prefect's migrations run once).
+if os.environ.get("PYTEST_XDIST_WORKER") and "PREFECT_HOME" not in os.environ:
+    os.environ["PREFECT_HOME"] = str(
+        Path.home() / ".benchforge" / f"prefect-{os.environ['PYTEST_XDIST_WORKER']}"
+    )
+
 
 def _free_port() -> int:
     with socket.socket() as sock:

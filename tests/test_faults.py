@@ -210,6 +210,35 @@ def _start(args: list[str], env: dict | None = None):  # noqa: ANN202
     )  # fmt: skip
 
 
+def test_a_killed_run_leaves_no_server_or_worker_behind(tmp_path):
+    """SIGKILL to a run's process group (as the probe and the kill tests do) must not
+    leave its temporary Prefect server running: that server sits in a session of its
+    own (for Ctrl-C), so it is bound to the command by PR_SET_PDEATHSIG."""
+    import signal
+
+    import psutil
+
+    proc = _start(["ingest", "recipes/sts-demo.yaml", "--out", str(tmp_path / "out")])
+    for line in proc.stdout:
+        if "shards" in line:  # the Prefect server and the Dask workers are up
+            break
+    family = psutil.Process(proc.pid).children(recursive=True)
+    assert any("prefect.server" in " ".join(_cmdline(p)) for p in family)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    _, alive = psutil.wait_procs(family, timeout=20)
+    assert [" ".join(_cmdline(p))[:120] for p in alive] == []
+
+
+def _cmdline(process) -> list[str]:  # noqa: ANN001 - a psutil.Process
+    import psutil
+
+    try:
+        return process.cmdline()
+    except psutil.Error:  # gone meanwhile
+        return []
+
+
 @pytest.mark.parametrize("target", ["group", "process"])
 def test_ctrl_c_stops_a_run_within_5_s_with_one_line(tmp_path, target):
     """Case 3: SIGINT to the process group (a terminal's Ctrl-C) or to the command alone

@@ -221,6 +221,42 @@ def test_rerun_changes_nothing_and_same_seed_same_dataset(rebuilt, server):
         assert a == b, split
 
 
+def _fault_probe():  # noqa: ANN202 - the module scripts/fault_probe.py
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "fault_probe", ROOT / "scripts" / "fault_probe.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_kills_at_named_step_boundaries_resume_to_the_same_bytes_and_counts(rebuilt, server):
+    """Issue 32's fault suite at small scale: a second folder on the same project is
+    killed with SIGKILL (the whole process group) after ``pull`` (step 6 of 9) and, on the
+    rerun, after ``split`` (step 8), then finished: every data file has the bytes of the
+    reference run's, and the project still holds 30 tasks and as many annotations.
+    ``scripts/fault_probe.py`` does the same after every step of a whole demo."""
+    probe = _fault_probe()
+    ls = annotate.client()
+    project = annotate.find_project(ls, "sts-rebuild-test")
+    tasks = annotate.export_tasks(ls, project.id)
+    before = (len(tasks), sum(len(t["annotations"]) for t in tasks))
+    out = rebuilt["folder"] / "killed"
+    killed = [probe.kill_after_step(rebuilt["recipe"], out, server["port"], k)[0]
+              for k in (6, 8)]  # fmt: skip
+    assert killed == ["pull", "split"]
+    assert not (out / "dataset").exists()
+    probe.run_to_end(rebuilt["recipe"], out, server["port"])
+    reference, after = probe.digests(rebuilt["out"]), probe.digests(out)
+    assert sorted(after) == sorted(reference)
+    assert [p for p in reference if reference[p] != after[p]] == []
+    tasks = annotate.export_tasks(ls, project.id)
+    assert (len(tasks), sum(len(t["annotations"]) for t in tasks)) == before
+    assert before[0] == 30
+
+
 # ------------------------------------------------------------------ the NLI recipe
 
 
