@@ -127,6 +127,19 @@ def test_wrong_type_in_the_split_section_fails_before_any_work(tmp_path):
     _fails_before_any_work(tmp_path, recipe, "split.eval_fraction")
 
 
+@pytest.mark.parametrize(("xml", "message"), [
+    ("<View><Text name='a' value='$sentence1'/>", "not valid XML"),
+    ("<View><Text name='a' value='$sentence1'/></View>", "no control tag"),
+])  # fmt: skip
+def test_a_broken_labeling_config_fails_before_any_server(tmp_path, xml, message):
+    """Issue 32, case 13: bad XML or no answer control was found after pairs, items and
+    three push retries (64-69 s)."""
+    config = tmp_path / "broken.xml"
+    config.write_text(xml, encoding="utf-8")
+    recipe = _recipe(tmp_path, lambda r: r["annotation"].update(config=str(config)))
+    _fails_before_any_work(tmp_path, recipe, f"annotation.config: {config}", message)
+
+
 def test_missing_corpus_fails_before_any_work(tmp_path):
     recipe = _recipe(tmp_path, lambda r: r["corpora"][0].update(path=str(tmp_path / "no.jsonl")))
     _fails_before_any_work(tmp_path, recipe, f"{tmp_path / 'no.jsonl'}: file not found")

@@ -35,7 +35,8 @@ def check_ingest_inputs(recipe: Recipe, recipe_path: Path | str) -> None:
 
 def check_rebuild_recipe(recipe: Recipe, path: Path | str) -> None:
     """The recipe names a task kind, has the sections that kind needs (annotation,
-    agreement, split and the kind's own ``needs``), and its annotation configs exist."""
+    agreement, split and the kind's own ``needs``), and its annotation configs exist and
+    parse (XML, an answer control), before any server starts."""
     from pipelines.tasks import task_kind
 
     if recipe.task is None:
@@ -55,9 +56,15 @@ def check_rebuild_recipe(recipe: Recipe, path: Path | str) -> None:
         configs.append(("annotation.config", ann.config))
         if ann.writing:
             configs.append(("annotation.writing.config", ann.writing.config))
+    from pipelines.annotation.label_config import LabelConfigError, parse_label_config
+
     for field, config in configs:
         if not recipe.resolve(config).is_file():
             raise RecipeError(f"{path}: {field}: {recipe.resolve(config)} not found")
+        try:  # issue 32: a bad config was found after pairs, items and three push retries
+            parse_label_config(recipe.resolve(config))
+        except LabelConfigError as exc:
+            raise RecipeError(f"{path}: {field}: {exc}") from None
 
 
 def _section(recipe: Recipe, dotted: str) -> object:
