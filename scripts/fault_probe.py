@@ -20,8 +20,10 @@ free loopback port; the install is shared through ``BENCHFORGE_LS_VENV``):
 
 Files that record the run rather than the data (``VOLATILE``: the result cache, the
 lock, the run summary with its timings, the manifests, the card with its export time)
-are not compared; in text files the output folder's path is read as ``OUT``. Exit 0
-when everything matched, 1 with the differences otherwise. The figures go to ``WORK/probe.json``.
+are not compared; in text files the output folder's path is read as ``OUT``, and pulled
+annotation tables are compared without the time each annotation was made
+(``TIME_COLUMNS``). Exit 0 when everything matched, 1 with the differences otherwise.
+The figures go to ``WORK/probe.json``.
 """
 
 from __future__ import annotations
@@ -48,6 +50,9 @@ VOLATILE = re.compile(
     r"^\.cache/|(^|/)(\.benchforge\.lock|[^/]*\.log|rebuild\.json|manifest\.json|"
     r"DATA_CARD\.(md|html)|card\.json)$"
 )
+# columns of pulled annotation tables that hold when an annotation was made (a killed
+# chain's annotations are made anew, in projects made anew): compared without them
+TIME_COLUMNS = ["created_at", "updated_at"]
 # text files whose bytes may name the output folder (an "input" path): compared with the
 # folder written as OUT
 TEXT = (".json", ".jsonl", ".md", ".html", ".tsv", ".csv", ".txt")
@@ -62,11 +67,25 @@ def digests(out: Path) -> dict[str, str]:
         rel = path.relative_to(out).as_posix()
         if path.is_file() and not VOLATILE.search(rel):
             data = path.read_bytes()
+            if path.suffix == ".parquet":
+                data = _without_times(path, data)
             if path.suffix in TEXT:
                 for name in names:
                     data = data.replace(name.encode(), b"OUT")
             found[rel] = hashlib.sha256(data).hexdigest()
     return found
+
+
+def _without_times(path: Path, data: bytes) -> bytes:
+    """A Parquet file's bytes, or, when it has ``TIME_COLUMNS``, its other columns'."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    times = [c for c in TIME_COLUMNS if c in table.column_names]
+    if not times:
+        return data
+    rest = table.drop(times)
+    return json.dumps(rest.to_pylist(), sort_keys=True, default=str).encode()
 
 
 def command(recipe: Path, out: Path, port: int) -> list[str]:
