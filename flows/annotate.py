@@ -3,9 +3,10 @@
 Each task wraps one function of ``pipelines.annotation.annotate`` /
 ``pipelines.annotation.simulate``; besides the per-request backoff inside those
 functions, Prefect retries a whole operation 3 times, 10 s apart, for a server that is
-slow or restarting. The push is idempotent and the simulation posts only what is
-missing, so a retry never duplicates a task or an annotation. ``annotation_round``
-runs push -> (simulate) -> wait -> pull and writes the long table atomically.
+slow or restarting (not for an error a retry cannot change: :func:`worth_retrying`).
+The push is idempotent and the simulation posts only what is missing, so a retry never
+duplicates a task or an annotation. ``annotation_round`` runs push -> (simulate) ->
+wait -> pull and writes the long table atomically.
 """
 
 from __future__ import annotations
@@ -18,7 +19,17 @@ from pipelines.annotation import annotate
 from pipelines.annotation.simulate import simulate, with_simulated
 from pipelines.core.io import write_parquet
 
-RETRIES = {"retries": 3, "retry_delay_seconds": 10}
+
+def worth_retrying(task: object, task_run: object, state: object) -> bool:
+    """Prefect's ``retry_condition_fn``: retry what a server that is slow or restarting
+    causes (transport errors, 5xx answers), never an error no retry can change, such as
+    a labeling config that reads fields the items lack or a project made with other
+    settings (issue 32: those were retried 3 times, 10 s apart, before the error)."""
+    error = getattr(state, "data", None)
+    return not isinstance(error, ValueError)  # AnnotationError, LabelConfigError, ...
+
+
+RETRIES = {"retries": 3, "retry_delay_seconds": 10, "retry_condition_fn": worth_retrying}
 
 
 @task(name="labelstudio-push", **RETRIES)

@@ -306,3 +306,21 @@ def test_a_full_disk_is_one_error_line_naming_the_folder(tmp_path):
     assert proc.returncode == 2, text[-3000:]
     assert "Traceback" not in text, text[-3000:]
     assert re.search(r"benchforge: error: .*small.*no space left", text), text[-3000:]
+
+
+def test_only_errors_a_retry_can_change_are_retried():
+    """Case 13: a config reading fields the items lack was pushed 3 more times, 10 s
+    apart, before the run failed; a server that is restarting is still retried."""
+    import httpx
+    from prefect.states import Failed
+
+    from flows.annotate import pull_task, push_task
+    from pipelines.annotation.annotate import AnnotationError
+    from pipelines.annotation.label_config import LabelConfigError
+
+    for task in (push_task, pull_task):
+        assert task.retries == 3
+        retry = task.retry_condition_fn
+        assert not retry(task, None, Failed(data=AnnotationError("reads ['x'], not in items")))
+        assert not retry(task, None, Failed(data=LabelConfigError("not valid XML")))
+        assert retry(task, None, Failed(data=httpx.ConnectError("connection refused")))
