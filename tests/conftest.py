@@ -32,6 +32,26 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def prefect_api():
+    """One Prefect server per test session (per xdist worker), which every flow and every
+    ``benchforge`` subprocess of the tests reports to (``PREFECT_API_URL``): a temporary
+    server costs each run about 7 s of CPU to start. Tests of the temporary server itself
+    (Ctrl-C, kills, the port it takes) run with ``PREFECT_API_URL`` empty, as a user's
+    run does."""
+    from flows.runtime import prefect_server
+
+    if os.environ.get("PREFECT_API_URL"):  # a server given from outside
+        yield os.environ["PREFECT_API_URL"]
+        return
+    with prefect_server() as url:
+        os.environ["PREFECT_API_URL"] = url
+        try:
+            yield url
+        finally:
+            os.environ.pop("PREFECT_API_URL", None)
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     base = tmp_path_factory.mktemp("ls")

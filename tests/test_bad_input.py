@@ -105,7 +105,8 @@ def _fails_before_any_work(tmp_path: Path, recipe: Path, *needles: str) -> None:
     out = tmp_path / "out"
     proc = cli("rebuild", str(recipe), "--out", str(out),
                env={"BENCHFORGE_HOME": str(home), "BENCHFORGE_CONFIG": str(home / "config"),
-                    "LABEL_STUDIO_URL": "", "PREFECT_HOME": str(tmp_path / "prefect")})  # fmt: skip
+                    "LABEL_STUDIO_URL": "", "PREFECT_HOME": str(tmp_path / "prefect"),
+                    "PREFECT_API_URL": ""})  # fmt: skip
     assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
     for needle in needles:
         assert needle in proc.stderr, proc.stderr
@@ -255,7 +256,7 @@ def test_ingest_checks_corpora_before_any_server_or_cluster(tmp_path):
     recipe["corpora"][1]["path"] = str(tmp_path / "missing.txt")
     path = tmp_path / "recipe.yaml"
     path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
-    env = {"PREFECT_HOME": str(tmp_path / "prefect")}
+    env = {"PREFECT_HOME": str(tmp_path / "prefect"), "PREFECT_API_URL": ""}
     proc = cli("ingest", str(path), "--out", str(tmp_path / "out"), env=env)
     assert proc.returncode == 2
     assert proc.stderr.strip().endswith(f"{tmp_path / 'missing.txt'}: file not found")
@@ -557,7 +558,7 @@ def test_ingest_finds_bad_records_before_any_server(tmp_path, content):
     recipe_path = tmp_path / "r.yaml"
     recipe_path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
     proc = cli("ingest", str(recipe_path), "--out", str(tmp_path / "out"),
-               env={"PREFECT_HOME": str(tmp_path / "prefect")})  # fmt: skip
+               env={"PREFECT_HOME": str(tmp_path / "prefect"), "PREFECT_API_URL": ""})  # fmt: skip
     assert proc.returncode == 2 and f"{path}:2: " in proc.stderr, proc.stderr
     assert "Starting temporary server" not in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "out").exists()

@@ -206,7 +206,7 @@ def _start(args: list[str], env: dict | None = None):  # noqa: ANN202
     return subprocess.Popen(
         [sys.executable, "-m", "flows.cli", *args], cwd=ROOT, stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT, text=True, start_new_session=True,
-        env={**os.environ, **(env or {})},
+        env={**os.environ, "PREFECT_API_URL": "", **(env or {})},  # its own Prefect server
     )  # fmt: skip
 
 
