@@ -22,6 +22,8 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
 fi
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
+# the import contracts of pyproject.toml ([tool.importlinter])
+.venv/bin/lint-imports --no-cache
 # Two workers (pytest-xdist), each taking whole test files, so that one file's module
 # fixtures (a Label Studio server, a rebuild) run once: about 1.5x faster on two cores,
 # where much of a test is waiting on a server or a subprocess. BENCHFORGE_TEST_WORKERS=0

@@ -9,28 +9,8 @@ import logging
 import sys
 from pathlib import Path
 
-from pipelines.agreement.rules import AgreementError
-from pipelines.annotation.annotate import AnnotationError
-from pipelines.annotation.label_config import LabelConfigError
-from pipelines.annotation.ls_server import LabelStudioError
-from pipelines.bias.scoring import PredictionError
-from pipelines.bias.survey import SurveyError
-from pipelines.bias.templates import TemplateError
-from pipelines.core.io import FolderLocked
+from pipelines.core.errors import BenchforgeError
 from pipelines.core.recipe import RecipeError, load_recipe
-from pipelines.ingest.readers import InputError
-from pipelines.jglue.release import ReleaseError
-from pipelines.lang.ja import DictionaryMissing
-from pipelines.models.classifier import ClassifierError
-from pipelines.models.pretrain import PretrainError
-from pipelines.models.train_classifier import TrainingDataError
-from pipelines.models.train_mt import ParallelDataError
-from pipelines.pairing.memory import TranslationMemoryError
-from pipelines.pairing.pairs import PairingError
-from pipelines.pairing.translate import TranslationError
-from pipelines.quality.jcqa import JcqaError
-from pipelines.splits.base import SplitError
-from pipelines.tasks.kornlu import SourceError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -563,32 +543,9 @@ def main(argv: list[str] | None = None) -> int:
             exc.filename = str(args.out)
         print(f"benchforge: error: {_os_error(exc)}", file=sys.stderr)
         return 2
-    except (
-        InputError,
-        RecipeError,
-        PairingError,
-        TranslationError,
-        TranslationMemoryError,
-        ParallelDataError,
-        SourceError,
-        TemplateError,
-        SurveyError,
-        PredictionError,
-        JcqaError,
-        ReleaseError,
-        DictionaryMissing,
-        TrainingDataError,
-        PretrainError,
-        ClassifierError,
-        LabelStudioError,
-        AnnotationError,
-        LabelConfigError,
-        AgreementError,
-        SplitError,
-        FolderLocked,
-    ) as exc:
+    except BenchforgeError as exc:  # every error a user can mend: one line, no traceback
         print(f"benchforge: error: {exc}", file=sys.stderr)
-        return 2
+        return exc.exit_code
     return 1
 
 

@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from pipelines.annotation.label_config import REPORT_FIELDS
+from pipelines.core.errors import BenchforgeError
 from pipelines.core.io import read_table
 from pipelines.core.registry import Registry
 from pipelines.core.settings import rule_settings
@@ -50,7 +51,7 @@ from pipelines.core.settings import rule_settings
 DROPPED_COLUMNS = ["kind", "id", "reason", "detail"]
 
 
-class AgreementError(ValueError):
+class AgreementError(BenchforgeError, ValueError):
     """Annotations that cannot be used; the message names the file, the row or column."""
 
 

@@ -44,6 +44,7 @@ from tqdm.auto import tqdm
 
 from pipelines.annotation.label_config import REPORT_FIELDS, LabelConfig, parse_label_config
 from pipelines.annotation.ls_server import Connection, connection
+from pipelines.core.errors import BenchforgeError
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ ANNOTATION_COLUMNS = [
 ]
 
 
-class AnnotationError(ValueError):
+class AnnotationError(BenchforgeError, ValueError):
     """Items or a project that cannot be used; the message names the file, row or project."""
 
 

@@ -9,11 +9,13 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipelines.core.errors import BenchforgeError
+
 CONTROL_TAGS = {"Choices", "TextArea", "Labels", "Rating", "Number"}
 REPORT_FIELDS = {"report", "unable"}  # controls whose values are report flags
 
 
-class LabelConfigError(ValueError):
+class LabelConfigError(BenchforgeError, ValueError):
     """A labeling config that cannot be used; the message names the file."""
 
 

@@ -43,6 +43,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipelines.core.errors import BenchforgeError
 from pipelines.core.ports import free_port, port_free
 
 log = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ ADMIN = "admin@benchforge.local"
 DEFAULT_PORT = 8080
 
 
-class LabelStudioError(RuntimeError):
+class LabelStudioError(BenchforgeError, RuntimeError):
     """The server cannot be installed, started, reached or authenticated against."""
 
 

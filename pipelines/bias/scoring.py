@@ -24,10 +24,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pipelines.core.errors import BenchforgeError
+
 BASELINES = ("unknown", "biased", "counter-biased", "random")
 
 
-class PredictionError(ValueError):
+class PredictionError(BenchforgeError, ValueError):
     """Predictions that cannot be scored; the message names the file and the row."""
 
 

@@ -39,6 +39,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipelines.bias.templates import CATEGORIES, Template, TemplateError
+from pipelines.core.errors import BenchforgeError
 
 NO_STEREO = "no_stereo"
 NO_STEREO_LABEL = "한국 사회에 관련된 고정관념 없음"  # the survey's option (the release's README)
@@ -46,7 +47,7 @@ TYPE1_CATEGORIES = ["Religion", "Domestic_area_of_origin", "Race_ethnicity_natio
 PAPER_DROPPED = {1: 0.083, 2: 0.136}  # KoBBQ 3.2.5: stereotypes the survey removed, per type
 
 
-class SurveyError(ValueError):
+class SurveyError(BenchforgeError, ValueError):
     """A survey that cannot be read; the message names the file and the entry or line."""
 
 

@@ -38,6 +38,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pipelines.core.errors import BenchforgeError
+
 # the release's categories -> the prefix of their sample ids
 CATEGORIES = {
     "Age": "age",
@@ -93,7 +95,7 @@ SAMPLE_COLUMNS = ["sample_id", "template_id", "category", "template", "version",
                   "target_group", "fillers", "bbq_id", "bbq_category", "row"]  # fmt: skip
 
 
-class TemplateError(ValueError):
+class TemplateError(BenchforgeError, ValueError):
     """A template that cannot be read or filled; the message names the file and line."""
 
 

@@ -17,13 +17,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from pipelines.core.errors import BenchforgeError
+
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 log = logging.getLogger(__name__)
 LOCK_NAME = ".benchforge.lock"
 
 
-class FolderLocked(RuntimeError):
+class FolderLocked(BenchforgeError, RuntimeError):
     """Another run writes into the same output folder; the message names it."""
 
 

@@ -22,8 +22,10 @@ from pydantic import (
     model_validator,
 )
 
+from pipelines.core.errors import BenchforgeError
 
-class RecipeError(ValueError):
+
+class RecipeError(BenchforgeError, ValueError):
     """A recipe that cannot be used; the message names the file and the problem."""
 
 

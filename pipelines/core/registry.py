@@ -19,12 +19,14 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
+from pipelines.core.errors import BenchforgeError
+
 T = TypeVar("T")
 
 _ALL: dict[str, Registry] = {}
 
 
-class UnknownName(KeyError, ValueError):
+class UnknownName(BenchforgeError, KeyError, ValueError):
     """A name no member of the registry has; the message lists the registered names."""
 
     def __str__(self) -> str:  # KeyError quotes its message; this one reads as a sentence

@@ -27,6 +27,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from pipelines.core.errors import BenchforgeError
+
 ANY = "any"
 NOT_CC0 = "any but CC0"
 
@@ -57,7 +59,7 @@ _WHY = {
 }
 
 
-class LicenceError(ValueError):
+class LicenceError(BenchforgeError, ValueError):
     """The sources' licences allow no release, or not the one the recipe asks for."""
 
 

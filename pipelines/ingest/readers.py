@@ -23,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 from tqdm.auto import tqdm
 
+from pipelines.core.errors import BenchforgeError
 from pipelines.core.io import sha256_file
 from pipelines.core.recipe import CorpusSpec
 from pipelines.core.stage import StageResult, split_by_reason
@@ -46,7 +47,7 @@ PROGRESS_BYTES = 8 << 20  # show a progress bar when reading files larger than t
 csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
 
 
-class InputError(ValueError):
+class InputError(BenchforgeError, ValueError):
     """Unusable input; the message starts with ``file:line:``."""
 
 

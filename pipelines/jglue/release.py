@@ -20,12 +20,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pipelines.core.errors import BenchforgeError
+
 FIELDS = ("sentence_pair_id", "yjcaptions_id", "sentence1", "sentence2", "label")
 NLI_LABELS = ("entailment", "neutral", "contradiction")
 PAIR_ID = re.compile(r"^(?P<image1>\d+)(?:_(?P<image2>\d+))?-(?P<c1>g?\d+)-(?P<c2>g?\d+)$")
 
 
-class ReleaseError(ValueError):
+class ReleaseError(BenchforgeError, ValueError):
     """A release file that cannot be read; the message names the file and the line."""
 
 

@@ -15,13 +15,15 @@ import re
 import threading
 import unicodedata
 
+from pipelines.core.errors import BenchforgeError
+
 SENTENCE_END = "。！？!?"
 OPEN_QUOTES = "「『（(“"
 CLOSE_QUOTES = "」』）)”"
 INSTALL = "pip install unidic-lite==1.0.8 (or run scripts/bootstrap.sh)"
 
 
-class DictionaryMissing(RuntimeError):
+class DictionaryMissing(BenchforgeError, RuntimeError):
     """No Japanese dictionary: the message gives the install command."""
 
 

@@ -23,11 +23,12 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
+from pipelines.core.errors import BenchforgeError
 from pipelines.models.checkpoints import is_checkpoint, load_checkpoint, position_limit
 from pipelines.models.token_batches import encode, pad, token_batches
 
 
-class ClassifierError(RuntimeError):
+class ClassifierError(BenchforgeError, RuntimeError):
     """A checkpoint that cannot be used; the message names the folder and the problem."""
 
 

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
+from pipelines.core.errors import BenchforgeError
 from pipelines.core.io import write_json
 from pipelines.models.checkpoints import default_device
 from pipelines.models.precision import Stepper, resolve_precision
@@ -53,7 +54,7 @@ FINGERPRINT_FIELDS = (
 )  # fmt: skip
 
 
-class PretrainError(ValueError):
+class PretrainError(BenchforgeError, ValueError):
     """Unusable pretraining input or state; the message names the file and the problem."""
 
 

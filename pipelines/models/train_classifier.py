@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from pipelines.core.errors import BenchforgeError
 from pipelines.core.io import write_json
 from pipelines.models.checkpoints import default_device
 from pipelines.models.precision import resolve_precision
@@ -52,7 +53,7 @@ TASKS: dict[str, dict] = {
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
-class TrainingDataError(ValueError):
+class TrainingDataError(BenchforgeError, ValueError):
     """Labeled data that cannot be used; the message names the file and the row."""
 
 

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from pipelines.core.errors import BenchforgeError
 from pipelines.core.io import write_json, write_text
 from pipelines.models.checkpoints import default_device
 from pipelines.models.precision import schedule as _schedule
@@ -41,7 +42,7 @@ from pipelines.models.train_classifier import shuffled_length_batches as _batche
 log = logging.getLogger(__name__)
 
 
-class ParallelDataError(ValueError):
+class ParallelDataError(BenchforgeError, ValueError):
     """Parallel data that cannot be used; the message names the file and the row."""
 
 

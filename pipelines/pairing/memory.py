@@ -27,12 +27,13 @@ from pathlib import Path
 import pandas as pd
 from rapidfuzz import fuzz, process
 
+from pipelines.core.errors import BenchforgeError
 from pipelines.pairing.translate import TranslationError, Translator
 
 LINEAGE_COLUMNS = ["text", "draft", "backend", "model", "tm_score", "tm_source"]
 
 
-class TranslationMemoryError(ValueError):
+class TranslationMemoryError(BenchforgeError, ValueError):
     """A translation memory file that cannot be used (names the file and the line)."""
 
 

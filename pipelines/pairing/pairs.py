@@ -23,6 +23,7 @@ import json
 import numpy as np
 import pandas as pd
 
+from pipelines.core.errors import BenchforgeError
 from pipelines.core.recipe import CorpusPairing, GsmSpec, MetadataSpec, RttSettings
 from pipelines.core.registry import Registry
 from pipelines.core.stage import REJECT_COLUMNS, value_counts
@@ -33,7 +34,7 @@ from pipelines.pairing.rtt import rouge_l, round_trip
 from pipelines.pairing.translate import Translator
 
 
-class PairingError(ValueError):
+class PairingError(BenchforgeError, ValueError):
     """Input or settings that pairing cannot use; the message names the file and problem."""
 
 

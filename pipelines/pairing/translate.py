@@ -30,6 +30,7 @@ from typing import Any, Protocol
 import httpx
 from tqdm.auto import tqdm
 
+from pipelines.core.errors import BenchforgeError
 from pipelines.core.recipe import TranslatorSpec
 from pipelines.core.registry import Registry
 from pipelines.models.checkpoints import (
@@ -53,7 +54,7 @@ NLLB_CODES = {
 }
 
 
-class TranslationError(RuntimeError):
+class TranslationError(BenchforgeError, RuntimeError):
     """A backend that cannot translate; the message names the backend and the problem."""
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from pipelines.core.errors import BenchforgeError
 from pipelines.core.registry import Registry
 
 CHOICES = [f"choice{i}" for i in range(5)]
@@ -34,7 +35,7 @@ JCQA_FILTERS: Registry[Filter] = Registry("JCommonsenseQA filter", "pipelines.qu
                                           "JGLUE 3.3 question filters")  # fmt: skip
 
 
-class JcqaError(ValueError):
+class JcqaError(BenchforgeError, ValueError):
     """A question file that cannot be read; the message names the file and the line."""
 
 

@@ -28,6 +28,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
+from pipelines.core.errors import BenchforgeError
 from pipelines.core.registry import Registry
 from pipelines.core.settings import rule_settings
 from pipelines.quality.dedup import near_duplicate_links
@@ -38,7 +39,7 @@ REPORT_THRESHOLD = 3.0
 SPLIT_COLUMNS = ["item_id", "split", "rule", "reason"]
 
 
-class SplitError(ValueError):
+class SplitError(BenchforgeError, ValueError):
     """Items that cannot be split; the message names the column or the item."""
 
 

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pipelines.core.errors import BenchforgeError
 from pipelines.core.markdown import settings_table, table
 from pipelines.core.stage import value_counts
 from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached
@@ -47,7 +48,7 @@ KORSTS_META = ["genre", "filename", "year", "id"]
 LABELS = {"korsts": None, "kornli": NLI_LABELS}  # None: a 0-5 score
 
 
-class SourceError(ValueError):
+class SourceError(BenchforgeError, ValueError):
     """An English dataset that cannot be read; the message names the file and the line."""
 
 
