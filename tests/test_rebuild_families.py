@@ -1,0 +1,288 @@
+"""``benchforge rebuild`` end to end for the KoBBQ, JGLUE (JSTS, JNLI) and KoBEST
+families: small rebuilds from the shipped data through a real Prefect run and a real
+Label Studio server, checked against their stage outputs. (Kept apart from
+``test_rebuild.py`` so that the two test workers share the rebuilds.)"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from test_rebuild import rebuild
+
+from pipelines.annotation import annotate
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def kobbq_rebuilt(server, tmp_path_factory):
+    """recipes/kobbq-demo.yaml made small: one survey question per category asked of 3
+    simulated respondents, the reading check on one template of 2 categories."""
+    folder = tmp_path_factory.mktemp("kobbq")
+    recipe = yaml.safe_load((ROOT / "recipes" / "kobbq-demo.yaml").read_text(encoding="utf-8"))
+    for corpus in recipe["corpora"]:
+        corpus["path"] = str((ROOT / "recipes" / corpus["path"]).resolve())
+    k = recipe["kobbq"]
+    k["survey"] = str((ROOT / "recipes" / k["survey"]).resolve())
+    k["use_targets"] = True
+    k["survey_round"] = {"per_category": 1, "respondents": 3, "project": "kobbq-test-survey",
+                         "simulate": {"annotators": 3, "seed": 0}}  # fmt: skip
+    k["check_round"] = {"per_category": 1, "respondents": 2, "project": "kobbq-test-check",
+                        "simulate": {"annotators": 2, "seed": 0}}  # fmt: skip
+    path = folder / "kobbq.yaml"
+    path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
+    out = folder / "out"
+    first = rebuild(path, out, server["port"])
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    again = rebuild(path, out, server["port"])
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    return {"out": out, "first": first.stdout, "again": again.stdout}
+
+
+def test_kobbq_rounds_feed_the_survey_rules_without_duplicate_tasks(kobbq_rebuilt):
+    out = kobbq_rebuilt["out"]
+    assert "0 tasks created" in kobbq_rebuilt["again"] and "(cached)" in kobbq_rebuilt["again"]
+    ls = annotate.client()
+    for name, per_task in (("survey", 3), ("check", 2)):
+        items = pd.read_parquet(out / f"{name}-round" / "items.parquet")
+        project = annotate.find_project(ls, f"kobbq-test-{name}")
+        assert project.task_number == len(items)  # no duplicate after the rerun
+        votes = pd.read_parquet(out / "annotate" / f"{name}.parquet")
+        done = votes[~votes["cancelled"] & (votes["field"] == "answer")]
+        assert (done.groupby("item_id").size() == per_task).all()
+    items = pd.read_parquet(out / "survey-round" / "items.parquet")
+    assert items["category"].nunique() == 12 and len(items) == 12
+    survey = json.loads((out / "survey" / "survey.json").read_text(encoding="utf-8"))
+    assert survey["round"]["questions"] == 12 and survey["round"]["respondents"] == 36
+    got = pd.read_parquet(out / "survey" / "round_targets.parquet")
+    assert (got["respondents"] == 3).all() and set(got["question_id"]) == set(items["item_id"])
+
+
+def test_kobbq_export_layout_targets_and_card(kobbq_rebuilt, tmp_path):
+    import datasets
+
+    out = kobbq_rebuilt["out"]
+    folder = out / "dataset"
+    expand = json.loads((out / "expand" / "expand.json").read_text(encoding="utf-8"))
+    samples = pd.read_parquet(out / "expand" / "samples.parquet")
+    dropped = pd.read_parquet(out / "expand" / "dropped.parquet")
+    assert len(samples) + len(dropped) == expand["samples_all"] == 76568  # use_targets: true
+    assert len(dropped) and dropped["reason"].str.startswith("survey:").all()
+    lines = (folder / "test_samples.tsv").read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("sample_id\tlabel_annotation\tcontext\tquestion\tchoices")
+    test = pd.read_parquet(out / "evaluation" / "test.parquet")
+    assert len(lines) - 1 == len(test) and test["template_id"].nunique() == len(
+        set(samples["template_id"])
+    )
+    cache = {"cache_dir": str(tmp_path / "hf")}
+    ds = datasets.load_dataset("json", data_files={"test": str(folder / "test_samples.jsonl")},
+                               **cache)  # fmt: skip
+    assert (
+        ds["test"][0]["sample_id"] == test["sample_id"].iloc[0]
+        and len(ds["test"][0]["choices"]) == 3
+    )
+    scores = json.loads((folder / "scores.json").read_text(encoding="utf-8"))
+    assert scores["unknown"]["overall"]["acc_amb"] == 1 and "readers (majority)" in scores
+    card = (folder / "DATA_CARD.md").read_text(encoding="utf-8")
+    assert "76048" in card and "paper (Table 1)" in card and "**simulated**" in card
+    assert "no_non_target" in card and "{{" not in card
+
+
+def _jglue_recipe(folder: Path, name: str, changes: dict) -> Path:
+    recipe = yaml.safe_load((ROOT / "recipes" / f"{name}-demo.yaml").read_text(encoding="utf-8"))
+    for corpus in recipe["corpora"]:
+        corpus["path"] = str((ROOT / "recipes" / corpus["path"]).resolve())
+    for key, value in changes.items():
+        recipe["jglue"][key] = value
+    for key, spec in recipe["jglue"].items():
+        if key.endswith("_round"):
+            spec["project"] = f"{name}-test-{key.removesuffix('_round')}"
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def jglue_rebuilt(server, tmp_path_factory):
+    """recipes/jsts-demo.yaml and recipes/jnli-demo.yaml made small, each run twice."""
+    folder = tmp_path_factory.mktemp("jglue")
+    out = {}
+    for name, changes in (("jsts", {"same_image": 16, "other_image": 6}),
+                          ("jnli", {"same_image": 8, "writing_captions": 5})):  # fmt: skip
+        path = _jglue_recipe(folder, name, changes)
+        first = rebuild(path, folder / name, server["port"])
+        assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+        again = rebuild(path, folder / name, server["port"])
+        assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+        out[name] = {"out": folder / name, "again": again.stdout}
+    return out
+
+
+def _release_files(folder: Path) -> dict[str, list[dict]]:
+    """JGLUE's JSON Lines files of an export: train, valid, test (and jsts-c_<split>)."""
+    names = [p for p in sorted(folder.glob("*.json"))
+             if p.stem in ("train", "valid", "test") or p.stem.startswith("jsts-c_")]  # fmt: skip
+    return {p.stem: [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines()]
+            for p in names}  # fmt: skip
+
+
+def test_jsts_rebuild_keeps_the_low_variance_pairs_in_jglue_layout(jglue_rebuilt, tmp_path):
+    import datasets
+
+    run = jglue_rebuilt["jsts"]
+    out = run["out"]
+    assert "0 tasks created" in run["again"] and "(cached)" in run["again"]
+    ls = annotate.client()
+    assert annotate.find_project(ls, "jsts-test-sts").task_number == 22  # no duplicates
+    sts = json.loads((out / "sts" / "sts.json").read_text(encoding="utf-8"))
+    assert sts["per_kind"]["A"]["pairs"] == 16 and sts["per_kind"]["B"]["pairs"] == 6
+    assert sts["per_kind"]["A"]["paper"] == {"pairs": 16000, "kept": 10236, "kept_share": 0.6398}
+    votes = pd.read_parquet(out / "annotate" / "sts.parquet")
+    done = votes[~votes["cancelled"]]
+    variance = done.assign(v=done["value"].astype(float)).groupby("item_id")["v"].var()
+    gold = pd.read_parquet(out / "sts" / "gold.parquet")
+    assert (variance[gold["item_id"]] < 1.0).all()  # JGLUE: variance 1.0 or more dropped
+    assert set(variance[variance >= 1.0].index) == set(
+        pd.read_parquet(out / "sts" / "dropped.parquet")["id"]
+    )
+    files = _release_files(out / "dataset")
+    assert set(files) == {"train", "valid", "test"}
+    assert sum(map(len, files.values())) == len(gold)
+    for rows in files.values():
+        assert [r["sentence_pair_id"] for r in rows] == [str(i) for i in range(len(rows))]
+        assert all(list(r) == ["sentence_pair_id", "yjcaptions_id", "sentence1", "sentence2",
+                               "label"] for r in rows)  # fmt: skip
+    images = {s: {i for r in rows for i in r["yjcaptions_id"].split("-")[0].split("_")}
+              for s, rows in files.items()}  # fmt: skip
+    assert not images["train"] & (images["valid"] | images["test"])  # no image in two splits
+    ds = datasets.load_dataset("json", data_files={"train": str(out / "dataset" / "train.json")},
+                               cache_dir=str(tmp_path / "hf"))  # fmt: skip
+    assert ds["train"].num_rows == len(files["train"])
+    card = (out / "dataset" / "DATA_CARD.md").read_text(encoding="utf-8")
+    assert "16,000 -> 10,236" in card and "**simulated**" in card and "{{" not in card
+
+
+def test_jnli_rebuild_runs_every_round_and_the_rules(jglue_rebuilt):
+    run = jglue_rebuilt["jnli"]
+    out = run["out"]
+    assert "0 tasks created" in run["again"] and "(cached)" in run["again"]
+    items = pd.read_parquet(out / "pairs" / "items.parquet")
+    assert len(items) == 16 and (items.groupby("pair_id").size() == 2).all()  # both ways
+    nli = pd.read_parquet(out / "nli" / "gold.parquet")
+    assert set(nli["label"]) <= {"entailment", "neutral"} and (nli["votes"] >= 6).all()
+    written = json.loads((out / "written" / "written.json").read_text(encoding="utf-8"))
+    assert written["written"] == 20 and written["kept"] + sum(written["dropped"].values()) == 20
+    assert written["dropped"].get("edit_distance", 0) >= 1  # the planted unrelated sentences
+    validation = json.loads((out / "validation" / "validation.json").read_text(encoding="utf-8"))
+    assert validation["items"] == written["kept"]
+    assert validation["pairs_with_reverse"] == 2 * validation["kept"]
+    files = _release_files(out / "dataset")
+    nli_rows = [r for s in ("train", "valid", "test") for r in files.get(s, [])]
+    labels = {r["label"] for r in nli_rows}
+    assert labels == {"entailment", "neutral", "contradiction"}
+    ids = {r["yjcaptions_id"] for r in nli_rows if r["label"] == "contradiction"}
+    for pair_id in ids:  # each contradiction with its reverse
+        image, a, b = pair_id.split("-")
+        assert f"{image}-{b}-{a}" in ids
+    sts_c = [r for s, rows in files.items() if s.startswith("jsts-c") for r in rows]
+    assert sts_c and all(isinstance(r["label"], float) and "-g" in r["yjcaptions_id"]
+                         for r in sts_c)  # fmt: skip
+    ls = annotate.client()
+    for name in ("nli", "writing", "validation", "sts"):
+        table = pd.read_parquet(out / "annotate" / f"{name}.parquet")
+        project = annotate.find_project(ls, f"jnli-test-{name}")
+        assert project.task_number == table["item_id"].nunique()  # no duplicate task
+    card = (out / "dataset" / "DATA_CARD.md").read_text(encoding="utf-8")
+    assert "JNLI step 1" in card and "edit distance" in card and "{{" not in card
+
+
+def _kobest_recipe(folder: Path, name: str, changes: dict) -> Path:
+    recipe = yaml.safe_load((ROOT / "recipes" / f"kobest-{name}-demo.yaml").read_text("utf-8"))
+    for corpus in recipe["corpora"]:
+        corpus["path"] = str((ROOT / "recipes" / corpus["path"]).resolve())
+    recipe["kobest"].update(changes)
+    for key, spec in recipe["kobest"].items():
+        if key.endswith("_round"):
+            spec["project"] = f"kobest-{name}-test-{key.removesuffix('_round')}"
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def kobest_rebuilt(server, tmp_path_factory):
+    """recipes/kobest-copa-demo.yaml (run twice) and kobest-sentineg-demo.yaml (smaller)."""
+    folder = tmp_path_factory.mktemp("kobest")
+    out = {}
+    for name, changes, runs in (("copa", {}, 2), ("sentineg", {"items": 40}, 1)):
+        path = _kobest_recipe(folder, name, changes)
+        for _ in range(runs):
+            done = rebuild(path, folder / name, server["port"])
+            assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        out[name] = {"out": folder / name, "last": done.stdout}
+    return out
+
+
+def test_kobest_copa_reviews_find_the_planted_swaps_and_cue(kobest_rebuilt, tmp_path):
+    import datasets
+
+    run = kobest_rebuilt["copa"]
+    out = run["out"]
+    assert "0 tasks created" in run["last"] and "(cached)" in run["last"]
+    written = json.loads((out / "written" / "written.json").read_text(encoding="utf-8"))
+    assert written["dropped"] == {"copa_past_tense": 1, "copa_subject": 2}  # the planted faults
+    reviewed = json.loads((out / "reviewed" / "reviewed.json").read_text(encoding="utf-8"))
+    assert reviewed["edits"] >= 1 and "rejected" in reviewed["dropped"]
+    dup = json.loads((out / "duplicates" / "duplicates.json").read_text(encoding="utf-8"))
+    assert dup["swaps_found"] == dup["swaps_planted"] >= 2  # those whose original is kept
+    first = json.loads((out / "artifacts-1" / "artifacts.json").read_text(encoding="utf-8"))
+    second = json.loads((out / "artifacts-2" / "artifacts.json").read_text(encoding="utf-8"))
+    assert any(c["morpheme"].endswith("<NUM>") for c in first["cues"])
+    assert first["cue_items_flagged"] >= 1
+    assert not any(c["morpheme"].endswith("<NUM>") for c in second["cues"])  # gone
+    versions = pd.read_parquet(out / "dataset" / "versions.parquet")
+    assert {"writing", "review", "revision1"} <= set(versions["round"])
+    ls = annotate.client()
+    for name in ("writing", "review", "revision1"):
+        table = pd.read_parquet(out / "annotate" / f"{name}.parquet")
+        stem = name.rstrip("0123456789")
+        project = annotate.find_project(ls, f"kobest-copa-test-{stem}{name[len(stem) :]}")
+        assert project.task_number == table["item_id"].nunique()  # no duplicate task
+    ds = datasets.load_dataset(
+        "json",
+        data_files={s: str(out / "dataset" / f"{s}.jsonl") for s in ("train", "dev", "test")},
+        cache_dir=str(tmp_path / "cache"),
+    )
+    assert ds["train"].column_names == [
+        "premise",
+        "question",
+        "alternative_1",
+        "alternative_2",
+        "label",
+    ]
+    assert set(ds["train"]["question"]) <= {"원인", "결과"}
+    card = (out / "dataset" / "DATA_CARD.md").read_text(encoding="utf-8")
+    assert "Artifact review 1" in card and f"planted swaps found: {dup['swaps_found']} of" in card
+    assert "{{" not in card
+
+
+def test_kobest_sentineg_drops_unnegated_and_branded_writing(kobest_rebuilt):
+    out = kobest_rebuilt["sentineg"]["out"]
+    prompts = pd.read_parquet(out / "prompts" / "items.parquet")
+    assert (prompts["label"] == 1 - prompts["original_label"]).all()
+    dropped = pd.read_parquet(out / "written" / "dropped.parquet")
+    copies = set(prompts.loc[prompts["sim_plant"] == "copy", "item_id"])
+    brands = set(prompts.loc[prompts["sim_plant"] == "brand", "item_id"])
+    reasons = dict(zip(dropped["item_id"], dropped["reason"], strict=True))
+    assert all(reasons.get(i) == "sentineg_negated" for i in copies)
+    assert all(reasons.get(i) == "sentineg_brand" for i in brands)
+    rows = [
+        json.loads(line)
+        for s in ("train", "dev", "test")
+        for line in (out / "dataset" / f"{s}.jsonl").read_text("utf-8").splitlines()
+    ]
+    assert rows and all(set(r) == {"sentence", "label"} and r["label"] in (0, 1) for r in rows)
