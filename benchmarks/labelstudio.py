@@ -21,7 +21,6 @@ Targets (issue 5): push 10,000 in 20 s or less; pull 70,000 annotations in 60 s 
 from __future__ import annotations
 
 import argparse
-import os
 import socket
 import sys
 import tempfile
@@ -59,13 +58,7 @@ def main() -> None:
     parser.add_argument("--annotators", type=int, default=7, help="annotations per task (7)")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bf-ls-bench-"))
-    os.environ["BENCHFORGE_HOME"] = str(tmp / "home")
-    os.environ["BENCHFORGE_CONFIG"] = str(tmp / "config")
-    os.environ.setdefault(
-        "BENCHFORGE_LS_VENV", str(Path.home() / ".local/share/benchforge/labelstudio/venv")
-    )
-    for key in ("LABEL_STUDIO_URL", "LABEL_STUDIO_API_KEY"):
-        os.environ.pop(key, None)
+    ls_server.use_private_home(tmp)
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]

@@ -201,13 +201,7 @@ def main() -> int:
     from pipelines.core.recipe import load_recipe
 
     work = args.work or Path(tempfile.mkdtemp(prefix="fault-probe-"))
-    os.environ["BENCHFORGE_HOME"] = str(work / "home")
-    os.environ["BENCHFORGE_CONFIG"] = str(work / "config")
-    os.environ.setdefault(
-        "BENCHFORGE_LS_VENV", str(Path.home() / ".local/share/benchforge/labelstudio/venv")
-    )
-    for key in ("LABEL_STUDIO_URL", "LABEL_STUDIO_API_KEY"):
-        os.environ.pop(key, None)
+    ls_server.use_private_home(work)
     port = free_port()
     ls_server.up(port)
     try:

@@ -569,6 +569,20 @@ def managed_export_dir() -> Path | None:
     return Path(state["data_dir"]) / "export" if state else None
 
 
+def use_private_home(folder: Path) -> None:
+    """Point this process (and what it starts) at a Label Studio of its own under
+    ``folder`` (home and config there, no outside server or token), sharing the install
+    in ``BENCHFORGE_LS_VENV`` (default ``~/.local/share/benchforge/labelstudio/venv``):
+    for benchmarks and probes that must not touch a user's server."""
+    os.environ["BENCHFORGE_HOME"] = str(folder / "home")
+    os.environ["BENCHFORGE_CONFIG"] = str(folder / "config")
+    os.environ.setdefault(
+        "BENCHFORGE_LS_VENV", str(Path.home() / ".local/share/benchforge/labelstudio/venv")
+    )
+    for key in ("LABEL_STUDIO_URL", "LABEL_STUDIO_API_KEY"):
+        os.environ.pop(key, None)
+
+
 def ensure_reachable(port: int | None = None) -> dict:
     """Before any work: ``LABEL_STUDIO_URL`` answers and accepts ``LABEL_STUDIO_API_KEY``,
     or the managed server runs (started with ``up(port)`` when it does not)."""
