@@ -44,6 +44,9 @@ _DEFAULTS = {
     "PREFECT_LOGGING_LEVEL": "INFO",
     "PREFECT_UI_ENABLED": "false",
     "PREFECT_SERVER_UI_ENABLED": "false",
+    # Prefect waits 20 s for its temporary server; on a busy 2-core machine (two test
+    # workers, a Label Studio starting) its first start with migrations took longer
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
 }
 
 
@@ -126,7 +129,7 @@ def prefect_server() -> Iterator[str]:
     # Prefect would draw a port from 8000-8999 itself, where Label Studio's 8080 lies
     server = OwnGroupServer(port=free_port())
     log.info("starting a temporary Prefect server on 127.0.0.1:%d", server.port)
-    server.start()
+    server.start(timeout=int(os.environ["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"]))
     os.environ["PREFECT_API_URL"] = server.api_url
     try:
         with temporary_settings({PREFECT_API_URL: server.api_url}):

@@ -32,7 +32,6 @@ def make_recipe(folder: Path, name: str = "recipe.yaml", limit: int = 300, **fil
 
 def ingest(recipe: Path, out: Path, prefect_home: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "PREFECT_HOME": str(prefect_home)}
-    env.pop("PREFECT_API_URL", None)
     cmd = [
         sys.executable,
         "-m",
@@ -192,7 +191,6 @@ def test_runs_on_an_existing_dask_scheduler(run, tmp_path):
         dashboard_address=None,
     ) as cluster:
         env = {**os.environ, "PREFECT_HOME": str(run["base"] / "prefect")}
-        env.pop("PREFECT_API_URL", None)
         out = tmp_path / "out"
         cmd = [
             sys.executable,

@@ -62,7 +62,6 @@ def make_recipe(base: Path, min_rouge: float = 0.3) -> Path:
 
 def pair(base: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PREFECT_HOME": str(base / "prefect")}
-    env.pop("PREFECT_API_URL", None)
     cmd = [sys.executable, "-m", "flows.cli", "pair", str(base / "recipe.yaml"), *args, "--json"]
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
 
