@@ -20,7 +20,6 @@ from prefect.futures import as_completed
 from tqdm.auto import tqdm
 
 from pipelines.core.io import folder_stamp, output_lock, write_outputs
-from pipelines.core.preflight import check_ingest_inputs
 from pipelines.core.recipe import (
     ClassifierSettings,
     CorpusSpec,
@@ -40,6 +39,7 @@ from pipelines.ingest.shards import (
     filter_sentences,
     process_documents,
 )
+from pipelines.preflight import check_ingest_inputs
 from pipelines.quality.dedup import deduplicate
 from pipelines.quality.toxic import filter_toxic, load_detectors
 

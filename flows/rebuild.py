@@ -29,9 +29,9 @@ from prefect.cache_policies import NO_CACHE
 
 from flows.steps import AnnotationsPending
 from pipelines.core.io import output_lock, write_json
-from pipelines.core.preflight import check_rebuild_recipe
 from pipelines.core.recipe import Recipe, load_recipe
 from pipelines.core.steps import RunContext, StepOutcome, step_function
+from pipelines.preflight import check_rebuild_recipe
 from pipelines.tasks import TaskKind, task_kind
 
 

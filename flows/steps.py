@@ -185,9 +185,9 @@ def votes_path(ctx: RunContext) -> Path:
 def agree_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The recipe's agreement rule (``pipelines.agreement``) -> OUT/agree; values are
     checked against the interface's answer control."""
-    from pipelines.agreement.rules import run_agree
+    from pipelines.agreement.rules import recipe_agreement_settings, run_agree
 
-    settings = ctx.recipe.agreement_settings()
+    settings = recipe_agreement_settings(ctx.recipe)
     if settings.values is None:
         settings.values = interface_answers(ctx.recipe, settings.answer_field)
     agreed = run_agree(votes_path(ctx), settings, ctx.out / "agree")
@@ -216,9 +216,10 @@ def interface_answers(recipe: object, field: str | None) -> list[str] | None:
 def split_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The recipe's split rule and the artifact report (``pipelines.splits``) ->
     OUT/split."""
+    from pipelines.splits.base import recipe_split_settings
     from pipelines.splits.run import run_split
 
-    settings = ctx.recipe.split_settings(ctx.seed)
+    settings = recipe_split_settings(ctx.recipe, ctx.seed)
     gold = ctx.out / "agree" / "gold.parquet"
     split = run_split(gold, settings, ctx.out / "split", ctx.out / "items" / "items.parquet",
                       ctx.recipe.language)  # fmt: skip

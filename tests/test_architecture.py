@@ -31,9 +31,12 @@ TOY = textwrap.dedent(
     from pathlib import Path
 
     import pandas as pd
+    from pydantic import Field
 
     from flows.rebuild import run_rebuild
     from flows.runtime import prefect_server
+    from pipelines.core.plugins import RecipeSection, register_section
+    from pipelines.core.recipe import Strict
     from pipelines.core.steps import STEPS, Rows, StepOutcome, cached
     from pipelines.lang import Language, language, register_language
     from pipelines.tasks import TaskKind, register_task
@@ -46,6 +49,17 @@ TOY = textwrap.dedent(
         script_share=lambda text: 1.0, foreign_chars=lambda text: 0, script_reason="not_xx",
     ))
 
+    class ToySection(Strict):
+        """The toy family's own recipe section (``toy:``)."""
+        min_words: int = Field(default=2, ge=1)
+        corpus: str = "toy"
+
+    def check_toy(recipe, section):
+        if section.corpus not in [c.name for c in recipe.corpora]:
+            raise ValueError(f"toy.corpus: no corpus named {section.corpus!r}")
+
+    register_section(RecipeSection("toy", ToySection, "the toy family", check_toy))
+
     @STEPS.register("toy:sentences")
     def sentences(ctx, arg=""):
         corpus = ctx.recipe.corpora[0]
@@ -57,12 +71,13 @@ TOY = textwrap.dedent(
             sents = [s for parts in lang.split_sentences(lines) for s in parts]
             frame = pd.DataFrame({"text": sents})
             frame["words"] = [len(lang.morphemes(s)) for s in sents]
-            keep = frame["words"] >= 2
+            keep = frame["words"] >= ctx.recipe.toy.min_words
             info = {"in": len(frame), "kept": int(keep.sum()),
                     "dropped": {"one_word": int((~keep).sum())} if (~keep).any() else {}}
             return {"kept.parquet": frame[keep], "dropped.parquet": frame[~keep]}, info
 
-        info, hit = cached(ctx.out / "sentences", [path], [corpus.language], compute,
+        info, hit = cached(ctx.out / "sentences", [path], [corpus.language, ctx.recipe.toy],
+                           compute,
                            "sentences.json", ["kept.parquet", "dropped.parquet"])
         return StepOutcome(f"{info['kept']} sentences" + (" (cached)" if hit else ""),
                            {**info, "cached": hit},
@@ -99,7 +114,7 @@ def test_a_toy_task_kind_rebuilds_through_the_generic_orchestrator(tmp_path):
     (tmp_path / "recipe.yaml").write_text(
         "name: toy-demo\ntask: toy\ncorpora:\n  - name: toy\n    path: corpus.txt\n"
         "    format: txt\n    license: CC0-1.0\n    domain: test\n    style: formal\n"
-        "    language: xx\n",
+        "    language: xx\ntoy:\n  min_words: 2\n",
         encoding="utf-8",
     )
 
@@ -125,6 +140,96 @@ def test_a_toy_task_kind_rebuilds_through_the_generic_orchestrator(tmp_path):
     assert record["task"] == "toy" and set(record["steps"]) == {"sentences", "export"}
     _, again = run()  # a rerun skips the finished step
     assert again["sentences"]["cached"] is True
+
+
+def test_a_family_registers_its_own_recipe_section_validated_at_load(tmp_path):
+    """Issue 33: a family owns its recipe section. Registered from the family's module
+    (here, this test), it is validated with the rest of the recipe at load: an unknown
+    key with its path, a bad value, and the section's check against the whole recipe;
+    it appears in the one JSON Schema of recipes; core imports no family."""
+    from pydantic import Field
+
+    from pipelines.core.plugins import RECIPE_SECTIONS, RecipeSection, register_section
+    from pipelines.core.recipe import Strict, recipe_schema
+
+    class Toy(Strict):
+        """A toy section."""
+
+        min_words: int = Field(default=2, ge=1)
+        corpus: str = "toy"
+
+    def check(recipe: object, section: Toy) -> None:
+        if section.corpus not in [c.name for c in recipe.corpora]:
+            raise ValueError(f"toy.corpus: no corpus named {section.corpus!r}")
+
+    base = ("name: t\ncorpora:\n  - name: toy\n    path: c.txt\n    format: txt\n"
+            "    license: CC0-1.0\n    domain: test\n    style: formal\n")  # fmt: skip
+    (tmp_path / "c.txt").write_text("a b\n", encoding="utf-8")
+    path = tmp_path / "recipe.yaml"
+    path.write_text(base + "toy:\n  min_words: 3\n", encoding="utf-8")
+    with pytest.raises(RecipeError, match="toy: unknown setting"):
+        load_recipe(path)  # not registered yet: an unknown top-level key
+    register_section(RecipeSection("toy", Toy, "a toy family's section", check))
+    try:
+        assert load_recipe(path).toy.min_words == 3
+        assert load_recipe(path).agreement is None  # a section the recipe leaves out
+        for body, message in [
+            ("toy:\n  min_word: 3\n", r"toy\.min_word: unknown setting"),
+            ("toy:\n  min_words: 0\n", r"toy\.min_words: Input should be greater than"),
+            ("toy:\n  corpus: nsmc\n", r"recipe\.yaml: toy\.corpus: no corpus named 'nsmc'"),
+        ]:
+            path.write_text(base + body, encoding="utf-8")
+            with pytest.raises(RecipeError, match=message):
+                load_recipe(path)
+        schema = recipe_schema()
+        assert {"toy", "agreement", "split", "translation", "kobbq", "jglue", "kobest"} <= set(
+            schema["properties"]
+        )
+    finally:
+        RECIPE_SECTIONS.remove("toy")
+    assert "toy" not in recipe_schema()["properties"]
+
+
+def test_no_import_cycle_in_pipelines_or_flows():
+    """Issue 33: no module of ``pipelines`` or ``flows`` reaches itself through imports
+    (function-level imports included); import-linter's layers cover the packages, this
+    covers the modules inside one layer (``models.pretrain`` and ``train_classifier``
+    imported each other)."""
+    import grimp
+
+    graph = grimp.build_graph("pipelines", "flows")
+    ours = sorted(m for m in graph.modules if m.split(".")[0] in ("pipelines", "flows"))
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's strongly connected components
+        order[node] = low[node] = len(order)
+        stack.append(node)
+        for nxt in graph.find_modules_directly_imported_by(node):
+            if nxt.split(".")[0] not in ("pipelines", "flows"):
+                continue
+            if nxt not in order:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], order[nxt])
+        if low[node] == order[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
+    for module in ours:
+        if module not in order:
+            visit(module)
+    assert cycles == []
 
 
 def test_rows_that_do_not_add_up_are_refused():

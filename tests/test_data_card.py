@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from pipelines.agreement.rules import label_agreement
+from pipelines.core.licenses import LicenceError, attribution_lines, resolve
 from pipelines.core.markdown import inline, settings_table
 from pipelines.core.recipe import RecipeError, load_recipe
-from pipelines.export.licenses import LicenceError, attribution_lines, resolve
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,6 @@ import yaml
 from conftest import TINY_DETECTOR, train
 from test_ingest_flow import make_recipe
 
-from pipelines.core.preflight import check_ingest_inputs
 from pipelines.core.recipe import load_recipe
 from pipelines.models.classifier import ClassifierError, SequenceClassifier, batch_probabilities
 from pipelines.models.collapse import collapse_report
@@ -32,6 +31,7 @@ from pipelines.models.train_classifier import (
     model_config,
     train_tokenizer,
 )
+from pipelines.preflight import check_ingest_inputs
 
 ROOT = Path(__file__).resolve().parent.parent
 UNLABELED = ROOT / "data/demo/korean-hate-speech/unlabeled/unlabeled_comments_5.head3000.txt"

@@ -255,7 +255,7 @@ def test_malformed_seeds_and_rules_are_clear_errors(tmp_path):
     )
     with pytest.raises(ValueError, match=r"seeds.jsonl:2: malformed JSON"):
         sim.read_seeds(bad)
-    from pipelines.core.recipe import KobestSpec
+    from pipelines.tasks.kobest_section import KobestSpec
 
     with pytest.raises(ValueError, match="kobest.rules: unknown settings"):
         KobestSpec(rules={"skew": 0.7})

@@ -354,7 +354,7 @@ def _ingest(args: argparse.Namespace) -> int:
             "shard_size": args.shard_size,
         }
     }
-    from pipelines.core.preflight import check_ingest_inputs
+    from pipelines.preflight import check_ingest_inputs
 
     # fail fast on a bad recipe or corpus, before any server or cluster starts
     check_ingest_inputs(load_recipe(args.recipe, overrides), args.recipe)

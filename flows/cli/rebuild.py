@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, recipe: object, out: Path) -> int:
     from flows.runtime import prefect_server
     from pipelines.annotation import ls_server
-    from pipelines.core.preflight import check_ingest_inputs, check_rebuild_recipe
+    from pipelines.preflight import check_ingest_inputs, check_rebuild_recipe
     from pipelines.tasks import task_kind
 
     check_rebuild_recipe(recipe, args.recipe)

@@ -94,8 +94,8 @@ def translate_flow(recipe_path: str, out_dir: str) -> dict:
 def run(args: argparse.Namespace) -> int:
     from flows.runtime import prefect_server, result_storage
     from pipelines.core.io import output_lock
-    from pipelines.core.preflight import check_ingest_inputs, check_rebuild_recipe
     from pipelines.core.recipe import RecipeError, load_recipe
+    from pipelines.preflight import check_ingest_inputs, check_rebuild_recipe
 
     recipe = load_recipe(args.recipe)
     if recipe.translation is None:

@@ -45,6 +45,8 @@ import pandas as pd
 from pipelines.annotation.label_config import REPORT_FIELDS
 from pipelines.core.errors import BenchforgeError
 from pipelines.core.io import read_table
+from pipelines.core.plugins import RecipeSection, register_section
+from pipelines.core.recipe import Recipe, StageOptions, check_stage_options
 from pipelines.core.registry import Registry
 from pipelines.core.settings import rule_settings
 
@@ -174,6 +176,37 @@ def AgreementSettings(**options: object) -> AgreementSettingsBase:  # noqa: N802
     """The settings of the rule ``options["rule"]`` (``mean`` by default): the tagged union
     over the registered rules' settings classes."""
     return rule_settings(AGREEMENT_RULES, options, AgreementError, "agreement", "mean")
+
+
+def recipe_agreement_settings(
+    recipe: Recipe, values: list[str] | None = None
+) -> AgreementSettingsBase:
+    """The typed settings of the recipe's ``agreement`` section (``values``: the
+    interface's answers, when the recipe gives none)."""
+    options = recipe.agreement.model_dump()
+    if options.get("values") is None and values is not None:
+        options["values"] = values
+    return AgreementSettings(**options)
+
+
+def _check_section(recipe: Recipe, options: StageOptions) -> None:
+    """The section against its rule's settings; ``min_votes`` above the annotation's
+    overlap keeps no item (issue 32): known at load, not after the annotation round."""
+    check_stage_options(options, AGREEMENT_RULES, "agreement")
+    votes = options.model_dump().get("min_votes")
+    if recipe.annotation is not None and isinstance(votes, int) and not isinstance(
+            votes, bool) and votes > recipe.annotation.overlap:  # fmt: skip
+        raise ValueError(
+            f"agreement.min_votes {votes} > annotation.overlap {recipe.annotation.overlap}: "
+            "no item could reach it"
+        )
+
+
+register_section(RecipeSection(
+    "agreement", StageOptions,
+    "The agreement rule (rule: mean, majority, ...) and its settings (pipelines.agreement)",
+    _check_section,
+))  # fmt: skip
 
 
 # ------------------------------------------------------------------------------ input

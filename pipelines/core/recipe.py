@@ -3,6 +3,14 @@
 A recipe that names only its corpora works: every filter setting has a default, the
 papers' value where a paper gives one (cited on the field). Paths are relative to the
 recipe file. Invalid recipes raise :class:`RecipeError` naming the file and the field.
+
+This module holds the recipe's shell: name, task, language, corpora, filters, runner,
+pairing, items, annotation, export and card. A section a stage or a family owns
+(``agreement``, ``split``, ``translation``, ``kobbq``, ``jglue``, ``kobest``, ...) is
+registered by its owner (:data:`pipelines.core.plugins.RECIPE_SECTIONS`) with its model
+and checks; :func:`recipe_model` joins the shell and every registered section into one
+model, so a recipe is still validated whole at load, before any work, and the whole
+schema is one JSON Schema (:func:`recipe_schema`). Core imports nothing above it.
 """
 
 from __future__ import annotations
@@ -18,18 +26,21 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    create_model,
     field_validator,
     model_validator,
 )
 
+from pipelines.core import plugins
 from pipelines.core.errors import BenchforgeError
+from pipelines.core.licenses import Resolution, resolve
 
 
 class RecipeError(BenchforgeError, ValueError):
     """A recipe that cannot be used; the message names the file and the problem."""
 
 
-class _Strict(BaseModel):
+class Strict(BaseModel):
     """A recipe section: unknown keys are errors, and a value of the wrong kind is not
     coerced (issue 32): ``true`` is not a number, a number is not text."""
 
@@ -66,7 +77,7 @@ def _plain_kinds(annotation: object) -> set[type]:
     return kinds if kinds and all(k in (bool, int, float, str) for k in kinds) else set()
 
 
-class CorpusSpec(_Strict):
+class CorpusSpec(Strict):
     """One source corpus and its provenance."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
@@ -76,7 +87,7 @@ class CorpusSpec(_Strict):
     id_field: str | None = None
     date_field: str | None = None
     date_format: str | None = None
-    license: str  # SPDX identifier (CC0-1.0, CC-BY-SA-4.0, ...): pipelines.export.licenses
+    license: str  # SPDX identifier (CC0-1.0, CC-BY-SA-4.0, ...): pipelines.core.licenses
     # the attribution line the release carries: title, authors, where it came from
     attribution: str | None = None
     domain: str
@@ -105,7 +116,7 @@ class CorpusSpec(_Strict):
         return self
 
 
-class NoiseSettings(_Strict):
+class NoiseSettings(Strict):
     """KLUE 2.3 noise rules; the paper's values are the defaults where it gives one."""
 
     remove_hashtags: bool = True
@@ -138,7 +149,7 @@ class NoiseSettings(_Strict):
 PII_KINDS = ("email", "url", "rrn", "card", "phone", "account", "mention")
 
 
-class PiiSettings(_Strict):
+class PiiSettings(Strict):
     """KLUE 2.3 and the KISA de-identification guideline: kinds of PII that drop a sentence."""
 
     enabled: bool = True
@@ -153,7 +164,7 @@ class PiiSettings(_Strict):
         return kinds
 
 
-class DedupSettings(_Strict):
+class DedupSettings(Strict):
     """Exact (after normalisation) and near-duplicate (MinHash LSH + exact Jaccard) removal."""
 
     exact: bool = True
@@ -172,7 +183,7 @@ DETECTOR_DEFAULTS = {
 }
 
 
-class DetectorSpec(_Strict):
+class DetectorSpec(Strict):
     """One classifier used as a filter: a local sequence-classification checkpoint."""
 
     model: str  # checkpoint directory, relative to the recipe
@@ -183,12 +194,12 @@ class DetectorSpec(_Strict):
     labels: dict[str, str] = Field(default_factory=dict)
 
 
-class CorpusClassifierOverride(_Strict):
+class CorpusClassifierOverride(Strict):
     skip: bool = False
     thresholds: dict[str, float] = Field(default_factory=dict)
 
 
-class ClassifierSettings(_Strict):
+class ClassifierSettings(Strict):
     """KLUE 2.3 toxic-content filters, run after the rule filters."""
 
     detectors: dict[Literal["gender_bias", "hate"], DetectorSpec] = Field(default_factory=dict)
@@ -218,14 +229,14 @@ class ClassifierSettings(_Strict):
         return spec.positive or list(DETECTOR_DEFAULTS[detector]["positive"])
 
 
-class FilterSettings(_Strict):
+class FilterSettings(Strict):
     noise: NoiseSettings = Field(default_factory=NoiseSettings)
     pii: PiiSettings = Field(default_factory=PiiSettings)
     dedup: DedupSettings = Field(default_factory=DedupSettings)
     classifiers: ClassifierSettings = Field(default_factory=ClassifierSettings)
 
 
-class RunnerSettings(_Strict):
+class RunnerSettings(Strict):
     """Where the work runs: local Dask workers (all cores by default) or a scheduler."""
 
     workers: int | None = Field(default=None, ge=1)
@@ -233,7 +244,7 @@ class RunnerSettings(_Strict):
     shard_size: int = Field(default=20000, ge=1)
 
 
-class TranslatorSpec(_Strict):
+class TranslatorSpec(Strict):
     """One translation backend (pipelines.pairing.translate): a local checkpoint or an HTTP API."""
 
     backend: Literal["transformers", "http"]
@@ -264,7 +275,7 @@ class TranslatorSpec(_Strict):
         return self
 
 
-class RttSettings(_Strict):
+class RttSettings(Strict):
     """Round-trip translation (KLUE 3.2.1) and the checks a round trip must pass."""
 
     # KLUE 3.2.1 translated through English
@@ -281,7 +292,7 @@ class RttSettings(_Strict):
     min_rouge: float = Field(default=0.3, ge=0, le=1)
 
 
-class GsmSpec(_Strict):
+class GsmSpec(Strict):
     """Greedy sentence matching over a seeded sample of ``pool`` sentences; ``pairs`` of
     the resulting pairs are kept, evenly spread over the draw order so that the whole
     range of scores survives (default: all)."""
@@ -290,11 +301,11 @@ class GsmSpec(_Strict):
     pairs: int | None = Field(default=None, ge=1)
 
 
-class RttSpec(_Strict):
+class RttSpec(Strict):
     sentences: int = Field(ge=1)
 
 
-class MetadataSpec(_Strict):
+class MetadataSpec(Strict):
     """Pairs from metadata (KLUE 3.2.1 on ParaKQC): same group (intent) is similar,
     different group within the same topic is less similar. ``group_field`` and
     ``topic_field`` name document columns or ``keep_fields``; with ``group_block: K`` the
@@ -307,14 +318,14 @@ class MetadataSpec(_Strict):
     dissimilar_per_group: int = Field(default=1, ge=0)
 
 
-class CorpusPairing(_Strict):
+class CorpusPairing(Strict):
     corpus: str
     gsm: GsmSpec | None = None
     rtt: RttSpec | None = None
     metadata: MetadataSpec | None = None
 
 
-class PairingSettings(_Strict):
+class PairingSettings(Strict):
     """Which pairs to build from which corpus (``benchforge pair``)."""
 
     # an ingest output folder (relative to the recipe); default: ingest into OUT/ingest
@@ -331,7 +342,7 @@ class PairingSettings(_Strict):
         return self
 
 
-class PremiseRules(_Strict):
+class PremiseRules(Strict):
     """KLUE 3.3.1's premise rules (see pipelines.tasks.nli_premises): a declarative sentence (its
     final ending, MeCab tag EF, ends with one of ``endings``; no question mark) with a
     predicate (a morpheme tagged with one of ``predicate_tags``), ``min_chars`` to
@@ -351,7 +362,7 @@ class PremiseRules(_Strict):
         return self
 
 
-class ItemsSpec(_Strict):
+class ItemsSpec(Strict):
     """Which built items go to annotators (``benchforge rebuild``): a seeded sample of
     ``sample`` items (all when null), drawn evenly over ``stratify`` (e.g. the pairing
     method, or the corpus), with ``simulate_truth`` naming how the simulated annotators'
@@ -368,7 +379,7 @@ class ItemsSpec(_Strict):
     premises: PremiseRules | None = None
 
 
-class SimulateSpec(_Strict):
+class SimulateSpec(Strict):
     """Simulated annotators (demos and tests only; the outputs say so)."""
 
     annotators: int = Field(default=7, ge=1)
@@ -377,7 +388,7 @@ class SimulateSpec(_Strict):
     careless: int | None = Field(default=None, ge=0)
 
 
-class WritingSpec(_Strict):
+class WritingSpec(Strict):
     """KLUE-NLI's writing round: one writer per premise writes a hypothesis per label
     (``nli_hypothesis.xml``); the validation round (``annotation``) then labels them."""
 
@@ -386,7 +397,7 @@ class WritingSpec(_Strict):
     simulate: SimulateSpec | None = None
 
 
-class AnnotationSpec(_Strict):
+class AnnotationSpec(Strict):
     """The Label Studio round (issue 5): interface, overlap, project, and either real
     annotators (wait up to ``timeout`` seconds) or simulated ones. ``writing`` adds the
     NLI hypothesis-writing round before it."""
@@ -412,124 +423,6 @@ class AnnotationSpec(_Strict):
         return self
 
 
-class MemorySpec(_Strict):
-    """A translation memory (pipelines.pairing.memory): a TSV or CSV of source -> target."""
-
-    path: str  # relative to the recipe
-    source_column: str = "source"
-    target_column: str = "target"
-    # rapidfuzz fuzz.ratio (0-100) a fuzzy match needs; 100: exact matches only
-    fuzzy_threshold: float = Field(default=90.0, ge=0, le=100)
-
-
-class MtTrainSpec(_Strict):
-    """Train the machine translator here (pipelines.models.train_mt), into OUT/mt-model."""
-
-    parallel: str  # a TSV/CSV of source and target sentences, relative to the recipe
-    source_column: str = "source"
-    target_column: str = "target"
-    vocab_size: int = Field(default=2000, ge=50)
-    d_model: int = Field(default=128, ge=8)
-    layers: int = Field(default=2, ge=1)
-    heads: int = Field(default=4, ge=1)
-    ffn_dim: int = Field(default=512, ge=8)
-    epochs: int = Field(default=20, ge=1)
-    batch_size: int = Field(default=32, ge=1)
-    lr: float = Field(default=1e-3, gt=0)
-    heldout: int = Field(default=100, ge=0)
-    seed: int = 0
-    limit: int | None = Field(default=None, ge=2)
-    device: str | None = None  # None: cuda when present
-    # decoding of the trained model
-    batch_size_translate: int = Field(default=64, ge=1)
-    num_beams: int = Field(default=1, ge=1)
-
-
-class PostEditSimulation(_Strict):
-    """Simulated post-editors (demos and tests): their latent target is the reference
-    corpus's human translation; a draft close to it (chrF at least ``close_chrf``) is
-    left unchanged with probability ``keep_close_rate``."""
-
-    seed: int = 0
-    keep_close_rate: float = Field(default=0.5, ge=0, le=1)
-    close_chrf: float = Field(default=60.0, ge=0, le=100)
-
-
-class PostEditSpec(_Strict):
-    """The post-editing round and its cross-check (KorSTS/KorNLI: two translators each
-    post-edit half and review the other's half)."""
-
-    # None: benchforge's annotation_configs/mt_postedit.xml and mt_crosscheck.xml
-    config: str | None = None
-    crosscheck_config: str | None = None
-    project: str | None = None  # prefix of the four projects; default: the recipe's name
-    simulate: PostEditSimulation | None = None
-    timeout: float = Field(default=3600.0, gt=0)
-    poll: float = Field(default=5.0, gt=0)
-
-
-class RelabelSpec(_Strict):
-    """The relabel round of flagged translated pairs: annotators label the Korean pair
-    (STS: 0-5, ``sts.xml``; NLI: ``nli_validation.xml``) and their mean (STS) or
-    majority (NLI) replaces the English label."""
-
-    config: str | None = None  # None: annotation_configs/sts.xml or nli_validation.xml
-    overlap: int = Field(default=3, ge=1)
-    project: str | None = None  # default: "<recipe name>-relabel"
-    timeout: float = Field(default=3600.0, gt=0)
-    poll: float = Field(default=5.0, gt=0)
-
-
-class TranslationQaSpec(_Strict):
-    """Translation QA (pipelines.quality.translation_qa): which label-risk checks run,
-    their thresholds, and what happens to a flagged pair."""
-
-    checks: list[str] | None = None  # None: the task kind's default checks
-    near_identical: float = Field(default=0.95, gt=0, le=1)
-    latin_min_words: int = Field(default=2, ge=1)
-    length_ratio_z: float = Field(default=3.5, gt=0)
-    # drop: flagged pairs leave the release; keep: they stay, listed for review;
-    # relabel: they go to a relabel round in Label Studio (``relabel``) for a new label
-    on_flag: Literal["drop", "keep", "relabel"] = "drop"
-    relabel: RelabelSpec = Field(default_factory=RelabelSpec)
-
-    @field_validator("checks")
-    @classmethod
-    def _known(cls, names: list[str] | None) -> list[str] | None:
-        from pipelines.quality.translation_qa import TRANSLATION_CHECKS
-
-        for name in names or []:
-            TRANSLATION_CHECKS.get(name)
-        return names
-
-
-class TranslationSpec(_Strict):
-    """Translate an English dataset (KorSTS/KorNLI, Ham et al. 2020): ``source`` names
-    the corpus holding the English pairs; ``reference`` (optional) an aligned corpus of
-    the same rows (the KorSTS release): its metadata columns are exported and its
-    translations are the simulated post-editors' latent target."""
-
-    source: str
-    reference: str | None = None
-    split: str = "dev"
-    source_lang: str = "en"
-    target_lang: str = "ko"
-    memory: MemorySpec | None = None
-    translator: TranslatorSpec | None = None
-    train: MtTrainSpec | None = None
-    cache: str | None = None  # SQLite translation cache; default OUT/translate/cache.sqlite
-    postedit: PostEditSpec = Field(default_factory=PostEditSpec)
-    qa: TranslationQaSpec = Field(default_factory=TranslationQaSpec)
-
-    @model_validator(mode="after")
-    def _one_translator(self) -> TranslationSpec:
-        if self.translator and self.train:
-            raise ValueError("translation: give translator (an existing model) or train, not both")
-        if not (self.translator or self.train or self.memory):
-            raise ValueError("translation: needs translator, train or memory")
-        return self
-
-
 def typed_rules(cls: type, options: dict, where: str) -> object:
     """A family's rules dataclass from a recipe's mapping; an unknown key is an error
     naming ``where`` and the known ones."""
@@ -542,164 +435,7 @@ def typed_rules(cls: type, options: dict, where: str) -> object:
     return cls(**options)
 
 
-class KobbqRound(_Strict):
-    """A KoBBQ Label Studio round: the survey (``annotation_configs/kobbq_survey.xml``:
-    ``per_category`` of the release's questions per category, 0 for all; simulated
-    respondents answer as the release's did) or the reading-comprehension check
-    (``kobbq_check.xml``: the evaluation samples of ``per_category`` templates per
-    category; simulated readers know the answer). ``respondents``: people per task."""
-
-    per_category: int = Field(default=2, ge=0)
-    respondents: int = Field(default=10, ge=1)
-    config: str | None = None  # default: benchforge's annotation_configs/kobbq_survey.xml
-    project: str | None = None  # default: "<recipe name>-survey"
-    simulate: SimulateSpec | None = None
-    timeout: float = Field(default=3600.0, gt=0)
-    poll: float = Field(default=5.0, gt=0)
-
-
-class KobbqSpec(_Strict):
-    """A KoBBQ-style bias benchmark (Jin et al. 2024; pipelines.bias): the template file
-    (a corpus of the recipe), the survey (the release's JSON), the survey rules
-    (``rules``: pipelines.bias.survey.SurveySettings, the paper's thresholds by default),
-    whether the survey's roles limit the fillers (``use_targets``), the "unknown" answer,
-    and the evaluation set's seed."""
-
-    templates: str  # the corpus holding the template TSV
-    survey: str  # the survey JSON, relative to the recipe
-    rules: dict[str, object] = Field(default_factory=dict)
-    use_targets: bool = False
-    targets_from: Literal["release", "round"] = "release"
-    unknown: str = "알 수 없음"
-    evaluation_seed: int = 0
-    survey_round: KobbqRound | None = None
-    check_round: KobbqRound | None = None
-
-    @model_validator(mode="after")
-    def _rules(self) -> KobbqSpec:
-        self.survey_settings()
-        if self.targets_from == "round" and self.survey_round is None:
-            raise ValueError("kobbq: targets_from: round needs a survey_round")
-        return self
-
-    def survey_settings(self) -> object:
-        """The typed survey rules (pipelines.bias.survey.SurveySettings)."""
-        from pipelines.bias.survey import SurveySettings
-
-        return typed_rules(SurveySettings, self.rules, "kobbq.rules")
-
-
-class JglueRound(_Strict):
-    """A JGLUE Label Studio round (``raters`` people per item): ``sts`` (the 0-5 rating,
-    ``annotation_configs/jsts.xml``), ``nli`` (JNLI step 1) and ``validation`` (the
-    contradictions' check; both ``jnli_judgement.xml``), ``writing`` (four contradictions
-    per caption, ``jnli_contradiction.xml``). The configs carry JGLUE's Japanese
-    guidelines."""
-
-    raters: int = Field(default=5, ge=1)
-    config: str | None = None  # default: benchforge's annotation_configs/ file above
-    project: str | None = None  # default: "<recipe name>-<round>"
-    simulate: SimulateSpec | None = None
-    timeout: float = Field(default=3600.0, gt=0)
-    poll: float = Field(default=5.0, gt=0)
-
-
-class JglueSpec(_Strict):
-    """JSTS / JNLI construction (Kurihara et al. 2022, 3.2; pipelines.jglue): the release
-    files the captions are recovered from (corpora of the recipe), how many pairs of one
-    image (JSTS-A, JNLI) and of two images (JSTS-B) are drawn, the writing round's
-    captions, the rules' thresholds (``rules``: pipelines.jglue.construct.JglueRules,
-    the paper's by default) and the rounds."""
-
-    releases: list[str] = Field(min_length=1)  # corpora holding JSTS / JNLI JSON Lines
-    same_image: int = Field(default=60, ge=0)  # 0: every pair
-    other_image: int = Field(default=20, ge=0)
-    other_image_method: Literal["random", "gsm"] = "random"
-    seed: int = 0
-    writing_captions: int = Field(default=20, ge=0)
-    # "release": draw only one-image pairs the release has and captions it wrote
-    # contradictions for (demos: simulated people then answer as the release did)
-    draw_from: Literal["any", "release"] = "any"
-    rules: dict[str, object] = Field(default_factory=dict)
-    sts_round: JglueRound | None = None
-    nli_round: JglueRound | None = None
-    writing_round: JglueRound | None = None
-    validation_round: JglueRound | None = None
-
-    @model_validator(mode="after")
-    def _rules(self) -> JglueSpec:
-        self.construction_rules()
-        return self
-
-    def construction_rules(self) -> object:
-        """The typed thresholds (pipelines.jglue.construct.JglueRules)."""
-        from pipelines.jglue.construct import JglueRules
-
-        options = dict(self.rules)
-        if "nli_gold" in options:
-            options["nli_gold"] = tuple(options["nli_gold"])
-        return typed_rules(JglueRules, options, "jglue.rules")
-
-
-class KobestRound(_Strict):
-    """A KoBEST Label Studio round: ``writing`` (one writer per prompt,
-    ``annotation_configs/kobest_<task>.xml``), ``review`` (the linguists: accept / edit /
-    reject, ``kobest_<task>_review.xml``) or ``revision`` (the artifact review's items,
-    the review config). ``people``: per item."""
-
-    people: int = Field(default=1, ge=1)
-    config: str | None = None  # default: benchforge's annotation_configs/ file above
-    project: str | None = None  # default: "<recipe name>-<round>"
-    simulate: SimulateSpec | None = None
-    timeout: float = Field(default=3600.0, gt=0)
-    poll: float = Field(default=5.0, gt=0)
-
-
-class KobestSimulation(_Strict):
-    """What the simulated people of a KoBEST demo plant (pipelines.kobest.simulate):
-    COPA ``seeds`` (a corpus of the recipe), ``swaps`` written twice in opposite
-    directions, ``cue`` items whose answer carries a number (COPA) or 진짜 (SentiNeg);
-    SentiNeg writers who hand back ``copies`` of the original or add ``brands``."""
-
-    seeds: str | None = None
-    swaps: int = Field(default=4, ge=0)
-    cue: int = Field(default=10, ge=0)
-    copies: int = Field(default=2, ge=0)
-    brands: int = Field(default=2, ge=0)
-
-
-class KobestSpec(_Strict):
-    """A KoBEST task (Kim et al. 2022; pipelines.kobest, pipelines/tasks/kobest.py): the
-    source corpus of the prompts (NSMC reviews for SentiNeg; for BoolQ, WiC and
-    HellaSwag JSON Lines with the given field: paragraph, word, topic), how many prompts,
-    the seed, the rules' thresholds (``rules``: pipelines.kobest.rules.KobestRules), the
-    rounds and, for demos, what the simulated people plant."""
-
-    source: str | None = None
-    items: int = Field(default=40, ge=1)
-    seed: int = 0
-    rules: dict[str, object] = Field(default_factory=dict)
-    writing_round: KobestRound | None = None
-    review_round: KobestRound | None = None
-    revision_round: KobestRound | None = None
-    simulation: KobestSimulation | None = None
-
-    @model_validator(mode="after")
-    def _rules(self) -> KobestSpec:
-        self.kobest_rules()
-        return self
-
-    def kobest_rules(self) -> object:
-        """The typed thresholds (pipelines.kobest.rules.KobestRules)."""
-        from pipelines.kobest.rules import KobestRules
-
-        options = dict(self.rules)
-        if "wh_words" in options:
-            options["wh_words"] = tuple(options["wh_words"])
-        return typed_rules(KobestRules, options, "kobest.rules")
-
-
-class StageOptions(_Strict):
+class StageOptions(Strict):
     """Settings passed through to a stage's settings class (agreement, split); checked
     against that class's fields and types by ``load_recipe`` (``check_stage_options``)."""
 
@@ -707,12 +443,12 @@ class StageOptions(_Strict):
     rule: str
 
 
-class ExportSpec(_Strict):
+class ExportSpec(Strict):
     """The released dataset (its layout is the task kind's, named by the recipe's
     ``task``)."""
 
     guid_prefix: str | None = None  # default: "<recipe name>_<split>"
-    # the release licence; None: derived from the sources (pipelines.export.licenses)
+    # the release licence; None: derived from the sources (pipelines.core.licenses)
     license: str | None = None
     # TSV cells a spreadsheet would run as a formula (=, +, -, @) get a leading ' (issue
     # 32, pipelines.core.spreadsheet); JSON Lines and Parquet keep the exact text
@@ -730,7 +466,7 @@ CARD_TEXTS = {
 }
 
 
-class CardSpec(_Strict):
+class CardSpec(Strict):
     """The data card: thresholds of its warnings (``pipelines.export.warnings``) and the
     Datasheets/Data Statements answers only the team can give (``CARD_TEXTS``); each one
     left out shows as a placeholder in the card's *To complete before release* box."""
@@ -749,7 +485,7 @@ class CardSpec(_Strict):
     ethics_review: str | None = None
 
 
-class Recipe(_Strict):
+class Recipe(Strict):
     name: str
     description: str = ""
     # benchforge rebuild: the dataset family (a registered task kind, pipelines.tasks)
@@ -762,18 +498,9 @@ class Recipe(_Strict):
     # benchforge rebuild: items -> Label Studio -> agreement -> split -> export -> card
     items: ItemsSpec = Field(default_factory=ItemsSpec)
     annotation: AnnotationSpec | None = None
-    agreement: StageOptions | None = None
-    split: StageOptions | None = None
     export: ExportSpec = Field(default_factory=ExportSpec)
-    # benchforge rebuild of a translated dataset (korsts, kornli)
-    translation: TranslationSpec | None = None
-    # benchforge rebuild of a KoBBQ-style bias benchmark (task kobbq)
-    kobbq: KobbqSpec | None = None
-    # benchforge rebuild of JSTS / JNLI (tasks jsts, jnli)
-    jglue: JglueSpec | None = None
-    # benchforge rebuild of a KoBEST task (tasks kobest-boolq, -copa, -wic, -hellaswag,
-    # -sentineg)
-    kobest: KobestSpec | None = None
+    # the sections owned by stages and families (agreement, split, translation, kobbq,
+    # jglue, kobest, ...) are added by recipe_model() from plugins.RECIPE_SECTIONS
     card: CardSpec = Field(default_factory=CardSpec)
     # set by load_recipe: the folder relative paths are resolved against
     base_dir: str = ""
@@ -792,42 +519,19 @@ class Recipe(_Strict):
     @field_validator("task")
     @classmethod
     def _known_task(cls, name: str | None) -> str | None:
-        from pipelines.tasks import TASK_KINDS
-
         if name is not None:
-            TASK_KINDS.get(name)  # UnknownName (a KeyError) names the nearest kind
+            plugins.TASK_KINDS.get(name)  # UnknownName (a KeyError) names the nearest kind
         return name
 
     @field_validator("language")
     @classmethod
     def _known_language(cls, code: str) -> str:
-        from pipelines.lang import LANGUAGES
-
-        LANGUAGES.get(code)
+        plugins.LANGUAGES.get(code)
         return code
 
     def corpus_language(self, corpus: CorpusSpec) -> str:
         """The language of ``corpus``: its own, else the recipe's."""
         return corpus.language or self.language
-
-    def agreement_settings(self, values: list[str] | None = None) -> object:
-        """The typed settings of the recipe's agreement rule (``values``: the interface's
-        answers, when the recipe gives none)."""
-        from pipelines.agreement.rules import AgreementSettings
-
-        options = self.agreement.model_dump()
-        if options.get("values") is None and values is not None:
-            options["values"] = values
-        return AgreementSettings(**options)
-
-    def split_settings(self, seed: int | None = None) -> object:
-        """The typed settings of the recipe's split rule (``seed`` overrides the recipe's)."""
-        from pipelines.splits.base import SplitSettings
-
-        options = self.split.model_dump()
-        if seed is not None:
-            options["seed"] = seed
-        return SplitSettings(**options)
 
     @model_validator(mode="after")
     def _licences(self) -> Recipe:
@@ -836,10 +540,8 @@ class Recipe(_Strict):
         self.release_licence()
         return self
 
-    def release_licence(self) -> object:
-        """The release licence (:class:`pipelines.export.licenses.Resolution`)."""
-        from pipelines.export.licenses import resolve
-
+    def release_licence(self) -> Resolution:
+        """The release licence (:class:`pipelines.core.licenses.Resolution`)."""
         return resolve({c.name: c.license for c in self.corpora}, self.export.license)
 
     @model_validator(mode="after")
@@ -848,39 +550,10 @@ class Recipe(_Strict):
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"corpus names must be unique; repeated: {dupes}")
-        if self.translation:
-            for field in ("source", "reference"):
-                name = getattr(self.translation, field)
-                if name is not None and name not in names:
-                    raise ValueError(f"translation.{field}: no corpus named {name!r} ({names})")
-        if self.kobbq and self.kobbq.templates not in names:
-            raise ValueError(f"kobbq.templates: no corpus named {self.kobbq.templates!r} ({names})")
-        if self.jglue:
-            unknown = sorted(set(self.jglue.releases) - set(names))
-            if unknown:
-                raise ValueError(f"jglue.releases: no corpus named {unknown} ({names})")
-        if self.kobest:
-            wanted = [self.kobest.source, self.kobest.simulation and self.kobest.simulation.seeds]
-            unknown = sorted({w for w in wanted if w} - set(names))
-            if unknown:
-                raise ValueError(f"kobest: no corpus named {unknown} ({names})")
         if self.pairing and self.pairing.input is None:
             unknown = sorted({p.corpus for p in self.pairing.corpora} - set(names))
             if unknown:
                 raise ValueError(f"pairing names corpora the recipe does not have: {unknown}")
-        return self
-
-    @model_validator(mode="after")
-    def _votes_within_overlap(self) -> Recipe:
-        """``agreement.min_votes`` above the overlap keeps no item (issue 32): known at load,
-        not after the annotation round."""
-        votes = self.agreement.model_dump().get("min_votes") if self.agreement else None
-        if self.annotation is not None and isinstance(votes, int) and not isinstance(
-                votes, bool) and votes > self.annotation.overlap:  # fmt: skip
-            raise ValueError(
-                f"agreement.min_votes {votes} > annotation.overlap {self.annotation.overlap}: "
-                "no item could reach it"
-            )
         return self
 
     def corpus_path(self, corpus: CorpusSpec) -> Path:
@@ -925,14 +598,60 @@ def load_recipe(path: str | Path, overrides: dict | None = None) -> Recipe:
         section.update({k: v for k, v in value.items() if v is not None})
     data["base_dir"] = str(path.parent.resolve())
     try:
-        recipe = Recipe.model_validate(data)
+        recipe = recipe_model().model_validate(data)
     except ValidationError as exc:
-        raise RecipeError(f"{path}: {_problems(exc)}") from exc
-    check_stage_options(recipe, path)
+        raise RecipeError(f"{path}: {problems(exc)}") from exc
+    for name, section in plugins.RECIPE_SECTIONS.items():
+        value = getattr(recipe, name)
+        if value is not None and section.check is not None:
+            try:
+                section.check(recipe, value)
+            except ValueError as exc:
+                raise RecipeError(f"{path}: {exc}") from None
     return recipe
 
 
-def _problems(exc: ValidationError, prefix: str = "") -> str:
+_MODELS: dict[tuple, type[Recipe]] = {}
+
+
+def recipe_model() -> type[Recipe]:
+    """The whole recipe model: the shell (:class:`Recipe`) with every registered section
+    (``plugins.RECIPE_SECTIONS``) as an optional field of the section's model. Its class
+    is ``LoadedRecipe`` of this module (found again by that name when a recipe is
+    pickled to a Dask worker)."""
+    sections = list(plugins.RECIPE_SECTIONS.items())
+    key = tuple((name, section.model) for name, section in sections)
+    if key not in _MODELS:
+        clash = sorted(name for name, _ in sections if name in Recipe.model_fields)
+        if clash:
+            raise RecipeError(f"recipe sections {clash} are fields of the recipe's shell")
+        fields = {
+            name: (section.model | None, Field(default=None, description=section.doc))
+            for name, section in sections
+        }
+        model = create_model("LoadedRecipe", __base__=Recipe, __module__=__name__, **fields)
+        model.__doc__ = Recipe.__doc__
+        _MODELS.clear()
+        _MODELS[key] = model
+    return _MODELS[key]
+
+
+def __getattr__(name: str) -> object:
+    if name == "LoadedRecipe":
+        return recipe_model()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def recipe_schema() -> dict:
+    """The JSON Schema of a whole recipe (the shell and every registered section)."""
+    schema = recipe_model().model_json_schema()
+    schema["properties"].pop("base_dir", None)  # set by load_recipe, not written
+    schema["title"] = "benchforge recipe"
+    return schema
+
+
+def problems(exc: ValidationError, prefix: str = "") -> str:
+    """pydantic's errors as ``where: problem; ...`` (``prefix``: the section's name)."""
     out = []
     for err in exc.errors():
         where = ".".join([prefix, *map(str, err["loc"])] if prefix else map(str, err["loc"]))
@@ -941,32 +660,23 @@ def _problems(exc: ValidationError, prefix: str = "") -> str:
     return "; ".join(out)
 
 
-def check_stage_options(recipe: Recipe, path: str | Path) -> None:
-    """The ``agreement`` and ``split`` sections against their rule's settings class, at
-    load time (a union tagged by ``rule``): an unknown key (with the nearest valid name),
-    a value of the wrong type or a rule's own check fails here, naming the file and the
-    key, before any work (not after the annotation rounds)."""
-    from pipelines.agreement.rules import AGREEMENT_RULES
+def check_stage_options(options: StageOptions, registry: object, section: str) -> None:
+    """A stage's section (``agreement``, ``split``) against its rule's settings class, at
+    load time (a union tagged by ``rule``, the classes in ``registry``): an unknown key
+    (with the nearest valid name), a value of the wrong type or a rule's own check raises
+    ``ValueError`` naming the key, before any work (not after the annotation rounds)."""
     from pipelines.core.settings import options_model, settings_class
-    from pipelines.splits.base import SPLIT_RULES
 
-    def error(message: str) -> RecipeError:
-        return RecipeError(f"{path}: {message}")
-
-    for section, registry in (("agreement", AGREEMENT_RULES), ("split", SPLIT_RULES)):
-        options = getattr(recipe, section)
-        if options is None:
-            continue
-        data = options.model_dump()
-        cls = settings_class(registry, data, error, section, data["rule"])
-        try:
-            options_model(cls).model_validate(data)
-        except ValidationError as exc:
-            raise RecipeError(f"{path}: {_problems(exc, section)}") from None
-        try:
-            cls(**data)
-        except ValueError as exc:
-            raise RecipeError(f"{path}: {section}: {exc}") from None
+    data = options.model_dump()
+    cls = settings_class(registry, data, ValueError, section, data["rule"])
+    try:
+        options_model(cls).model_validate(data)
+    except ValidationError as exc:
+        raise ValueError(problems(exc, section)) from None
+    try:
+        cls(**data)
+    except ValueError as exc:
+        raise ValueError(f"{section}: {exc}") from None
 
 
 def settings_key(*parts: object) -> str:

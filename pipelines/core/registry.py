@@ -42,11 +42,16 @@ def nearest(name: str, names: list[str]) -> str | None:
 class Registry(Generic[T]):
     """Named members of one kind.
 
-    ``package``: the dotted package whose modules register members; all of them are
-    imported on the first lookup (``pkgutil``), so discovery needs no list to edit.
+    ``package``: the dotted package whose modules register members (or several, a
+    tuple; a plain module is imported as it is); all of them are imported on the first
+    lookup (``pkgutil``), so discovery needs no list to edit. Discovery imports by name:
+    a registry in ``pipelines.core`` is filled by the layers above it without core
+    importing them (the import contracts of ``pyproject.toml``).
     """
 
-    def __init__(self, kind: str, package: str | None = None, describe: str = "") -> None:
+    def __init__(
+        self, kind: str, package: str | tuple[str, ...] | None = None, describe: str = ""
+    ) -> None:
         self.kind, self.package, self.describe = kind, package, describe
         self._members: dict[str, T] = {}
         self._docs: dict[str, str] = {}
@@ -88,9 +93,11 @@ class Registry(Generic[T]):
                 return
             self._loading = True
             try:
-                package = importlib.import_module(self.package)
-                for info in pkgutil.iter_modules(package.__path__, f"{self.package}."):
-                    importlib.import_module(info.name)
+                names = (self.package,) if isinstance(self.package, str) else self.package
+                for name in names:
+                    package = importlib.import_module(name)
+                    for info in pkgutil.iter_modules(getattr(package, "__path__", []), f"{name}."):
+                        importlib.import_module(info.name)
                 self._loaded = True
             finally:
                 self._loading = False

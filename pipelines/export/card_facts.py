@@ -20,7 +20,7 @@ import pandas as pd
 from pipelines.export.records import SPLITS, split_rows
 
 if TYPE_CHECKING:
-    from pipelines.tasks import Round
+    from pipelines.annotation.rounds import Round
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -212,7 +212,7 @@ def annotation_facts(r: Round, table: pd.DataFrame, simulated: bool) -> dict:
 def licence_facts(recipe: object, items: pd.DataFrame) -> dict:
     """The release licence, why, the attribution lines and the exported rows per source
     licence."""
-    from pipelines.export.licenses import attribution_lines
+    from pipelines.core.licenses import attribution_lines
 
     resolution = recipe.release_licence()
     used = set(items["source"])

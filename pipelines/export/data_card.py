@@ -30,7 +30,7 @@ from pipelines.export.card_facts import rounds_of
 from pipelines.lang import language
 
 if TYPE_CHECKING:
-    from pipelines.tasks import CardSection
+    from pipelines.export.card_section import CardSection
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "data_cards" / "TEMPLATE.md"
@@ -363,7 +363,7 @@ def _distribution(facts: dict) -> str:
         f"- Distribution: {_answer(facts, 'distribution')}",
         "",
         f"Layout: `{facts['export']['layout']}` (the KLUE release's fields, plus `license`). "
-        "Licence resolution: pipelines/export/licenses.py, a summary of the Creative Commons "
+        "Licence resolution: pipelines/core/licenses.py, a summary of the Creative Commons "
         "terms for a data steward, not legal advice.",
         "",
         table(["file", "records"], rows),
@@ -416,7 +416,7 @@ def regenerate(run_dir: Path) -> Path:
     the finished run's ``card.json`` and ``split/artifacts.md`` (``benchforge card``):
     nothing is recomputed. The manifest keeps its key and records the new files' hashes."""
     from pipelines.core.io import read_manifest, sha256_file, write_bytes, write_json, write_text
-    from pipelines.tasks import task_kind
+    from pipelines.core.plugins import TASK_KINDS
 
     dataset = run_dir / "dataset"
     manifest = read_manifest(dataset)
@@ -432,7 +432,7 @@ def regenerate(run_dir: Path) -> Path:
             "benchforge; run the rebuild again (finished steps are cached, only the export "
             "is redone)"
         )
-    kind = task_kind(name)
+    kind = TASK_KINDS.get(name)
     facts["paper_agreement"] = kind.paper_agreement  # the kind's current figure
     artifacts = run_dir / "split" / "artifacts.md"  # none for a translated dataset
     facts["artifacts_md"] = artifacts.read_text(encoding="utf-8") if artifacts.is_file() else ""

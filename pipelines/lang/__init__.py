@@ -14,6 +14,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pipelines.core import plugins
 from pipelines.core.registry import Registry
 
 DEFAULT_LANGUAGE = "ko"
@@ -51,7 +52,7 @@ class Language:
         return [surface for surface, _ in self.tagged(text)]
 
 
-LANGUAGES: Registry[Language] = Registry("language", "pipelines.lang", "text packs")
+LANGUAGES: Registry[Language] = plugins.LANGUAGES  # in core: a recipe's language is checked there
 
 
 def register_language(lang: Language) -> Language:

@@ -123,7 +123,7 @@ def mlm_epochs(
     import torch
     from transformers import DataCollatorForLanguageModeling
 
-    from pipelines.models.train_classifier import shuffled_length_batches
+    from pipelines.models.classifier_data import shuffled_length_batches
 
     collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15)
     special = np.asarray(tokenizer.all_special_ids)
@@ -225,7 +225,7 @@ def pretrain_encoder(
     import torch
     from transformers import BertForMaskedLM
 
-    from pipelines.models.train_classifier import model_config, train_tokenizer
+    from pipelines.models.classifier_data import model_config, train_tokenizer
 
     torch.manual_seed(settings.seed)
     tokenizer = tokenizer or train_tokenizer(texts, settings.vocab_size)
@@ -250,7 +250,7 @@ def pretrain(
     resumable (see the module docstring). Returns the summary written to pretrain.json."""
     from transformers import AutoTokenizer
 
-    from pipelines.models.train_classifier import DEFAULT_DATA, load_split, train_tokenizer
+    from pipelines.models.classifier_data import DEFAULT_DATA, load_split, train_tokenizer
 
     data_dir = data_dir or DEFAULT_DATA
     device = settings.device or default_device()

@@ -29,6 +29,8 @@ import numpy as np
 import pandas as pd
 
 from pipelines.core.errors import BenchforgeError
+from pipelines.core.plugins import RecipeSection, register_section
+from pipelines.core.recipe import Recipe, StageOptions, check_stage_options
 from pipelines.core.registry import Registry
 from pipelines.core.settings import rule_settings
 from pipelines.quality.dedup import near_duplicate_links
@@ -101,6 +103,22 @@ def SplitSettings(**options: object) -> SplitSettingsBase:  # noqa: N802 - reads
     """The settings of the rule ``options["rule"]`` (``sts`` by default): the tagged
     union over the registered rules' settings classes."""
     return rule_settings(SPLIT_RULES, options, SplitError, "split", "sts")
+
+
+def recipe_split_settings(recipe: Recipe, seed: int | None = None) -> SplitSettingsBase:
+    """The typed settings of the recipe's ``split`` section (``seed`` overrides the
+    recipe's)."""
+    options = recipe.split.model_dump()
+    if seed is not None:
+        options["seed"] = seed
+    return SplitSettings(**options)
+
+
+register_section(RecipeSection(
+    "split", StageOptions,
+    "The split rule (rule: sts, nli, tc, random, ...) and its settings (pipelines.splits)",
+    lambda recipe, options: check_stage_options(options, SPLIT_RULES, "split"),
+))  # fmt: skip
 
 
 def units(items: pd.DataFrame, settings: SplitSettingsBase) -> np.ndarray:

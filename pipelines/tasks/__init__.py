@@ -31,37 +31,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from pipelines.annotation.rounds import Round
+from pipelines.core import plugins
 from pipelines.core.registry import Registry
+from pipelines.export.card_section import CardSection
 
-
-@dataclass
-class Round:
-    """One Label Studio round of a rebuild: the items it shows, its interface, project,
-    overlap, simulated annotators (or None) and the table its pull writes."""
-
-    items: Path
-    config: Path
-    project: str
-    overlap: int
-    simulate: object | None  # pipelines.core.recipe.SimulateSpec
-    pool: str
-    annotations: Path
-    timeout: float = 3600.0
-    poll: float = 5.0
-
-
-@dataclass
-class CardSection:
-    """A family's part of the data card: what one item is, how items were built, its
-    annotation rounds' text and its own limitations."""
-
-    item: str
-    construction: str
-    annotation: str
-    limitations: list[str] = field(default_factory=list)
-    # the card's sections the family writes itself (template placeholder -> Markdown),
-    # e.g. "agreement" for a translated dataset, whose labels carry over
-    sections: dict[str, str] = field(default_factory=dict)
+__all__ = ["CardSection", "ExportInputs", "Round", "TaskKind", "register_task", "task_kind"]
 
 
 @dataclass
@@ -122,7 +97,9 @@ class TaskKind:
         return any(step.split("-", 1)[0] == "push" for step in self.steps_for(recipe))
 
 
-TASK_KINDS: Registry[TaskKind] = Registry("task kind", "pipelines.tasks", "dataset families")
+# the registry lives in core (pipelines.core.plugins), which validates a recipe's
+# ``task`` without importing the families
+TASK_KINDS: Registry[TaskKind] = plugins.TASK_KINDS
 
 
 def register_task(kind: TaskKind) -> TaskKind:

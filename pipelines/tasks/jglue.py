@@ -559,12 +559,13 @@ def split_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The recipe's split rule over the released pairs, grouped by image (a pair of two
     images joins both), with the artifact report -> OUT/split."""
     from pipelines.core.io import write_parquet
+    from pipelines.splits.base import recipe_split_settings
     from pipelines.splits.run import run_split
 
     items = final_items(ctx)
     path = ctx.out / "final" / "items.parquet"
     write_parquet(items, path)
-    settings = ctx.recipe.split_settings(ctx.seed)
+    settings = recipe_split_settings(ctx.recipe, ctx.seed)
     split = run_split(path, settings, ctx.out / "split", None, ctx.recipe.language)
     n = sum(split["splits"].values())
     return StepOutcome(

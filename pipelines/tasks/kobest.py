@@ -63,7 +63,8 @@ def round_config(recipe: object, task: str, name: str) -> Path:
 
 
 def _round(ctx: RunContext, name: str, items: Path, annotations: Path, pool: str) -> Round:
-    from pipelines.core.recipe import KobestRound, SimulateSpec
+    from pipelines.core.recipe import SimulateSpec
+    from pipelines.tasks.kobest_section import KobestRound
 
     key = "revision" if name.startswith("revision") else name
     spec = getattr(_spec(ctx), f"{key}_round") or KobestRound()
@@ -604,13 +605,14 @@ def duplicates_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 def split_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The recipe's split rule over the kept items -> OUT/split (the split step's
     artifact report on the full items included)."""
+    from pipelines.splits.base import recipe_split_settings
     from pipelines.splits.run import run_split
 
     task = _task(ctx)
     items = pd.read_parquet(ctx.out / "duplicates" / "items.parquet")
     path = ctx.out / "final" / "items.parquet"
     write_parquet(items[["item_id", *task.layout, "label"]].astype({"label": str}), path)
-    settings = ctx.recipe.split_settings(ctx.seed)
+    settings = recipe_split_settings(ctx.recipe, ctx.seed)
     if not settings.text_columns or settings.text_columns == list(settings.text_defaults):
         settings.text_columns = [task.layout[0], task.layout[-1]]
     split = run_split(path, settings, ctx.out / "split", None, ctx.recipe.language)

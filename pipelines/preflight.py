@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pipelines.annotation.label_config import LabelConfigError, parse_label_config
 from pipelines.core.recipe import Recipe, RecipeError
 from pipelines.ingest.readers import check_corpus_file
 from pipelines.models.classifier import ClassifierError, check_detector
+from pipelines.tasks import task_kind
 
 
 def check_ingest_inputs(recipe: Recipe, recipe_path: Path | str) -> None:
@@ -37,7 +39,6 @@ def check_rebuild_recipe(recipe: Recipe, path: Path | str) -> None:
     """The recipe names a task kind, has the sections that kind needs (annotation,
     agreement, split and the kind's own ``needs``), and its annotation configs exist and
     parse (XML, an answer control), before any server starts."""
-    from pipelines.tasks import task_kind
 
     if recipe.task is None:
         raise RecipeError(
@@ -56,7 +57,6 @@ def check_rebuild_recipe(recipe: Recipe, path: Path | str) -> None:
         configs.append(("annotation.config", ann.config))
         if ann.writing:
             configs.append(("annotation.writing.config", ann.writing.config))
-    from pipelines.annotation.label_config import LabelConfigError, parse_label_config
 
     for field, config in configs:
         if not recipe.resolve(config).is_file():

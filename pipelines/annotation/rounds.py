@@ -1,0 +1,22 @@
+"""A Label Studio round of a rebuild, as a family declares it (``TaskKind.rounds``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class Round:
+    """One Label Studio round of a rebuild: the items it shows, its interface, project,
+    overlap, simulated annotators (or None) and the table its pull writes."""
+
+    items: Path
+    config: Path
+    project: str
+    overlap: int
+    simulate: object | None  # pipelines.core.recipe.SimulateSpec
+    pool: str
+    annotations: Path
+    timeout: float = 3600.0
+    poll: float = 5.0

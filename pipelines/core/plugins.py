@@ -1,0 +1,55 @@
+"""The registries a recipe is validated against, filled from the layers above core.
+
+``pipelines.core`` stands below every stage and family (the import contracts of
+``pyproject.toml``): it never imports them. A recipe still has to be checked whole at
+load, before any work: its ``task`` against the registered dataset families, its
+``language`` against the language packs, and the sections a stage or a family owns
+(``agreement``, ``split``, ``translation``, ``kobbq``, ``jglue``, ``kobest``, ...)
+against the models those layers register here. Each registry finds its members by
+package discovery (:class:`pipelines.core.registry.Registry` imports the named packages
+on first lookup), so adding a family, a language or a section is one registration in
+the new module, and core does not change.
+
+- :data:`TASK_KINDS`: the dataset families (``pipelines.tasks.TaskKind``), by name;
+- :data:`LANGUAGES`: the language packs (``pipelines.lang.Language``), by code;
+- :data:`RECIPE_SECTIONS`: the recipe sections owned above core
+  (:class:`RecipeSection`): their pydantic model and an optional check against the whole
+  recipe (a corpus it names exists, a vote count fits the overlap).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pipelines.core.registry import Registry
+
+TASK_KINDS: Registry[Any] = Registry("task kind", "pipelines.tasks", "dataset families")
+LANGUAGES: Registry[Any] = Registry("language", "pipelines.lang", "text packs")
+
+
+@dataclass(frozen=True)
+class RecipeSection:
+    """A recipe section owned by a stage or a family: ``model`` validates it (a strict
+    pydantic model, ``pipelines.core.recipe.Strict``); ``check(recipe, section)`` runs
+    after the whole recipe validated and raises ``ValueError`` for what needs the rest
+    of the recipe (the message is prefixed with the recipe file)."""
+
+    name: str
+    model: type
+    doc: str
+    check: Callable[[Any, Any], None] | None = None
+
+
+RECIPE_SECTIONS: Registry[RecipeSection] = Registry(
+    "recipe section",
+    ("pipelines.agreement.rules", "pipelines.splits.base", "pipelines.tasks"),
+    "recipe sections owned by stages and families",
+)
+
+
+def register_section(section: RecipeSection) -> RecipeSection:
+    """Register ``section`` under its name (the owning module's one registration)."""
+    RECIPE_SECTIONS.add(section.name, section, section.doc)
+    return section
