@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# The tests: set up (quick when done), lint and format checks, then pytest.
+# The tests: set up (quick when done), lint and format checks, the import contracts, a
+# strict build of the docs site, then pytest. `--quick`: only the tests not marked e2e
+# (no server, no whole flow; tests/unit). Other arguments go to pytest.
 set -euo pipefail
+quick=0
+if [ "${1:-}" = "--quick" ]; then quick=1; shift; fi
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/bootstrap.sh
@@ -24,6 +28,11 @@ fi
 .venv/bin/ruff format --check .
 # the import contracts of pyproject.toml ([tool.importlinter])
 .venv/bin/lint-imports --no-cache
+# the docs site (mkdocs.yml, docs/): every page and link must build without a warning
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$(mktemp -d)"
+if [ "$quick" = 1 ]; then
+  exec .venv/bin/python -m pytest -n "${BENCHFORGE_TEST_WORKERS:-2}" --dist loadfile -m "not e2e" "$@"
+fi
 # Two workers (pytest-xdist), each taking whole test files, so that one file's module
 # fixtures (a Label Studio server, a rebuild) run once: about 1.5x faster on two cores,
 # where much of a test is waiting on a server or a subprocess. BENCHFORGE_TEST_WORKERS=0

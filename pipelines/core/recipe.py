@@ -128,7 +128,7 @@ class NoiseSettings(Strict):
     news_domains: list[str] = Field(default_factory=lambda: ["news"])
     # KLUE 2.3: "we filter out sentences with more than 10 Chinese or Japanese characters"
     max_cjk_chars: int = Field(default=10, ge=0)
-    # Not in the papers: benchforge's defaults, documented in README.
+    # Not in the papers: benchforge's defaults, documented in docs/commands/ingest.md.
     min_hangul_share: float = Field(default=0.5, ge=0.0, le=1.0)
     min_chars: int = Field(default=5, ge=0)
     max_chars: int = Field(default=1000, ge=1)
@@ -285,7 +285,7 @@ class RttSettings(Strict):
     backward: TranslatorSpec | None = None
     # SQLite translation cache (relative to the recipe); default OUT/.cache/translations.sqlite
     cache: str | None = None
-    # Not in the papers: benchforge's defaults, documented in README.
+    # Not in the papers: benchforge's defaults, documented in docs/commands/pair.md.
     min_length_ratio: float = Field(default=0.5, gt=0)
     max_length_ratio: float = Field(default=2.0, gt=0)
     # unrelated Korean sentences share particles and endings: ROUGE-L ~0.2 between them

@@ -1,4 +1,5 @@
-"""The stage contract (DESIGN.md): a stage returns the rows it keeps and the rows it drops.
+"""The stage contract (docs/architecture.md): a stage returns the rows it keeps and the
+rows it drops.
 
 Every dropped row carries a ``reason`` (and optionally a ``detail``, and ``flags``: every
 rule that fired on it, when a stage checks several), so that at every

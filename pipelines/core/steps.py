@@ -7,7 +7,8 @@ and says what it did. ``arg`` is the part of the step's name after its registere
 name (``push-writing`` runs the registered ``push`` with ``arg = "writing"``: the
 annotation round called ``writing``); most steps ignore it.
 
-The row contract of DESIGN.md holds for every step that keeps or drops rows: its
+The row contract (docs/architecture.md, "The stage contract") holds for every step that
+keeps or drops rows: its
 :class:`Rows` say how many came in, how many were kept and how many were dropped per
 reason, and :class:`StepOutcome` refuses counts that do not add up. Dropped rows are
 written with their reasons next to the kept ones.

@@ -15,7 +15,7 @@ dropped with its reason:
   source and round trip is below ``min_rouge`` (the meaning drifted away).
 
 The thresholds live in the recipe (``RttSettings``); the papers give no values, the
-defaults are benchforge's and are documented in the README.
+defaults are benchforge's and are documented in docs/commands/pair.md.
 """
 
 from __future__ import annotations

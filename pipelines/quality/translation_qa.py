@@ -31,7 +31,7 @@ Two kinds of figures:
     and MAD, Iglewicz and Hoaglin) beyond ``length_ratio_z``.
 
 The thresholds are the recipe's (``translation.qa``); the paper gives none, the
-defaults are benchforge's and documented in the README.
+defaults are benchforge's and documented in docs/families/korsts-kornli.md.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ one by name:
   key and listed in the card's provenance) and the JSON facts taken from them.
 
 A recipe names its task kind (``task: klue-sts``). Registering a new family is one
-``TASK_KINDS.add(TaskKind(...))`` in a new module of this package (see the README's
+``TASK_KINDS.add(TaskKind(...))`` in a new module of this package (see docs/architecture.md,
 "How to add a dataset family").
 """
 
