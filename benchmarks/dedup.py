@@ -23,7 +23,7 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "unit" / "quality"))
 
 from nsmc_corpus import add_corpus_argument  # noqa: E402
 from test_minhash import reference_near_dedup  # noqa: E402

@@ -3,7 +3,7 @@
 Splits NSMC reviews into sentences with kss (as `benchforge ingest` does), takes their
 MeCab morphemes, and runs benchforge's GSM on the first 10,000 and 50,000 sentences.
 The reference is Algorithm 1 as written, scored with the rouge-score package on the
-same morphemes (tests/test_gsm.py: reference_gsm). It makes N^2/4 ROUGE calls, so it is
+same morphemes (tests/unit/pairing/test_gsm.py: reference_gsm). It makes N^2/4 ROUGE calls, so it is
 run in this process on a sample of --ref-n sentences, checked pair for pair against
 benchforge's GSM on that sample, and its time is scaled by (N / ref-n)^2 for the ratio.
 
@@ -23,7 +23,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "unit" / "pairing"))
 
 from nsmc_corpus import add_corpus_argument  # noqa: E402
 from test_gsm import reference_gsm  # noqa: E402

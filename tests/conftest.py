@@ -1,5 +1,6 @@
 """Shared fixtures: a real Label Studio server per test module; one trained tiny
-detector per session."""
+detector per session. Tests under tests/e2e (a server or a whole flow) are marked
+``e2e``; ``scripts/test.sh --quick`` runs the others (tests/unit)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,13 @@ if os.environ.get("PYTEST_XDIST_WORKER") and "PREFECT_HOME" not in os.environ:
     os.environ["PREFECT_HOME"] = str(
         Path.home() / ".benchforge" / f"prefect-{os.environ['PYTEST_XDIST_WORKER']}"
     )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    e2e = ROOT / "tests" / "e2e"
+    for item in items:
+        if e2e in Path(str(item.path)).parents:
+            item.add_marker(pytest.mark.e2e)
 
 
 def _free_port() -> int:

@@ -15,7 +15,7 @@ from pipelines.splits.artifacts import artifact_report
 from pipelines.splits.base import SplitError, SplitSettings, units
 from pipelines.splits.run import split_items
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 PARAKQC = ROOT / "data" / "demo" / "parakqc" / "paraKQC_v1.txt"
 
 

@@ -20,7 +20,7 @@ import yaml
 
 from pipelines.annotation import annotate
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def small_recipe(folder: Path, project: str) -> Path:

@@ -102,5 +102,5 @@ def test_a_near_duplicate_threshold_out_of_range_is_a_clear_error(threshold):
 def test_the_recipe_reader_takes_every_shipped_recipe():
     from pipelines.core.recipe import load_recipe
 
-    for path in sorted((Path(__file__).resolve().parent.parent / "recipes").glob("*.yaml")):
+    for path in sorted((Path(__file__).resolve().parents[2] / "recipes").glob("*.yaml")):
         load_recipe(path)

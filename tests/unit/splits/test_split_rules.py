@@ -19,7 +19,7 @@ from pipelines.splits.base import SplitError, SplitSettings
 from pipelines.splits.ner import entity_set
 from pipelines.splits.run import split_with_figures
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "data" / "demo"
 SOURCES = [("wikinews", "formal"), ("policy", "formal"), ("wikipedia", "formal"),
            ("nsmc", "colloquial"), ("airbnb", "colloquial")]  # fmt: skip

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "recipes" / "ingest-demo.yaml"
 OUTPUTS = ("documents.parquet", "sentences.parquet", "rejects.parquet", "stats.json")
 

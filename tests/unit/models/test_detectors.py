@@ -33,7 +33,7 @@ from pipelines.models.train_classifier import (
 )
 from pipelines.preflight import check_ingest_inputs
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 UNLABELED = ROOT / "data/demo/korean-hate-speech/unlabeled/unlabeled_comments_5.head3000.txt"
 NSMC = ROOT / "data/demo/nsmc/reviews.sample3000.jsonl.gz"
 

@@ -13,7 +13,7 @@ import pytest
 
 from pipelines.annotation import ls_server
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SHARED_VENV = Path.home() / ".local/share/benchforge/labelstudio/venv"
 
 

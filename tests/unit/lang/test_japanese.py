@@ -13,7 +13,7 @@ import pytest
 from pipelines.lang import language
 from pipelines.quality import jcqa
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 JGLUE = ROOT / "data" / "demo" / "jglue"
 
 

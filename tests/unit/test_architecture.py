@@ -20,7 +20,7 @@ from pipelines.core.recipe import RecipeError, load_recipe
 from pipelines.core.registry import UnknownName
 from pipelines.core.steps import Rows
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 TOY = textwrap.dedent(
     '''

@@ -22,7 +22,7 @@ from pipelines.core.recipe import CorpusSpec, NoiseSettings
 from pipelines.ingest.readers import InputError, check_corpus_file, read_documents
 from pipelines.ingest.shards import process_documents
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -20,7 +20,7 @@ from pipelines.core.recipe import ClassifierSettings
 from pipelines.models.classifier import ClassifierError, SequenceClassifier
 from pipelines.quality.toxic import filter_toxic
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--epochs", "2", "--layers", "1", "--hidden", "32", "--heads", "2", "--vocab-size", "800"]
 
 

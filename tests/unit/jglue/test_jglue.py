@@ -2,7 +2,7 @@
 release files: reading them (file and line of a bad record), captions per image, the
 pairs, the latent truth of simulated people, the STS variance rule, JNLI's both-direction
 gold, the edit-distance rule, the validation, the reverse direction. The two demo
-recipes run end to end through Label Studio in tests/test_rebuild.py."""
+recipes run end to end through Label Studio in tests/e2e/test_rebuild_families.py."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import pytest
 from pipelines.jglue import construct, release
 from pipelines.jglue.construct import JglueRules
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 JGLUE = ROOT / "data" / "demo" / "jglue"
 JSTS = JGLUE / "jsts-v1.3_valid-v1.3.json"
 JNLI = JGLUE / "jnli-v1.3_valid-v1.3.json"

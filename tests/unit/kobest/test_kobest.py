@@ -21,7 +21,7 @@ from pipelines.kobest.rules import KobestRules
 from pipelines.kobest.tasks import KOBEST_TASKS, kobest_task
 from pipelines.lang import language
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 SEEDS = ROOT / "data" / "demo" / "kobest" / "copa_seeds.jsonl"
 CTX = CheckContext(language("ko"), KobestRules())
 

@@ -15,7 +15,7 @@ from test_rebuild import rebuild
 
 from pipelines.annotation import annotate
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

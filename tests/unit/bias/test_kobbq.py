@@ -18,7 +18,7 @@ from pipelines.bias import survey as sv
 from pipelines.bias import templates as tp
 from pipelines.bias.josa import attach
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT / "data" / "demo" / "kobbq"
 TEMPLATES = DATA / "KoBBQ_templates.tsv"
 SURVEY = DATA / "KoBBQ_survey_result.json"

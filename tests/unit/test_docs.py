@@ -15,7 +15,7 @@ from pathlib import Path
 from flows.cli.app import _parser
 from pipelines.core.recipe import FilterSettings, NoiseSettings, recipe_model
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 PAGES = [p for p in (ROOT / "docs").rglob("*.md") if "reference" not in p.parts]
 WRITTEN = "\n".join(p.read_text(encoding="utf-8") for p in PAGES)

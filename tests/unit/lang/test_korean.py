@@ -86,7 +86,7 @@ def test_morphemes_from_many_threads_at_once():
         print("ok")
         """
     )
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[3]
     proc = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True,
                           text=True, timeout=300)  # fmt: skip
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.returncode

@@ -20,7 +20,7 @@ from tiny_translators import EN_KO, KO_EN, build_tiny_marian
 from pipelines.lang.ko import morphemes
 from pipelines.pairing.metapairs import metadata_pairs
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "recipes" / "sts-pairs-demo.yaml"
 
 

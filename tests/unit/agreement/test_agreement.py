@@ -21,7 +21,7 @@ from pipelines.agreement.rules import (
     reliability_matrix,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def long_table(matrix: dict[str, list]) -> pd.DataFrame:

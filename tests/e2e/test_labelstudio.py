@@ -22,7 +22,7 @@ from pipelines.annotation import annotate, ls_server
 from pipelines.annotation.label_config import parse_label_config
 from pipelines.annotation.simulate import simulate
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "annotation_configs"
 
 

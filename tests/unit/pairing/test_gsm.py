@@ -15,7 +15,7 @@ from rouge_score import rouge_scorer
 from pipelines.lang.ko import morphemes
 from pipelines.pairing.gsm import greedy_sentence_matching
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 SEP = "\x1f"
 
 

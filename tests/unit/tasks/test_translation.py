@@ -27,7 +27,7 @@ from pipelines.pairing.translate import CachedTranslator, TransformersTranslator
 from pipelines.quality import translation_qa as qa
 from pipelines.tasks import kornlu
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "data" / "demo" / "korsts"
 TINY = {"epochs": 2, "d_model": 32, "ffn_dim": 64, "layers": 1, "heads": 2, "vocab_size": 300,
         "limit": 300, "heldout": 20, "batch_size": 32}  # fmt: skip

@@ -14,7 +14,7 @@ from pipelines.core.recipe import DedupSettings
 from pipelines.quality.dedup import deduplicate, jaccard, normalize, shingles
 from pipelines.quality.minhash import BatchMinHash, lsh_bands, shingle_hash32, shingle_hashes
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 NSMC = ROOT / "data" / "demo" / "nsmc" / "reviews.sample3000.jsonl.gz"
 
 
