@@ -251,8 +251,8 @@ def _dates(ingest_dir: Path) -> dict:
 def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The dataset in the task kind's release layout (its ``records``) as JSON Lines and
     Parquet per split, and the data card (its ``card`` section) -> OUT/dataset."""
-    from pipelines.core import markdown
-    from pipelines.export import card_facts, card_html, data_card, figures, licenses, warnings
+    from pipelines.core import licenses, markdown
+    from pipelines.export import card_facts, card_html, data_card, figures, warnings
     from pipelines.export.records import jsonl
 
     recipe, out, kind = ctx.recipe, ctx.out, ctx.task
