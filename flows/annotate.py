@@ -67,8 +67,8 @@ def wait_task(project: str, timeout: float, poll: float = 5.0) -> dict:
 
 
 @task(name="labelstudio-pull", **RETRIES)
-def pull_task(project: str, out: Path) -> dict:
-    table = annotate.pull(project)
+def pull_task(project: str, out: Path, value_types: dict[str, str] | None = None) -> dict:
+    table = annotate.pull(project, value_types=value_types)
     write_parquet(table, out)
     return {"rows": len(table), "annotations": int(table["annotation_id"].nunique())}
 

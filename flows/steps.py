@@ -153,7 +153,8 @@ def pull_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
     r = _round(ctx, arg)
     r.annotations.parent.mkdir(parents=True, exist_ok=True)
-    pulled = pull_task(r.project, r.annotations)
+    pins = ctx.recipe.annotation.value_types if ctx.recipe.annotation else {}
+    pulled = pull_task(r.project, r.annotations, pins or None)
     pulled["table_rows"] = pulled.pop("rows")  # not the row contract's `rows`
     version = ls_server.server_version(ls_server.connection())
     write_json({"label_studio": version}, server_record(r))
@@ -190,12 +191,17 @@ def agree_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     settings = recipe_agreement_settings(ctx.recipe)
     if settings.values is None:
         settings.values = interface_answers(ctx.recipe, settings.answer_field)
-    agreed = run_agree(votes_path(ctx), settings, ctx.out / "agree")
-    levels = agreed["krippendorff_alpha"]
-    level = "interval" if levels.get("interval") is not None else "nominal"
+    agreed = run_agree(votes_path(ctx), settings, ctx.out / "agree",
+                       interface_value_type(ctx.recipe, settings.answer_field))  # fmt: skip
+    if "krippendorff_alpha" in agreed:
+        levels = agreed["krippendorff_alpha"]
+        level = "interval" if levels.get("interval") is not None else "nominal"
+        headline = f"alpha ({level}) {levels.get(level)}"
+    else:
+        first = agreed["measures"][0]
+        headline = f"{first} {agreed[first]}"
     return StepOutcome(
-        f"{agreed['gold_items']:,} of {agreed['items']:,} items kept; alpha "
-        f"({level}) {levels.get(level)}",
+        f"{agreed['gold_items']:,} of {agreed['items']:,} items kept; {headline}",
         {"gold_items": agreed["gold_items"], "written": agreed["written"]},
         Rows("item", agreed["items"], agreed["gold_items"], agreed["dropped_items"]),
     )
@@ -210,6 +216,19 @@ def interface_answers(recipe: object, field: str | None) -> list[str] | None:
     if control and control.single and control.options:
         return list(control.options)
     return None
+
+
+def interface_value_type(recipe: object, field: str | None) -> str | None:
+    """The value type of the recipe interface's answer control ``field`` (or its only
+    one): the recipe's pin, else the type that claims the control; None when the
+    interface has several answer controls and no field is named."""
+    from pipelines.annotation.label_config import parse_label_config
+    from pipelines.annotation.values import value_type_of
+
+    control = parse_label_config(recipe.resolve(recipe.annotation.config)).answer_control(field)
+    if control is None:
+        return None
+    return value_type_of(control, recipe.annotation.value_types.get(control.name)).name
 
 
 @STEPS.register("split")

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from pipelines.agreement.rules import AGREEMENT_RULES, AgreementSettings, MeanSettings
+from pipelines.annotation.values import VALUE_TYPES
 from pipelines.core.settings import from_namespace
 
 
@@ -32,7 +33,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         required=True,
         choices=AGREEMENT_RULES.names(),
         help="mean: KLUE-STS (screening, mean label rounded, binary label, disagreement "
-        "drops); majority: the label with at least --min-votes votes",
+        "drops); majority: the label with at least --min-votes votes; span_vote: the "
+        "spans, relations or arcs at least --min-votes annotators marked",
     )
     agree.add_argument("--out", type=Path, required=True, help="output folder")
     agree.add_argument(
@@ -44,8 +46,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--min-votes",
         type=int,
         default=None,
-        help="majority: votes needed, the author's included (KLUE-NLI 3 of 5, KLUE-TC 2 of "
+        help="majority, span_vote: votes needed, the author's included (KLUE-NLI 3 of 5, "
+        "KLUE-TC 2 of "
         "3, JNLI 6 of 10, MARC-ja 7 of 10)",
+    )
+    agree.add_argument(
+        "--value-type",
+        default="span_set",
+        choices=VALUE_TYPES.names(),
+        help="span_vote: the set-valued answers voted on element by element (span_set: "
+        "entities; relation; dependency_tree), whose agreement measures are reported "
+        "(span_set)",
     )
     agree.add_argument(
         "--pearson-min",
@@ -160,7 +171,6 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(figures, ensure_ascii=False, indent=2))
         return 0
-    alpha = figures["krippendorff_alpha"]
     print(
         f"{figures['gold_items']} of {figures['items']} items kept "
         f"({figures['annotators']} annotators, {figures['ratings']} ratings); dropped items: "
@@ -172,13 +182,23 @@ def run(args: argparse.Namespace) -> int:
             else ""
         )
     )
-    print(
-        "Krippendorff alpha "
-        + ", ".join(f"{k} {v}" for k, v in alpha.items())
-        + f"; Fleiss kappa {figures['fleiss_kappa']['kappa']}"
-    )
+    print(measures_line(figures))
     for warning in figures.get("warnings", []):
         print(f"benchforge: warning: {warning}", file=sys.stderr)
     state = "written to" if figures["written"] else "unchanged in"
     print(f"Outputs {state} {args.out}")
     return 0
+
+
+def measures_line(figures: dict) -> str:
+    """The agreement measures of agreement.json in one line (the value type's own)."""
+    if "krippendorff_alpha" in figures:
+        alpha = figures["krippendorff_alpha"]
+        return (
+            "Krippendorff alpha "
+            + ", ".join(f"{k} {v}" for k, v in alpha.items())
+            + f"; Fleiss kappa {figures['fleiss_kappa']['kappa']}"
+        )
+    return f"{figures.get('value_type')}: " + "; ".join(
+        f"{k} {json.dumps(figures.get(k), ensure_ascii=False)}" for k in figures["measures"]
+    )

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -42,7 +43,16 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
+from pipelines.agreement.measures import (  # noqa: F401 - re-exported: the rules' figures
+    _round,
+    alpha,
+    alphas,
+    fleiss,
+    numeric_values,
+    reliability_matrix,
+)
 from pipelines.annotation.label_config import REPORT_FIELDS
+from pipelines.annotation.values import VALUE_TYPES
 from pipelines.core.errors import BenchforgeError
 from pipelines.core.io import read_table
 from pipelines.core.plugins import RecipeSection, register_section
@@ -145,6 +155,33 @@ class MajoritySettings(_Answers, _MajorityThreshold):
     def __post_init__(self) -> None:
         if self.min_votes is None or self.min_votes < 1:
             raise AgreementError("the majority rule needs --min-votes K (K >= 1)")
+
+
+@dataclass
+class _SpanVoteThreshold(AgreementSettingsBase):
+    min_votes: int | None = None
+    value_type: str = "span_set"  # a set-valued type: span_set, relation, dependency_tree
+
+
+@dataclass
+class SpanVoteSettings(_Answers, _SpanVoteThreshold):
+    """Span sets, relations and trees: the elements at least ``min_votes`` annotators
+    marked (KLUE 3.4.1 / 3.5.1 / 3.7 keep one reviewed annotation; without a review
+    round the elements a majority shares)."""
+
+    rule: str = "span_vote"
+
+    summary: ClassVar[tuple[str, ...]] = ("min_votes", "value_type")
+
+    def __post_init__(self) -> None:
+        if self.min_votes is None or self.min_votes < 1:
+            raise AgreementError("the span_vote rule needs --min-votes K (K >= 1)")
+        kind = VALUE_TYPES.get(self.value_type)
+        if "span_vote" not in kind.rules:
+            raise AgreementError(
+                f"value type {self.value_type!r} is not voted on element by element (its "
+                f"rules: {list(kind.rules)})"
+            )
 
 
 @dataclass
@@ -324,72 +361,6 @@ def check_values(ratings: pd.DataFrame, settings: AgreementSettingsBase) -> None
             fail(ratings.index[int(np.flatnonzero(bad)[0])], "is not a finite number")
 
 
-def numeric_values(ratings: pd.DataFrame) -> pd.Series | None:
-    """The values as floats when every one is a number, else None (nominal labels)."""
-    values = pd.to_numeric(ratings["value"], errors="coerce")
-    return None if values.isna().any() else values.astype(float)
-
-
-# ---------------------------------------------------------------------------- figures
-
-
-def reliability_matrix(ratings: pd.DataFrame, values: pd.Series) -> pd.DataFrame:
-    """Annotators x items; NaN where an annotator did not rate an item."""
-    frame = ratings.assign(v=values.to_numpy())
-    return frame.pivot(index="annotator_id", columns="item_id", values="v").astype(float)
-
-
-def alpha(matrix: np.ndarray, level: str) -> float | None:
-    """Krippendorff's alpha (``krippendorff`` package); None where it is undefined (fewer
-    than two values in the domain, or no item rated twice)."""
-    import krippendorff
-
-    pairable = (np.sum(~np.isnan(matrix), axis=0) >= 2).any() if matrix.size else False
-    if not pairable or len(np.unique(matrix[~np.isnan(matrix)])) < 2:
-        return None
-    try:
-        result = float(krippendorff.alpha(reliability_data=matrix, level_of_measurement=level))
-    except (ValueError, ZeroDivisionError):
-        return None
-    return None if math.isnan(result) else result
-
-
-def alphas(ratings: pd.DataFrame) -> dict[str, float | None]:
-    """Alpha at every level that fits the labels: all four for numbers, nominal else."""
-    values = numeric_values(ratings)
-    if values is None:
-        codes = pd.Series(pd.factorize(ratings["value"].astype(str))[0], index=ratings.index)
-        matrix = reliability_matrix(ratings, codes.astype(float)).to_numpy()
-        return {"nominal": _round(alpha(matrix, "nominal"))}
-    matrix = reliability_matrix(ratings, values).to_numpy()
-    return {
-        level: _round(alpha(matrix, level)) for level in ("nominal", "ordinal", "interval", "ratio")
-    }
-
-
-def fleiss(ratings: pd.DataFrame) -> dict:
-    """Fleiss' kappa (statsmodels) over the items with the most common rating count."""
-    from statsmodels.stats.inter_rater import fleiss_kappa
-
-    per_item = ratings.groupby("item_id")["value"].agg(list)
-    if per_item.empty:
-        return {"kappa": None, "items": 0, "raters_per_item": 0}
-    sizes = per_item.map(len)
-    n = int(sizes.mode().max())
-    used = per_item[sizes == n]
-    if n < 2:
-        return {"kappa": None, "items": int(len(used)), "raters_per_item": n}
-    cats = sorted({str(v) for vs in used for v in vs})
-    table = np.array([[sum(str(v) == c for v in vs) for c in cats] for vs in used])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        kappa = float(fleiss_kappa(table, method="fleiss")) if len(cats) > 1 else float("nan")
-    return {
-        "kappa": _round(None if math.isnan(kappa) else kappa),
-        "items": int(len(used)),
-        "raters_per_item": n,
-    }
-
-
 def annotator_figures(matrix: pd.DataFrame, min_shared: int) -> pd.DataFrame:
     """Per annotator: items rated, items shared with others, Pearson r and Krippendorff's
     alpha (interval) of their ratings against the mean of the other annotators."""
@@ -451,10 +422,6 @@ def label_agreement(ratings: pd.DataFrame, gold: pd.DataFrame) -> pd.DataFrame:
         })  # fmt: skip
     return pd.DataFrame(rows, columns=["annotator_id", "items", "gold_items", "gold_agreement",
                                        "others_agreement"])  # fmt: skip
-
-
-def _round(x: float | None, digits: int = 4) -> float | None:
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(x, digits)
 
 
 # ------------------------------------------------------------------------------ rules
@@ -598,6 +565,64 @@ def majority_rule(
     return gold, dropped, None
 
 
+@agreement_rule("span_vote", SpanVoteSettings)
+def span_vote_rule(
+    ratings: pd.DataFrame, settings: SpanVoteSettings
+) -> tuple[pd.DataFrame, list[dict], None]:
+    """Per item, the elements (spans, relations, arcs) that at least ``min_votes`` of
+    its annotators marked; of two voted elements that conflict (overlapping spans, two
+    heads for one word) the one with more votes stays (then the earlier). Every element
+    left out is a dropped row (kind ``span``: ``few_votes`` or ``conflict``); an item
+    whose voted elements make no valid value (a word without a head) is dropped
+    (``no_majority``). An item where nobody marked anything has the empty value."""
+    kind = VALUE_TYPES.get(settings.value_type)
+    k = int(settings.min_votes or 0)
+    rows, dropped = [], []
+    for item, group in ratings.groupby("item_id", sort=True):
+        values = [str(v) for v in group["value"]]
+        counts = Counter(e for v in values for e in set(kind.elements(v)))
+        kept: list = []
+        for element, n in sorted(counts.items(), key=lambda en: (-en[1], en[0])):
+            ident = f"{item}/{json.dumps(element, ensure_ascii=False)}"
+            if n < k:
+                dropped.append(
+                    {
+                        "kind": "span",
+                        "id": ident,
+                        "reason": "few_votes",
+                        "detail": f"{n} of {len(values)} annotators; {k} needed",
+                    }
+                )
+            elif any(kind.conflicts(element, other) for other in kept):
+                dropped.append(
+                    {
+                        "kind": "span",
+                        "id": ident,
+                        "reason": "conflict",
+                        "detail": f"{n} votes; overlaps an element with more",
+                    }
+                )
+            else:
+                kept.append(element)
+        value = kind.from_elements(kept, values)
+        if value is None:
+            dropped.append(
+                {
+                    "kind": "item",
+                    "id": item,
+                    "reason": "no_majority",
+                    "detail": f"the elements {k} of {len(values)} annotators share "
+                    f"make no {settings.value_type}",
+                }
+            )
+            continue
+        rows.append(
+            {"item_id": item, "label": value, "n_annotations": len(values), "elements": len(kept)}
+        )
+    gold = pd.DataFrame(rows, columns=["item_id", "label", "n_annotations", "elements"])
+    return gold, dropped, None
+
+
 def nli_validation_table(ratings: pd.DataFrame, gold: pd.DataFrame) -> dict | None:
     """KLUE Table 5, from the items that have an author label: unanimous gold label,
     individual (validator) label = gold, individual = author, gold = author,
@@ -633,11 +658,22 @@ def nli_validation_table(ratings: pd.DataFrame, gold: pd.DataFrame) -> dict | No
 # ---------------------------------------------------------------------------- driver
 
 
-def agree(frame: pd.DataFrame, settings: AgreementSettingsBase) -> dict:
-    """Gold labels, dropped items and annotators, and the dataset-level figures."""
+def agree(
+    frame: pd.DataFrame,
+    settings: AgreementSettingsBase,
+    value_type: str | None = None,
+    context: dict | None = None,
+) -> dict:
+    """Gold labels, dropped items and annotators, and the dataset-level figures: the
+    agreement measures of the answers' value type (``value_type``; by default the
+    rule's, else ``rating`` when every value is a number and ``choice`` when not;
+    ``context``: what a structured type's measures need, e.g. the texts' lengths)."""
+    if value_type or getattr(settings, "value_type", None):  # known: checked before reading
+        value_type_for(frame.iloc[:0], settings, value_type)
     ratings, flags, blanks = split_annotations(frame, settings)
     if ratings.empty:
         raise AgreementError("no ratings to aggregate (every annotation empty or cancelled)")
+    kind = value_type_for(ratings, settings, value_type)
     dropped: list[dict] = list(blanks)
     flagged: set[str] = set()
     wanted = set(settings.report_flags)
@@ -668,9 +704,10 @@ def agree(frame: pd.DataFrame, settings: AgreementSettingsBase) -> dict:
         "dropped_annotators": _reason_counts(dropped, "annotator"),
         "dropped_ratings": _reason_counts(dropped, "rating"),
         "warnings": agreement_warnings(ratings, blanks),
-        "krippendorff_alpha": alphas(ratings),
-        "fleiss_kappa": fleiss(ratings),
+        "value_type": kind.name,
     }
+    measures = kind.measures(ratings, context)
+    figures.update(measures, measures=list(measures))
     if annotators is not None:
         figures["annotators_table"] = json.loads(annotators.to_json(orient="records"))
         kept = ratings[~ratings["annotator_id"].isin(
@@ -687,6 +724,22 @@ def agree(frame: pd.DataFrame, settings: AgreementSettingsBase) -> dict:
         figures["simulated"] = bool(frame["simulated"].astype(bool).any())
     dropped_frame = pd.DataFrame(dropped, columns=DROPPED_COLUMNS)
     return {"gold": gold, "dropped": dropped_frame, "figures": figures}
+
+
+def value_type_for(ratings: pd.DataFrame, settings: AgreementSettingsBase, name: str | None = None):  # noqa: ANN201 - a pipelines.annotation.values.ValueType
+    """The value type of the answers: ``name``, the rule's own (``span_vote``'s
+    ``value_type``), or ``rating``/``choice`` by whether every value is a number; the
+    rule must be one the type can aggregate."""
+    name = name or getattr(settings, "value_type", None)
+    if not name:
+        name = "rating" if numeric_values(ratings) is not None else "choice"
+    kind = VALUE_TYPES.get(name)
+    if settings.rule not in kind.rules:
+        raise AgreementError(
+            f"rule {settings.rule!r} cannot aggregate {name} answers (its rules: "
+            f"{list(kind.rules)})"
+        )
+    return kind
 
 
 def agreement_warnings(ratings: pd.DataFrame, blanks: list[dict]) -> list[str]:
@@ -725,7 +778,9 @@ def _reason_counts(dropped: list[dict], kind: str) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
-def run_agree(path: Path, settings: AgreementSettingsBase, out: Path) -> dict:
+def run_agree(
+    path: Path, settings: AgreementSettingsBase, out: Path, value_type: str | None = None
+) -> dict:
     """Read ``path``, apply the rule, write gold.parquet, dropped.parquet and
     agreement.json (atomically, manifest last; a rerun with the same input and settings
     rewrites nothing). Returns the figures, with ``written``. When no item keeps a gold
@@ -734,7 +789,7 @@ def run_agree(path: Path, settings: AgreementSettingsBase, out: Path) -> dict:
     from pipelines.core.io import output_lock
 
     try:
-        result = agree(read_annotations(path), settings)
+        result = agree(read_annotations(path), settings, value_type)
         if result["gold"].empty:
             figures = result["figures"]
             raise AgreementError(
@@ -755,7 +810,8 @@ def run_agree(path: Path, settings: AgreementSettingsBase, out: Path) -> dict:
 def _write_agree(path: Path, settings: AgreementSettingsBase, out: Path, result: dict) -> dict:
     from pipelines.core.io import sha256_file, write_outputs
 
-    key = json.dumps({"input": sha256_file(path), "settings": asdict(settings)}, sort_keys=True)
+    key = json.dumps({"input": sha256_file(path), "settings": asdict(settings),
+                      "value_type": result["figures"]["value_type"]}, sort_keys=True)  # fmt: skip
     figures = {**result["figures"], "input": str(path)}
     written = write_outputs(
         out,

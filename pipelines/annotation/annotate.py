@@ -30,6 +30,7 @@ project.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import math
@@ -464,33 +465,53 @@ def users_by_id(ls) -> dict[int, str]:  # noqa: ANN001
     }
 
 
-def flatten_result(result: Iterable[dict]) -> list[tuple[str, str]]:
-    """(field, value) pairs of one annotation's result: a choice as itself (several
-    joined with ``|``), text as written, a span as JSON {start, end, text, label}."""
+def flatten_result(
+    result: Iterable[dict], config: LabelConfig | None = None
+) -> list[tuple[str, str]]:
+    """(field, value) pairs of one annotation's result, each control's regions read by
+    its value type (``pipelines.annotation.values``): a choice as itself (several joined
+    with ``|``), text as written, a rating as its number, spans, relations and trees as
+    one canonical JSON value. With the project's ``config``, a control the annotation
+    left empty whose type has an empty answer (a span set's ``[]``, an answer span's
+    ``no_answer``) gets it; without, regions are read by their Label Studio type."""
+    from pipelines.annotation.values import canonical_json, value_type_for_region, value_type_of
+
+    regions = list(result)
+    controls = {c.name: c for c in config.answer_controls} if config else {}
+    relation_field = next((c.name for c in controls.values() if c.tag == "Relations"), "")
+    groups: dict[str, list[dict]] = {}
+    for region in regions:
+        name = region.get("from_name") or (relation_field if region.get("type") == "relation"
+                                           else "")  # fmt: skip
+        groups.setdefault(name, []).append(region)
     out: list[tuple[str, str]] = []
-    for region in result:
-        name = region.get("from_name", "")
-        value = region.get("value", {})
-        kind = region.get("type", "")
-        if kind == "choices":
-            out.append((name, "|".join(value.get("choices", []))))
-        elif kind == "textarea":
-            out.append((name, "\n".join(value.get("text", []))))
-        elif kind == "labels":
-            span = {k: value.get(k) for k in ("start", "end", "text")}
-            for label in value.get("labels", []):
-                out.append((name, json.dumps({**span, "label": label}, ensure_ascii=False)))
-        elif kind == "rating":
-            out.append((name, str(value.get("rating"))))
-        elif kind == "number":
-            out.append((name, str(value.get("number"))))
-        else:
-            out.append((name, json.dumps(value, ensure_ascii=False, sort_keys=True)))
+    for name, group in groups.items():
+        control = controls.get(name)
+        kind = (value_type_of(control, pinned(config, name)) if control
+                else value_type_for_region(group[0].get("type", "")))  # fmt: skip
+        if kind is None:  # a region no registered type reads: its value as JSON
+            out.extend((name, canonical_json(r.get("value", {}))) for r in group)
+            continue
+        out.extend((name, value) for value in kind.flatten(control, group, regions))
+    if config is not None:  # an answer left empty: "[]" for a span set, no_answer ...
+        for name, control in controls.items():
+            if name not in groups:
+                empty = value_type_of(control, pinned(config, name)).empty(control)
+                if empty is not None:
+                    out.append((name, empty))
     return out
 
 
-def annotations_table(tasks: list[dict], users: dict[int, str], project: str) -> pd.DataFrame:
-    """The long table of every annotation in ``tasks`` (an export)."""
+def pinned(config: LabelConfig | None, name: str) -> str | None:
+    """The value type a recipe pinned for field ``name`` (``LabelConfig.value_types``)."""
+    return dict(config.value_types).get(name) if config is not None else None
+
+
+def annotations_table(
+    tasks: list[dict], users: dict[int, str], project: str, config: LabelConfig | None = None
+) -> pd.DataFrame:
+    """The long table of every annotation in ``tasks`` (an export; ``config``: the
+    project's labeling config, whose value types read the results)."""
     rows = []
     for task in tasks:
         item_id = str(task["data"].get("item_id", task["id"]))
@@ -508,7 +529,7 @@ def annotations_table(tasks: list[dict], users: dict[int, str], project: str) ->
                 "simulated": email.endswith("@" + SIM_DOMAIN),
                 "project": project,
             }
-            pairs = flatten_result(ann.get("result") or [])
+            pairs = flatten_result(ann.get("result") or [], config)
             flags = sorted(
                 {flag for name, v in pairs if name in REPORT_FIELDS for flag in v.split("|")}
             )
@@ -526,8 +547,12 @@ def annotations_table(tasks: list[dict], users: dict[int, str], project: str) ->
     )
 
 
-def pull(project: str, ls=None) -> pd.DataFrame:  # noqa: ANN001
-    """Every annotation of ``project`` as a long table (``ANNOTATION_COLUMNS``)."""
+def pull(  # noqa: ANN001
+    project: str, ls=None, value_types: dict[str, str] | None = None
+) -> pd.DataFrame:
+    """Every annotation of ``project`` as a long table (``ANNOTATION_COLUMNS``), each
+    field read by the value type its control carries in the project's labeling config
+    (``value_types``: the recipe's pins, field -> type)."""
     ls = ls or client()
     proj = find_project(ls, project)
     if proj is None:
@@ -545,7 +570,13 @@ def pull(project: str, ls=None) -> pd.DataFrame:  # noqa: ANN001
             "than once; a past fault or concurrent runs imported them twice). Run "
             f"`benchforge annotate repair {project}` to remove them, then run again"
         )
-    return annotations_table(tasks, users_by_id(ls), project)
+    config = None
+    if getattr(proj, "label_config", None):
+        with contextlib.suppress(ValueError):  # a config Label Studio took but we cannot read
+            config = parse_label_config(proj.label_config)
+    if config is not None and value_types:
+        config = dataclasses.replace(config, value_types=tuple(sorted(value_types.items())))
+    return annotations_table(tasks, users_by_id(ls), project, config)
 
 
 def repair(project: str, ls=None, dry_run: bool = False) -> dict:  # noqa: ANN001

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pipelines.core.errors import BenchforgeError
 
-CONTROL_TAGS = {"Choices", "TextArea", "Labels", "Rating", "Number"}
+CONTROL_TAGS = {"Choices", "TextArea", "Labels", "Rating", "Number", "Relations"}
 REPORT_FIELDS = {"report", "unable"}  # controls whose values are report flags
 
 
@@ -34,6 +34,12 @@ class Control:
     # the task data field that lists the options (Label Studio's dynamic choices,
     # ``<Choices value="$options">``: a list of {"value": ...}); "" for static options
     dynamic: str = ""
+    # the tag's other attributes (maxRating, min, max, ...), as (name, value) pairs
+    attrs: tuple[tuple[str, str], ...] = ()
+
+    def attr(self, name: str, default: str = "") -> str:
+        """The control's XML attribute ``name`` (``default`` when absent)."""
+        return dict(self.attrs).get(name, default)
 
     def options_for(self, data: dict) -> tuple[str, ...]:
         """The options of this control for one task (its dynamic ones when it has them)."""
@@ -50,6 +56,8 @@ class LabelConfig:
     xml: str
     data_fields: tuple[str, ...]
     controls: tuple[Control, ...] = field(default_factory=tuple)
+    # value types a recipe pinned per field (``annotation.value_types``), as pairs
+    value_types: tuple[tuple[str, str], ...] = ()
 
     def control(self, name: str) -> Control:
         for ctl in self.controls:
@@ -96,17 +104,21 @@ def parse_label_config(source: str | Path) -> LabelConfig:
                 fields.append(name)
         if el.tag in CONTROL_TAGS:
             options = tuple(
-                child.attrib["value"] for child in el if child.tag in {"Choice", "Label"}
+                child.attrib["value"]
+                for child in el
+                if child.tag in {"Choice", "Label", "Relation"}
             )
             controls.append(
                 Control(
-                    name=el.attrib.get("name", ""),
+                    # <Relations> has no name in Label Studio; its results carry none
+                    name=el.attrib.get("name", "relations" if el.tag == "Relations" else ""),
                     tag=el.tag,
                     to_name=el.attrib.get("toName", ""),
                     options=options,
                     required=el.attrib.get("required", "false") == "true",
                     single=el.tag != "Labels" and el.attrib.get("choice", "single") != "multiple",
                     dynamic=value[1:] if el.tag == "Choices" and value.startswith("$") else "",
+                    attrs=tuple(sorted(el.attrib.items())),
                 )
             )
     # $vars inside Header text, e.g. "$subject → $object"

@@ -42,7 +42,6 @@ missing from existing tasks, one request per annotation, several tasks at a time
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import secrets
@@ -62,7 +61,8 @@ from pipelines.annotation.annotate import (
     user_id_of,
     with_retries,
 )
-from pipelines.annotation.label_config import Control, LabelConfig, parse_label_config
+from pipelines.annotation.label_config import LabelConfig, parse_label_config
+from pipelines.annotation.values import region, seed_of, value_type_of
 
 log = logging.getLogger(__name__)
 
@@ -80,11 +80,6 @@ class Annotator:
     careless: bool
 
 
-def _seed(*parts: object) -> int:
-    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
-    return int.from_bytes(digest[:8], "little")
-
-
 def ensure_annotators(
     ls,
     k: int,
@@ -99,7 +94,7 @@ def ensure_annotators(
     if k < 1:
         raise AnnotationError(f"--annotators must be 1 or more, got {k}")
     users = {u.email: u for u in with_retries(lambda: list(ls.users.list()), "list users")}
-    rng = np.random.default_rng(_seed("annotators", seed))
+    rng = np.random.default_rng(seed_of("annotators", seed))
     careless = max(1, round(0.15 * k)) if careless is None else min(max(careless, 0), k)
     out = []
     for i in range(k):
@@ -130,54 +125,6 @@ def ensure_annotators(
     return out
 
 
-def _ordinal(options: list[str] | tuple[str, ...]) -> list[float] | None:
-    """The options as numbers when they all are (an ordinal scale), else None."""
-    try:
-        return [float(o) for o in options] if options else None
-    except ValueError:
-        return None
-
-
-def _answer(control: Control, data: dict, who: Annotator, rng: np.random.Generator, seed: int):  # noqa: ANN202
-    """The simulated value of one control for one item (None: leave it empty)."""
-    truth = data.get(f"sim_{control.name}")
-    if control.tag == "TextArea":
-        if isinstance(truth, list | tuple) and truth:
-            return str(truth[int(rng.integers(len(truth)))])  # one of the item's variants
-        if truth is not None:
-            return str(truth)
-        first = next((v for v in data.values() if isinstance(v, str)), "")
-        return f"{first} (simulated edit)"
-    if control.tag == "Labels":
-        return truth if isinstance(truth, list) else []
-    options = list(control.options_for(data))
-    if not options:
-        return None
-    if isinstance(truth, list | tuple) and truth:
-        # several latent answers (a survey's respondents; an ambiguous pair): each
-        # annotator answers as one of them
-        picked = truth[int(rng.integers(len(truth)))]
-        if not control.single:
-            picked = (list(picked) if isinstance(picked, list | tuple)
-                      else str(picked).split("|"))  # fmt: skip
-            return [p for p in picked if p in options] or None
-        truth = picked
-    scale = _ordinal(options)
-    if truth is None or str(truth) not in options and scale is None:
-        item_rng = np.random.default_rng(_seed(seed, control.name, data.get("item_id")))
-        truth = options[int(item_rng.integers(len(options)))]
-    if who.careless:
-        return options[int(rng.integers(len(options)))]
-    if scale is not None:
-        value = float(truth) + who.bias + rng.normal(0, who.noise)
-        nearest = min(scale, key=lambda s: abs(s - value))
-        return options[scale.index(nearest)]
-    if rng.random() < who.accuracy:
-        return str(truth)
-    others = [o for o in options if o != str(truth)]
-    return others[int(rng.integers(len(others)))] if others else str(truth)
-
-
 def simulated_annotation(
     config: LabelConfig,
     data: dict,
@@ -188,40 +135,22 @@ def simulated_annotation(
 ) -> dict:
     """The payload of one simulated annotation (result, lead_time, was_cancelled); a skip
     only when ``can_skip`` (another account is left to take the task over)."""
-    rng = np.random.default_rng(_seed(seed, who.email, task_key))
+    rng = np.random.default_rng(seed_of(seed, who.email, task_key))
     lead = float(rng.uniform(0.5, 3.0) if who.careless else rng.lognormal(3.0, 0.5))
     if rng.random() < SKIP_RATE and can_skip:
         return {"result": [], "lead_time": lead, "was_cancelled": True}
     result = []
-    for control in config.answer_controls:
-        value = _answer(control, data, who, rng, seed)
-        if value is None:
-            continue
-        if control.tag == "Choices":
-            if not control.single and control.name == "unable":
-                continue
-            chosen = value if isinstance(value, list) else [value]
-            result.append(_region(control, "choices", {"choices": chosen}))
-        elif control.tag == "TextArea":
-            result.append(_region(control, "textarea", {"text": [value]}))
-        elif control.tag == "Labels":
-            for span in value:
-                text = str(data.get(control.to_name, ""))[span["start"] : span["end"]]
-                region = {**span, "text": text, "labels": [span["label"]]}
-                region.pop("label")
-                result.append(_region(control, "labels", region))
+    for control in config.answer_controls:  # each control's value type answers it
+        kind = value_type_of(control, dict(config.value_types).get(control.name))
+        result.extend(kind.simulate(control, data, who, rng, seed))
     report_rate = 0.9 if data.get("sim_report") else REPORT_RATE
     for control in config.report_controls:
         if control.options and rng.random() < report_rate:
             flag = data.get("sim_report")
             if flag not in control.options:
                 flag = control.options[int(rng.integers(len(control.options)))]
-            result.append(_region(control, "choices", {"choices": [flag]}))
+            result.append(region(control, "choices", {"choices": [flag]}))
     return {"result": result, "lead_time": lead, "was_cancelled": False}
-
-
-def _region(control: Control, kind: str, value: dict) -> dict:
-    return {"from_name": control.name, "to_name": control.to_name, "type": kind, "value": value}
 
 
 def plan(
@@ -242,7 +171,7 @@ def plan(
         done = {user_id_of(a.get("completed_by")) for a in anns}
         need = overlap - sum(1 for a in anns if not a.get("was_cancelled"))
         key = task["data"].get("item_id", task.get("id"))
-        order = np.random.default_rng(_seed(seed, "assign", key)).permutation(len(people))
+        order = np.random.default_rng(seed_of(seed, "assign", key)).permutation(len(people))
         candidates = [people[int(i)] for i in order if people[int(i)].user_id not in done]
         for position, who in enumerate(candidates):
             if need <= 0:

@@ -12,6 +12,8 @@ the new module, and core does not change.
 
 - :data:`TASK_KINDS`: the dataset families (``pipelines.tasks.TaskKind``), by name;
 - :data:`LANGUAGES`: the language packs (``pipelines.lang.Language``), by code;
+- :data:`VALUE_TYPES`: the annotation value types
+  (``pipelines.annotation.values.ValueType``), by name: a recipe may pin one per field;
 - :data:`RECIPE_SECTIONS`: the recipe sections owned above core
   (:class:`RecipeSection`): their pydantic model and an optional check against the whole
   recipe (a corpus it names exists, a vote count fits the overlap).
@@ -27,6 +29,9 @@ from pipelines.core.registry import Registry
 
 TASK_KINDS: Registry[Any] = Registry("task kind", "pipelines.tasks", "dataset families")
 LANGUAGES: Registry[Any] = Registry("language", "pipelines.lang", "text packs")
+VALUE_TYPES: Registry[Any] = Registry(
+    "value type", ("pipelines.annotation.values", "pipelines.tasks"), "annotation value types"
+)
 
 
 @dataclass(frozen=True)

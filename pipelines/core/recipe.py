@@ -409,6 +409,16 @@ class AnnotationSpec(Strict):
     timeout: float = Field(default=3600.0, gt=0)
     poll: float = Field(default=5.0, gt=0)
     writing: WritingSpec | None = None
+    # the value type of a field when its control's default is not meant (field -> type,
+    # e.g. {relations: dependency_tree}; pipelines.annotation.values)
+    value_types: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _known_value_types(self) -> AnnotationSpec:
+        """A pinned value type is a registered one (the error names the nearest)."""
+        for name in self.value_types.values():
+            plugins.VALUE_TYPES.get(name)
+        return self
 
     @model_validator(mode="after")
     def _enough_annotators(self) -> AnnotationSpec:

@@ -1,0 +1,106 @@
+"""Agreement measures shared by the rules and the annotation value types.
+
+Krippendorff's alpha (the ``krippendorff`` package) at the levels a value's scale
+allows, Fleiss' kappa (statsmodels), and the pairwise set measures of structured values
+(spans, relations, trees): a set element is counted as agreed when both annotators give
+exactly it, and the figure is the micro-averaged F1 over every pair of annotators on the
+items they share (entity-level F1 as seqeval computes it for one pair, ``tests``)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable, Iterable
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+
+
+def numeric_values(ratings: pd.DataFrame) -> pd.Series | None:
+    """The values as floats when every one is a number, else None (nominal labels)."""
+    values = pd.to_numeric(ratings["value"], errors="coerce")
+    return None if values.isna().any() else values.astype(float)
+
+
+# ---------------------------------------------------------------------------- figures
+
+
+def reliability_matrix(ratings: pd.DataFrame, values: pd.Series) -> pd.DataFrame:
+    """Annotators x items; NaN where an annotator did not rate an item."""
+    frame = ratings.assign(v=values.to_numpy())
+    return frame.pivot(index="annotator_id", columns="item_id", values="v").astype(float)
+
+
+def alpha(matrix: np.ndarray, level: str) -> float | None:
+    """Krippendorff's alpha (``krippendorff`` package); None where it is undefined (fewer
+    than two values in the domain, or no item rated twice)."""
+    import krippendorff
+
+    pairable = (np.sum(~np.isnan(matrix), axis=0) >= 2).any() if matrix.size else False
+    if not pairable or len(np.unique(matrix[~np.isnan(matrix)])) < 2:
+        return None
+    try:
+        result = float(krippendorff.alpha(reliability_data=matrix, level_of_measurement=level))
+    except (ValueError, ZeroDivisionError):
+        return None
+    return None if math.isnan(result) else result
+
+
+def alphas(ratings: pd.DataFrame) -> dict[str, float | None]:
+    """Alpha at every level that fits the labels: all four for numbers, nominal else."""
+    values = numeric_values(ratings)
+    if values is None:
+        codes = pd.Series(pd.factorize(ratings["value"].astype(str))[0], index=ratings.index)
+        matrix = reliability_matrix(ratings, codes.astype(float)).to_numpy()
+        return {"nominal": _round(alpha(matrix, "nominal"))}
+    matrix = reliability_matrix(ratings, values).to_numpy()
+    return {
+        level: _round(alpha(matrix, level)) for level in ("nominal", "ordinal", "interval", "ratio")
+    }
+
+
+def fleiss(ratings: pd.DataFrame) -> dict:
+    """Fleiss' kappa (statsmodels) over the items with the most common rating count."""
+    from statsmodels.stats.inter_rater import fleiss_kappa
+
+    per_item = ratings.groupby("item_id")["value"].agg(list)
+    if per_item.empty:
+        return {"kappa": None, "items": 0, "raters_per_item": 0}
+    sizes = per_item.map(len)
+    n = int(sizes.mode().max())
+    used = per_item[sizes == n]
+    if n < 2:
+        return {"kappa": None, "items": int(len(used)), "raters_per_item": n}
+    cats = sorted({str(v) for vs in used for v in vs})
+    table = np.array([[sum(str(v) == c for v in vs) for c in cats] for vs in used])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = float(fleiss_kappa(table, method="fleiss")) if len(cats) > 1 else float("nan")
+    return {
+        "kappa": _round(None if math.isnan(kappa) else kappa),
+        "items": int(len(used)),
+        "raters_per_item": n,
+    }
+
+
+def _round(x: float | None, digits: int = 4) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(x, digits)
+
+
+def pairwise_set_f1(ratings: pd.DataFrame, elements: Callable[[str], Iterable[Hashable]]) -> dict:
+    """Micro F1 between every pair of annotators of an item over the set elements of
+    their values (``elements(value)``: spans as (start, end, label), relations, arcs),
+    summed over the pairs: ``2 * agreed / (|A| + |B|)``. ``pairs``: the annotator pairs
+    compared; ``exact``: the share of pairs whose sets are equal. None when no item has
+    two annotators."""
+    agreed = total = pairs = exact = 0
+    for _, group in ratings.groupby("item_id", sort=True):
+        sets = [frozenset(elements(v)) for v in group["value"]]
+        for a, b in combinations(sets, 2):
+            pairs += 1
+            agreed += len(a & b)
+            total += len(a) + len(b)
+            exact += a == b
+    if not pairs:
+        return {"f1": None, "pairs": 0, "exact": None}
+    f1 = 1.0 if total == 0 else 2 * agreed / total
+    return {"f1": _round(f1), "pairs": pairs, "exact": _round(exact / pairs)}
