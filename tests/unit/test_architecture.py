@@ -190,6 +190,82 @@ def test_a_family_registers_its_own_recipe_section_validated_at_load(tmp_path):
     assert "toy" not in recipe_schema()["properties"]
 
 
+def test_a_family_registers_its_own_value_type(tmp_path):
+    """Issue 33: a family that needs a new kind of answer registers a value type in its
+    own module; pull's rows, the simulated annotators, the agreement measures and a
+    recipe's pin all find it, and nothing outside the family is edited."""
+    import pandas as pd
+
+    from pipelines.agreement.rules import AgreementSettings, agree
+    from pipelines.annotation.annotate import flatten_result
+    from pipelines.annotation.label_config import parse_label_config
+    from pipelines.annotation.simulate import Annotator, simulated_annotation
+    from pipelines.annotation.values import (
+        VALUE_TYPES,
+        ValueType,
+        region,
+        register_value_type,
+        value_type_of,
+    )
+
+    class Keyword(ValueType):
+        """A toy family's answer: one keyword of the text, compared without case."""
+
+        name = "toy_keyword"
+        tags = frozenset({"TextArea"})
+        result_types = frozenset()
+        rules = ("majority",)
+        priority = 5
+
+        def claims(self, control):
+            return control.tag == "TextArea" and control.name == "keyword"
+
+        def flatten(self, control, regions, result=()):
+            return [r["value"]["text"][0].strip().lower() for r in regions]
+
+        def simulate(self, control, data, who, rng, seed):
+            return [region(control, "textarea", {"text": [data["sim_keyword"].upper()]})]
+
+        def measures(self, ratings, context=None):
+            per_item = ratings.groupby("item_id")["value"].nunique()
+            return {"unanimous_share": round(float((per_item == 1).mean()), 4)}
+
+    config = parse_label_config(
+        '<View><Text name="text" value="$text"/><TextArea name="keyword" toName="text"/>'
+        '<TextArea name="note" toName="text"/></View>'
+    )
+    register_value_type(Keyword())
+    try:
+        assert value_type_of(config.control("keyword")).name == "toy_keyword"
+        assert value_type_of(config.control("note")).name == "free_text"
+        people = [Annotator(i, f"a{i}@x", 0.0, 0.1, 0.9, False) for i in range(3)]
+        rows = []
+        for who in people:
+            payload = simulated_annotation(
+                config, {"item_id": "i1", "text": "t", "sim_keyword": "Seoul"}, who, 1, "i1", False
+            )
+            pairs = dict(flatten_result(payload["result"], config))
+            rows.append({"item_id": "i1", "annotator_id": who.email,
+                         "value": pairs["keyword"]})  # fmt: skip
+        assert {r["value"] for r in rows} == {"seoul"}
+        result = agree(pd.DataFrame(rows), AgreementSettings(rule="majority", min_votes=2),
+                       "toy_keyword")  # fmt: skip
+        assert result["figures"]["value_type"] == "toy_keyword"
+        assert result["figures"]["unanimous_share"] == 1.0
+        assert result["gold"]["label"].tolist() == ["seoul"]
+        recipe = tmp_path / "recipe.yaml"
+        base = ("name: t\ncorpora:\n  - name: c\n    path: c.txt\n    format: txt\n"
+                "    license: CC0-1.0\n    domain: d\n    style: formal\n"
+                "annotation:\n  config: x.xml\n  value_types: {note: %s}\n")  # fmt: skip
+        recipe.write_text(base % "toy_keyword", encoding="utf-8")
+        assert load_recipe(recipe).annotation.value_types == {"note": "toy_keyword"}
+        recipe.write_text(base % "toy_keywords", encoding="utf-8")
+        with pytest.raises(RecipeError, match="did you mean 'toy_keyword'"):
+            load_recipe(recipe)
+    finally:
+        VALUE_TYPES.remove("toy_keyword")
+
+
 def test_no_import_cycle_in_pipelines_or_flows():
     """Issue 33: no module of ``pipelines`` or ``flows`` reaches itself through imports
     (function-level imports included); import-linter's layers cover the packages, this

@@ -83,8 +83,13 @@ def test_plain_results_flatten_as_before():
 
 
 def _span(start: int, end: int, label: str, text: str, **extra: object) -> dict:
-    return {"from_name": "entities", "to_name": "text", "type": "labels",
-            "value": {"start": start, "end": end, "text": text, "labels": [label]}, **extra}
+    return {
+        "from_name": "entities",
+        "to_name": "text",
+        "type": "labels",
+        "value": {"start": start, "end": end, "text": text, "labels": [label]},
+        **extra,
+    }
 
 
 def test_spans_relations_answers_and_trees_become_one_canonical_row_each():
@@ -93,8 +98,13 @@ def test_spans_relations_answers_and_trees_become_one_canonical_row_each():
     result = [
         _span(5, 9, "OG", text[5:9], id=span_id(5, 9, "OG")),
         _span(0, 3, "PS", text[0:3], id=span_id(0, 3, "PS")),
-        {"from_id": span_id(0, 3, "PS"), "to_id": span_id(5, 9, "OG"), "type": "relation",
-         "direction": "right", "labels": ["per:employee_of"]},
+        {
+            "from_id": span_id(0, 3, "PS"),
+            "to_id": span_id(5, 9, "OG"),
+            "type": "relation",
+            "direction": "right",
+            "labels": ["per:employee_of"],
+        },
         {"from_id": "gone", "to_id": span_id(5, 9, "OG"), "type": "relation", "labels": ["x"]},
     ]
     rows = dict(flatten_result(result, config))
@@ -118,12 +128,25 @@ def test_spans_relations_answers_and_trees_become_one_canonical_row_each():
     assert dict(flatten_result(other, qa))["answer"] == NO_ANSWER
 
     tree_config = parse_label_config(TREE_XML)
-    tree_config = type(tree_config)(tree_config.xml, tree_config.data_fields,
-                                    tree_config.controls, (("relations", "dependency_tree"),))
-    words = [{"id": f"w{i}", "from_name": "words", "type": "labels",
-              "value": {"start": 0, "end": 1, "text": "w", "labels": ["W"]}} for i in (1, 2, 3)]
-    arcs = [{"from_id": "w1", "to_id": "w3", "type": "relation", "labels": ["NP_SBJ"]},
-            {"from_id": "w2", "to_id": "w3", "type": "relation", "labels": ["NP_OBJ"]}]
+    tree_config = type(tree_config)(
+        tree_config.xml,
+        tree_config.data_fields,
+        tree_config.controls,
+        (("relations", "dependency_tree"),),
+    )
+    words = [
+        {
+            "id": f"w{i}",
+            "from_name": "words",
+            "type": "labels",
+            "value": {"start": 0, "end": 1, "text": "w", "labels": ["W"]},
+        }
+        for i in (1, 2, 3)
+    ]
+    arcs = [
+        {"from_id": "w1", "to_id": "w3", "type": "relation", "labels": ["NP_SBJ"]},
+        {"from_id": "w2", "to_id": "w3", "type": "relation", "labels": ["NP_OBJ"]},
+    ]
     tree = json.loads(dict(flatten_result(words + arcs, tree_config))["relations"])
     assert tree == [[3, "NP_SBJ"], [3, "NP_OBJ"], [0, "ROOT"]]
 
@@ -200,8 +223,13 @@ def test_span_vote_keeps_what_min_votes_annotators_share_and_records_the_rest():
 
 def test_answer_spans_exact_match_character_f1_and_a_majority():
     def row(who: str, item: str, start: int | None, text: str = "") -> dict:
-        value = NO_ANSWER if start is None else json.dumps(
-            {"end": start + len(text), "start": start, "text": text}, ensure_ascii=False)
+        value = (
+            NO_ANSWER
+            if start is None
+            else json.dumps(
+                {"end": start + len(text), "start": start, "text": text}, ensure_ascii=False
+            )
+        )
         return {"item_id": item, "annotator_id": who, "value": value}
 
     ratings = pd.DataFrame([
@@ -212,8 +240,11 @@ def test_answer_spans_exact_match_character_f1_and_a_majority():
     assert answer_f1(ratings.value[0], ratings.value[2]) == pytest.approx(0.8)  # 2 of 3 / 2 of 2
     measures = kind.measures(ratings)
     # q1: (1, 0.8, 0.8); q2: (1, 0, 0): EM 2 of 6, F1 (1 + 0.8 + 0.8 + 1) / 6
-    assert measures == {"exact_match": pytest.approx(2 / 6, abs=1e-4),
-                        "character_f1": pytest.approx(3.6 / 6, abs=1e-4), "pairs": 6}
+    assert measures == {
+        "exact_match": pytest.approx(2 / 6, abs=1e-4),
+        "character_f1": pytest.approx(3.6 / 6, abs=1e-4),
+        "pairs": 6,
+    }
     result = agree(ratings, AgreementSettings(rule="majority", min_votes=2), "answer_span")
     gold = result["gold"].set_index("item_id")["label"]
     assert json.loads(gold["q1"])["text"] == "東京都" and gold["q2"] == NO_ANSWER
@@ -249,8 +280,12 @@ def test_each_type_simulates_answers_that_flatten_back():
     config = parse_label_config(SPANS_XML)
     text = "김철수는 삼성전자에 다닌다"
     truth = [{"start": 0, "end": 3, "label": "PS"}, {"start": 5, "end": 9, "label": "OG"}]
-    data = {"item_id": "s1", "text": text, "sim_entities": truth,
-            "sim_relations": [{"from": truth[0], "to": truth[1], "label": "per:employee_of"}]}
+    data = {
+        "item_id": "s1",
+        "text": text,
+        "sim_entities": truth,
+        "sim_relations": [{"from": truth[0], "to": truth[1], "label": "per:employee_of"}],
+    }
     exact = simulated_annotation(config, data, person(1.0), 7, "s1", can_skip=False)
     rows = dict(flatten_result(exact["result"], config))
     assert [(s["start"], s["end"], s["label"]) for s in json.loads(rows["entities"])] == [
@@ -261,8 +296,14 @@ def test_each_type_simulates_answers_that_flatten_back():
     # a noisy annotator over many items slips sometimes, never invents a new span
     slips = 0
     for i in range(60):
-        payload = simulated_annotation(config, {**data, "item_id": f"s{i}"},
-                                       person(0.5, email="b@x"), 7, f"s{i}", can_skip=False)
+        payload = simulated_annotation(
+            config,
+            {**data, "item_id": f"s{i}"},
+            person(0.5, email="b@x"),
+            7,
+            f"s{i}",
+            can_skip=False,
+        )
         got = {(s["start"], s["end"]) for s in json.loads(
             dict(flatten_result(payload["result"], config))["entities"])}  # fmt: skip
         slips += got != {(0, 3), (5, 9)}
