@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import typing
 from pathlib import Path
 from typing import Literal
 
@@ -68,7 +69,6 @@ def _plain_kinds(annotation: object) -> set[type]:
     """The plain types (bool, int, float, str) a field's annotation admits; empty when it
     admits anything else (a model, a list, a Literal) and no check applies."""
     import types
-    import typing
 
     args = typing.get_args(annotation) if isinstance(
         annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union else (
@@ -435,13 +435,21 @@ class AnnotationSpec(Strict):
 
 def typed_rules(cls: type, options: dict, where: str) -> object:
     """A family's rules dataclass from a recipe's mapping; an unknown key is an error
-    naming ``where`` and the known ones."""
+    naming ``where`` and the known ones. A YAML list given for a tuple-typed field
+    becomes a tuple (the dataclass stays hashable and equal to its defaults)."""
     from dataclasses import fields
 
-    known = {f.name for f in fields(cls)}
-    unknown = sorted(set(options) - known)
+    known = {f.name: f for f in fields(cls)}
+    unknown = sorted(set(options) - set(known))
     if unknown:
         raise ValueError(f"{where}: unknown settings {unknown} (known: {sorted(known)})")
+    hints = typing.get_type_hints(cls)
+    options = {
+        name: tuple(value)
+        if isinstance(value, list) and typing.get_origin(hints.get(name)) is tuple
+        else value
+        for name, value in options.items()
+    }
     return cls(**options)
 
 

@@ -57,10 +57,7 @@ class JglueSpec(Strict):
 
     def construction_rules(self) -> JglueRules:
         """The typed thresholds (pipelines.jglue.construct.JglueRules)."""
-        options = dict(self.rules)
-        if "nli_gold" in options:
-            options["nli_gold"] = tuple(options["nli_gold"])
-        return typed_rules(JglueRules, options, "jglue.rules")
+        return typed_rules(JglueRules, dict(self.rules), "jglue.rules")
 
 
 def _check(recipe: object, spec: JglueSpec) -> None:

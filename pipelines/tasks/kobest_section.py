@@ -61,10 +61,7 @@ class KobestSpec(Strict):
 
     def kobest_rules(self) -> KobestRules:
         """The typed thresholds (pipelines.kobest.rules.KobestRules)."""
-        options = dict(self.rules)
-        if "wh_words" in options:
-            options["wh_words"] = tuple(options["wh_words"])
-        return typed_rules(KobestRules, options, "kobest.rules")
+        return typed_rules(KobestRules, dict(self.rules), "kobest.rules")
 
 
 def _check(recipe: object, spec: KobestSpec) -> None:
