@@ -24,10 +24,12 @@ The noise model (seeded, reproducible):
   ``|``-joined text (a survey's respondents), on a single-choice control one option (an
   ambiguous pair: the drawn answer is then the annotator's truth, noise as above);
   dynamic choices (``<Choices value="$options">``) take their options from the task.
-- Text fields (``TextArea``) get the item's ``sim_<field>`` text (one of them at random
-  when it is a list of variants), else the first data field
-  with a simulated-edit marker; span fields (``Labels``) get the item's ``sim_<field>``
-  spans (a list of {start, end, label}), else none.
+- Each control is answered by its value type (``pipelines.annotation.values``): the
+  choice and rating rules above; text fields (``TextArea``) get the item's
+  ``sim_<field>`` text (one of them at random when it is a list of variants), else the
+  first data field with a simulated-edit marker; span sets, relations, answer spans and
+  trees take the item's ``sim_<field>`` structure with the annotator's accuracy (a span
+  missed, cut short or relabelled; an arc attached elsewhere).
 - Which annotators label a task: the K accounts in a seeded order per item, until the
   task has ``overlap`` annotations that were not skipped (a skip passes the task on to the
   next annotator, as Label Studio does); an account never annotates a task twice. An
