@@ -242,7 +242,8 @@ def test_validation_keeps_six_of_ten_contradictions_and_adds_the_reverse():
 
 def test_simulated_single_choice_answers_as_one_of_several_latent_labels():
     from pipelines.annotation.label_config import parse_label_config
-    from pipelines.annotation.simulate import Annotator, _answer
+    from pipelines.annotation.simulate import Annotator
+    from pipelines.annotation.values.choice import simulated_choice as _answer
 
     config = parse_label_config(ROOT / "annotation_configs" / "jnli_judgement.xml")
     control = config.answer_control("label")
