@@ -4,11 +4,23 @@ detector per session. Tests under tests/e2e (a server or a whole flow) are marke
 
 from __future__ import annotations
 
-import json
 import os
-import socket
+
+# Two xdist workers share two cores: each worker's torch (and every process it starts:
+# CLI runs, Dask workers) takes one thread. With torch's default of one thread per core
+# the two workers' tiny models fought over the cores: a tiny NLLB checkpoint took 178 s
+# to train beside another, 30 s with one thread each (measured). Set before any import
+# of torch; a value given from outside is kept.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_var, "1")
+
+import fcntl  # noqa: E402
+import json  # noqa: E402
+import socket  # noqa: E402
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -96,10 +108,45 @@ def train(out: Path, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
+def shared(tmp_path_factory, name: str, build: Callable[[Path], object]) -> tuple[Path, object]:
+    """``build(folder)`` run once per test session and shared by every xdist worker
+    (the workers' common base folder and a file lock): a trained model costs its minutes
+    once, not once per worker. Returns (folder, what build returned, as JSON)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # pytest-of-user/pytest-N, above the workers' folders
+    base = root / "shared"
+    base.mkdir(exist_ok=True)
+    folder, done = base / name, base / f"{name}.json"
+    with open(base / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            done.write_text(json.dumps(build(folder)), encoding="utf-8")
+    return folder, json.loads(done.read_text(encoding="utf-8"))
+
+
 @pytest.fixture(scope="session")
 def checkpoint(tmp_path_factory):
-    """One trained tiny gender_bias detector per session: (folder, metrics)."""
-    out = tmp_path_factory.mktemp("clf") / "gender_bias"
-    proc = train(out, "--task", "gender_bias", *LEARNS, "--json")
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return out, json.loads(proc.stdout)
+    """One trained tiny gender_bias detector per session (shared by the workers):
+    (folder, metrics)."""
+
+    def build(out: Path) -> dict:
+        proc = train(out, "--task", "gender_bias", *LEARNS, "--json")
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return json.loads(proc.stdout)
+
+    return shared(tmp_path_factory, "gender_bias", build)
+
+
+@pytest.fixture(scope="session")
+def marian(tmp_path_factory) -> tuple[Path, Path]:
+    """The tiny ko-en and en-ko Marian checkpoints (tests/tiny_translators.py), trained
+    once per session and shared by the workers."""
+    from tiny_translators import EN_KO, KO_EN, build_tiny_marian
+
+    def build(root: Path) -> None:
+        build_tiny_marian(root / "ko-en", KO_EN)
+        build_tiny_marian(root / "en-ko", EN_KO)
+
+    root, _ = shared(tmp_path_factory, "marian", build)
+    return root / "ko-en", root / "en-ko"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 import yaml
 from rouge_score import rouge_scorer
 from test_gsm import SEP, _Pretokenized
-from tiny_translators import EN_KO, KO_EN, build_tiny_marian
+from tiny_translators import EN_KO, KO_EN
 
 from pipelines.lang.ko import morphemes
 from pipelines.pairing.metapairs import metadata_pairs
@@ -67,10 +68,10 @@ def pair(base: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory):
+def run(tmp_path_factory, marian):
     base = tmp_path_factory.mktemp("pair")
-    build_tiny_marian(base / "ko-en", KO_EN)
-    build_tiny_marian(base / "en-ko", EN_KO)
+    for checkpoint in marian:  # the session's tiny checkpoints (conftest), copied
+        shutil.copytree(checkpoint, base / checkpoint.name)
     make_recipe(base)
     proc = pair(base, "--out", str(base / "out"))
     assert proc.returncode == 0, proc.stderr[-4000:]

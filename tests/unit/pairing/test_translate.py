@@ -12,7 +12,7 @@ from urllib.parse import parse_qs
 
 import pandas as pd
 import pytest
-from tiny_translators import EN_KO, KO_EN, build_tiny_marian, build_tiny_multilingual
+from tiny_translators import EN_KO, KO_EN, build_tiny_multilingual
 
 from pipelines.core.recipe import RttSettings, TranslatorSpec
 from pipelines.pairing.rtt import check_round_trip, round_trip
@@ -23,12 +23,6 @@ from pipelines.pairing.translate import (
     TranslationError,
     make_translator,
 )
-
-
-@pytest.fixture(scope="session")
-def marian(tmp_path_factory):
-    root = tmp_path_factory.mktemp("marian")
-    return build_tiny_marian(root / "ko-en", KO_EN), build_tiny_marian(root / "en-ko", EN_KO)
 
 
 def test_transformers_checkpoint_translates_in_input_order(marian):
