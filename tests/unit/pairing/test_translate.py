@@ -137,7 +137,10 @@ def test_http_translator_retries_rate_limits_and_keeps_the_key_secret(api, monke
     assert _Api.seen[-1]["headers"]["X-NCP-APIGW-API-KEY"] == "s3cret-key"
     assert _Api.seen[-1]["headers"]["X-NCP-APIGW-API-KEY-ID"] == "client-id"
     gaps = [b["at"] - a["at"] for a, b in zip(_Api.seen, _Api.seen[1:], strict=False)]
-    assert min(gaps) >= 1 / 20 - 0.005  # never faster than the rate limit
+    # never faster than the rate limit (50 ms apart when sent; a broken limiter sends
+    # these within ~10 ms). The server sees arrivals, which a loaded machine delays by
+    # a few ms each: 44.5 ms was seen with three test workers on two cores.
+    assert min(gaps) >= 1 / 20 - 0.02
     assert "retrying" in caplog.text and "s3cret" not in caplog.text
 
     _Api.script = [400]
