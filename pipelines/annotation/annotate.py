@@ -487,7 +487,7 @@ def flatten_result(
     out: list[tuple[str, str]] = []
     for name, group in groups.items():
         control = controls.get(name)
-        kind = (value_type_of(control, pinned(config, name)) if control
+        kind = (value_type_of(control, config.pinned(name)) if control
                 else value_type_for_region(group[0].get("type", "")))  # fmt: skip
         if kind is None:  # a region no registered type reads: its value as JSON
             out.extend((name, canonical_json(r.get("value", {}))) for r in group)
@@ -496,15 +496,10 @@ def flatten_result(
     if config is not None:  # an answer left empty: "[]" for a span set, no_answer ...
         for name, control in controls.items():
             if name not in groups:
-                empty = value_type_of(control, pinned(config, name)).empty(control)
+                empty = value_type_of(control, config.pinned(name)).empty(control)
                 if empty is not None:
                     out.append((name, empty))
     return out
-
-
-def pinned(config: LabelConfig | None, name: str) -> str | None:
-    """The value type a recipe pinned for field ``name`` (``LabelConfig.value_types``)."""
-    return dict(config.value_types).get(name) if config is not None else None
 
 
 def annotations_table(

@@ -59,6 +59,10 @@ class LabelConfig:
     # value types a recipe pinned per field (``annotation.value_types``), as pairs
     value_types: tuple[tuple[str, str], ...] = ()
 
+    def pinned(self, name: str) -> str | None:
+        """The value type the recipe pinned for field ``name`` (None: the control's own)."""
+        return dict(self.value_types).get(name)
+
     def control(self, name: str) -> Control:
         for ctl in self.controls:
             if ctl.name == name:

@@ -143,7 +143,7 @@ def simulated_annotation(
         return {"result": [], "lead_time": lead, "was_cancelled": True}
     result = []
     for control in config.answer_controls:  # each control's value type answers it
-        kind = value_type_of(control, dict(config.value_types).get(control.name))
+        kind = value_type_of(control, config.pinned(control.name))
         result.extend(kind.simulate(control, data, who, rng, seed))
     report_rate = 0.9 if data.get("sim_report") else REPORT_RATE
     for control in config.report_controls:

@@ -58,6 +58,12 @@ def seed_of(*parts: object) -> int:
     return int.from_bytes(digest[:8], "little")
 
 
+def keep_rate(who: Person) -> float:
+    """The chance a simulated annotator gets one element of a structured answer right
+    (a span, an arc): their accuracy, a coin for a careless one."""
+    return 0.5 if who.careless else who.accuracy
+
+
 def canonical_json(value: object) -> str:
     """The one text of a structured value: sorted keys, no ASCII escaping."""
     return json.dumps(value, ensure_ascii=False, sort_keys=True)

@@ -22,7 +22,13 @@ import pandas as pd
 
 from pipelines.agreement.measures import pairwise_set_f1
 from pipelines.annotation.label_config import Control
-from pipelines.annotation.values import Person, ValueType, canonical_json, register_value_type
+from pipelines.annotation.values import (
+    Person,
+    ValueType,
+    canonical_json,
+    keep_rate,
+    register_value_type,
+)
 from pipelines.annotation.values.spans import span_id
 
 
@@ -80,7 +86,7 @@ class Relation(ValueType):
         out = []
         for rel in truth:
             label = str(rel["label"])
-            if rng.random() >= (0.5 if who.careless else who.accuracy):
+            if rng.random() >= keep_rate(who):
                 if rng.random() < 0.5:
                     continue  # not drawn
                 label = labels[int(rng.integers(len(labels)))]

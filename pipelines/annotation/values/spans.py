@@ -33,6 +33,7 @@ from pipelines.annotation.values import (
     Person,
     ValueType,
     canonical_json,
+    keep_rate,
     region,
     register_value_type,
     spans_of,
@@ -140,8 +141,7 @@ class SpanSet(ValueType):
         out = []
         for span in truth:
             start, end, label = int(span["start"]), int(span["end"]), str(span["label"])
-            keep = 0.5 if who.careless else who.accuracy
-            if rng.random() >= keep:
+            if rng.random() >= keep_rate(who):
                 slip = int(rng.integers(3))
                 if slip == 0:
                     continue  # missed

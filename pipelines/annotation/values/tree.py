@@ -27,7 +27,13 @@ import pandas as pd
 
 from pipelines.agreement.measures import _round
 from pipelines.annotation.label_config import Control
-from pipelines.annotation.values import Person, ValueType, canonical_json, register_value_type
+from pipelines.annotation.values import (
+    Person,
+    ValueType,
+    canonical_json,
+    keep_rate,
+    register_value_type,
+)
 
 WORD_ID = re.compile(r"^w(\d+)$")
 
@@ -118,7 +124,7 @@ class DependencyTree(ValueType):
             start = end + 1
         n = len(truth)
         for word, (head, label) in enumerate(truth, start=1):
-            if n > 1 and rng.random() >= (0.5 if who.careless else who.accuracy):
+            if n > 1 and rng.random() >= keep_rate(who):
                 others = [h for h in range(1, n + 1) if h not in (word, head)]
                 head = others[int(rng.integers(len(others)))] if others else head
             if head == 0:
