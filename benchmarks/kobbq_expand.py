@@ -1,6 +1,6 @@
 """Benchmark: expanding all 269 KoBBQ templates (570 rows) into their 76,568 samples.
 
-benchforge's expansion (``pipelines.bias.templates.expand``: slots filled with their
+benchforge's expansion (``pipelines.families.kobbq.templates.expand``: slots filled with their
 written forms, choices, answers, sample ids) against a reference run in the same
 process: pandas reading the same template file and enumerating the same filler
 combinations with ``itertools.product`` and their sample ids only (no text). The ratio
@@ -23,7 +23,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pipelines.bias.templates import CATEGORIES, expand, parse_slots, read_templates  # noqa: E402
+from pipelines.families.kobbq.templates import CATEGORIES, expand, parse_slots, read_templates  # noqa: E402
 
 
 def reference(path: Path) -> int:

@@ -2,7 +2,7 @@
 released dataset and its data card.
 
 The orchestrator knows no dataset family by name. The recipe's ``task`` names a
-registered task kind (``pipelines.tasks``: ``klue-sts``, ``klue-nli``, ``klue-ynat``);
+registered task kind (``pipelines.families``: ``klue-sts``, ``klue-nli``, ``klue-ynat``);
 the kind lists its steps, and each is looked up in the step registry
 (``pipelines.core.steps.STEPS``: the family's own steps under ``<kind>:<step>``, the
 shared ones - ingest, pairs, push/simulate/wait/pull of an annotation round, agree,
@@ -31,8 +31,8 @@ from flows.steps import AnnotationsPending
 from pipelines.core.io import output_lock, write_json
 from pipelines.core.recipe import Recipe, load_recipe
 from pipelines.core.steps import RunContext, StepOutcome, step_function
+from pipelines.families import TaskKind, task_kind
 from pipelines.preflight import check_rebuild_recipe
-from pipelines.tasks import TaskKind, task_kind
 
 
 def steps_of(kind: TaskKind, recipe: Recipe | None = None) -> list[str]:

@@ -32,7 +32,7 @@ from pipelines.export.card_facts import (
     round_server,
     server_record,
 )
-from pipelines.tasks import ExportInputs, Round
+from pipelines.families import ExportInputs, Round
 
 
 class AnnotationsPending(RuntimeError):

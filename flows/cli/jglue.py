@@ -52,7 +52,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 def captions(args: argparse.Namespace) -> int:
     from pipelines.core.io import sha256_file, write_outputs
-    from pipelines.jglue.release import ReleaseError, caption_tables
+    from pipelines.families.jglue.release import ReleaseError, caption_tables
 
     if not 0 <= args.min_share <= 1:  # issue 32: 5 kept nothing with exit 0
         raise ReleaseError(f"--min-share is a share of letters, in [0, 1]; got {args.min_share}")

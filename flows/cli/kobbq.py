@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipelines.bias.scoring import BASELINES
+from pipelines.families.kobbq.scoring import BASELINES
 
 RULES = (
     ("respondents", int, "respondents per question of the survey JSON (default 100)"),
@@ -147,14 +147,15 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def _settings(args: argparse.Namespace) -> object:
-    from pipelines.bias.survey import SurveySettings
+    from pipelines.families.kobbq.survey import SurveySettings
 
     chosen = {n.replace("-", "_"): getattr(args, n.replace("-", "_")) for n, _, _ in RULES}
     return SurveySettings(**{k: v for k, v in chosen.items() if v is not None})
 
 
 def survey(args: argparse.Namespace) -> int:
-    from pipelines.bias.survey import (
+    from pipelines.core.io import write_json, write_parquet, write_text
+    from pipelines.families.kobbq.survey import (
         SurveyError,
         apply_rules,
         read_survey,
@@ -163,8 +164,7 @@ def survey(args: argparse.Namespace) -> int:
         tally,
         with_item_types,
     )
-    from pipelines.bias.templates import read_templates
-    from pipelines.core.io import write_json, write_parquet, write_text
+    from pipelines.families.kobbq.templates import read_templates
 
     settings = _settings(args)
     templates = read_templates(args.templates) if args.templates else []
@@ -202,11 +202,11 @@ def _read_table(path: Path) -> pd.DataFrame:
 
 
 def expand(args: argparse.Namespace) -> int:
-    from pipelines.bias import survey as sv
-    from pipelines.bias import templates as tp
     from pipelines.core.io import write_json, write_parquet, write_text
     from pipelines.core.markdown import table
     from pipelines.export.records import jsonl
+    from pipelines.families.kobbq import survey as sv
+    from pipelines.families.kobbq import templates as tp
 
     started = time.perf_counter()
     templates = tp.read_templates(args.templates)
@@ -244,7 +244,7 @@ def expand(args: argparse.Namespace) -> int:
 def load_samples(path: Path, unknown: str = "알 수 없음") -> pd.DataFrame:
     """Samples from ``kobbq expand``'s Parquet, or the release layout (TSV or JSON
     Lines: the fields the scorer needs come from the sample id)."""
-    from pipelines.bias.scoring import PredictionError
+    from pipelines.families.kobbq.scoring import PredictionError
 
     if not path.is_file():
         raise PredictionError(f"{path}: file not found")
@@ -263,7 +263,7 @@ def load_samples(path: Path, unknown: str = "알 수 없음") -> pd.DataFrame:
         if len(p) != 5:
             raise PredictionError(f"{path}: row {row}: sample_id {'-'.join(p)!r} is not "
                                   "category-NNNv-NNN-amb|dis-bsd|cnt")  # fmt: skip
-    from pipelines.bias.templates import CATEGORIES
+    from pipelines.families.kobbq.templates import CATEGORIES
 
     names = {prefix: name for name, prefix in CATEGORIES.items()}
     out["category"] = [names.get(p[0], p[0]) for p in parts]
@@ -279,8 +279,8 @@ def load_samples(path: Path, unknown: str = "알 수 없음") -> pd.DataFrame:
 
 
 def baseline(args: argparse.Namespace) -> int:
-    from pipelines.bias.scoring import baseline as make
     from pipelines.core.io import write_text
+    from pipelines.families.kobbq.scoring import baseline as make
 
     samples = load_samples(args.samples, args.unknown)
     pred = make(samples, args.answer, args.seed)
@@ -290,9 +290,9 @@ def baseline(args: argparse.Namespace) -> int:
 
 
 def score(args: argparse.Namespace) -> int:
-    from pipelines.bias.scoring import markdown, read_predictions
-    from pipelines.bias.scoring import score as compute
     from pipelines.core.io import write_json, write_text
+    from pipelines.families.kobbq.scoring import markdown, read_predictions
+    from pipelines.families.kobbq.scoring import score as compute
 
     samples = load_samples(args.samples, args.unknown)
     pred = read_predictions(args.predictions, samples)
@@ -308,11 +308,16 @@ def score(args: argparse.Namespace) -> int:
 
 
 def survey_items(args: argparse.Namespace) -> int:
-    from pipelines.bias.survey import SurveySettings, apply_rules, first_per_category, read_survey
-    from pipelines.bias.survey import survey_items as make
-    from pipelines.bias.templates import read_templates
     from pipelines.core.io import write_text
     from pipelines.export.records import jsonl
+    from pipelines.families.kobbq.survey import (
+        SurveySettings,
+        apply_rules,
+        first_per_category,
+        read_survey,
+    )
+    from pipelines.families.kobbq.survey import survey_items as make
+    from pipelines.families.kobbq.templates import read_templates
 
     settings = SurveySettings()
     questions = first_per_category(read_survey(args.survey, settings), args.per_category)
@@ -326,9 +331,9 @@ def survey_items(args: argparse.Namespace) -> int:
 
 
 def check_items(args: argparse.Namespace) -> int:
-    from pipelines.bias.templates import check_items as make
     from pipelines.core.io import write_text
     from pipelines.export.records import jsonl
+    from pipelines.families.kobbq.templates import check_items as make
 
     items = make(load_samples(args.samples))
     write_text(jsonl(items.to_dict(orient="records")), args.out)

@@ -10,7 +10,7 @@ package discovery (:class:`pipelines.core.registry.Registry` imports the named p
 on first lookup), so adding a family, a language or a section is one registration in
 the new module, and core does not change.
 
-- :data:`TASK_KINDS`: the dataset families (``pipelines.tasks.TaskKind``), by name;
+- :data:`TASK_KINDS`: the dataset families (``pipelines.families.TaskKind``), by name;
 - :data:`LANGUAGES`: the language packs (``pipelines.lang.Language``), by code;
 - :data:`VALUE_TYPES`: the annotation value types
   (``pipelines.annotation.values.ValueType``), by name: a recipe may pin one per field;
@@ -27,10 +27,10 @@ from typing import Any
 
 from pipelines.core.registry import Registry
 
-TASK_KINDS: Registry[Any] = Registry("task kind", "pipelines.tasks", "dataset families")
+TASK_KINDS: Registry[Any] = Registry("task kind", "pipelines.families", "dataset families")
 LANGUAGES: Registry[Any] = Registry("language", "pipelines.lang", "text packs")
 VALUE_TYPES: Registry[Any] = Registry(
-    "value type", ("pipelines.annotation.values", "pipelines.tasks"), "annotation value types"
+    "value type", ("pipelines.annotation.values", "pipelines.families"), "annotation value types"
 )
 
 
@@ -49,7 +49,7 @@ class RecipeSection:
 
 RECIPE_SECTIONS: Registry[RecipeSection] = Registry(
     "recipe section",
-    ("pipelines.agreement.rules", "pipelines.splits.base", "pipelines.tasks"),
+    ("pipelines.agreement.rules", "pipelines.splits.base", "pipelines.families"),
     "recipe sections owned by stages and families",
 )
 

@@ -343,8 +343,8 @@ class PairingSettings(Strict):
 
 
 class PremiseRules(Strict):
-    """KLUE 3.3.1's premise rules (see pipelines.tasks.nli_premises): a declarative sentence (its
-    final ending, MeCab tag EF, ends with one of ``endings``; no question mark) with a
+    """KLUE 3.3.1's premise rules (see pipelines.families.klue.nli_premises): a declarative
+    sentence (its final ending, MeCab tag EF, ends with one of ``endings``; no question mark) with a
     predicate (a morpheme tagged with one of ``predicate_tags``), ``min_chars`` to
     ``max_chars`` characters long."""
 
@@ -367,10 +367,10 @@ class ItemsSpec(Strict):
     ``sample`` items (all when null), drawn evenly over ``stratify`` (e.g. the pairing
     method, or the corpus), with ``simulate_truth`` naming how the simulated annotators'
     latent answer is set (``sts-pairs``: from the pairing method and score, see
-    pipelines.tasks.sts; ``nli-templates``: templated hypotheses, see pipelines.tasks.nli;
-    ``topic-keywords``: a keyword lexicon, see pipelines.tasks.ynat).
-    ``premises`` (NLI recipes) selects premise sentences by KLUE's rules instead of
-    sampling pairs."""
+    pipelines.families.klue.sts; ``nli-templates``: templated hypotheses, see
+    pipelines.families.klue.nli; ``topic-keywords``: a keyword lexicon, see
+    pipelines.families.klue.ynat). ``premises`` (NLI recipes) selects premise sentences by
+    KLUE's rules instead of sampling pairs."""
 
     sample: int | None = Field(default=None, ge=1)
     stratify: str | None = "method"
@@ -506,7 +506,7 @@ class CardSpec(Strict):
 class Recipe(Strict):
     name: str
     description: str = ""
-    # benchforge rebuild: the dataset family (a registered task kind, pipelines.tasks)
+    # benchforge rebuild: the dataset family (a registered task kind, pipelines.families)
     task: str | None = None
     language: str = "ko"  # a registered language (pipelines.lang): the corpora's default
     corpora: list[CorpusSpec] = Field(min_length=1)

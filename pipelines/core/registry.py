@@ -137,7 +137,7 @@ def registries() -> dict[str, Registry]:
     """Every registry, by kind (importing the packages that define them)."""
     for module in (
         "pipelines.lang",
-        "pipelines.tasks",
+        "pipelines.families",
         "pipelines.core.steps",
         "pipelines.splits.base",
         "pipelines.agreement.rules",

@@ -69,7 +69,7 @@ class RunContext:
     recipe: object  # pipelines.core.recipe.Recipe
     recipe_path: Path
     out: Path
-    task: object  # pipelines.tasks.TaskKind
+    task: object  # pipelines.families.TaskKind
     simulated: bool
     seed: int | None = None
     port: int | None = None
@@ -84,7 +84,7 @@ class RunContext:
 
 
 StepFn = Callable[[RunContext, str], StepOutcome]
-STEPS: Registry[StepFn] = Registry("step", "pipelines.tasks", "rebuild steps")
+STEPS: Registry[StepFn] = Registry("step", "pipelines.families", "rebuild steps")
 
 
 def step_function(kind: str, name: str) -> tuple[StepFn, str]:

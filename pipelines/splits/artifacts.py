@@ -15,7 +15,7 @@ For train and for dev+test separately (so the split's effect is visible):
   the first text (JGLUE reported 0.658 against 0.553 on JNLI).
 
 ``features`` replaces the last column's morphemes by any partial input of an item: the
-KoBEST artifact review (``pipelines.kobest.review``) passes position-tagged morphemes and
+KoBEST artifact review (``pipelines.families.kobest.review``) passes position-tagged morphemes and
 patterns of the alternatives (COPA), the endings (HellaSwag) or the target word (WiC),
 and the same cues and classifier then measure that partial input.
 

@@ -529,7 +529,7 @@ def test_kobbq_survey_thresholds_out_of_range_are_refused():
     2.0 and 0.5 are the defaults)."""
     import math
 
-    from pipelines.bias.survey import SurveySettings
+    from pipelines.families.kobbq.survey import SurveySettings
 
     for bad, message in (({"target_ratio": -2.0}, "target_ratio must be a number > 0"),
                          ({"non_target_ratio": 3.0}, "non_target_ratio must be >= 0 and below"),
@@ -570,7 +570,7 @@ def test_every_kind_with_rounds_checks_label_studio_before_its_first_step(tmp_pa
     their first step, then retried a dead server for up to 305 s and ended in a
     traceback."""
     from pipelines.core.recipe import load_recipe
-    from pipelines.tasks import task_kind
+    from pipelines.families import task_kind
 
     loaded = load_recipe(ROOT / "recipes" / f"{recipe}.yaml")
     assert task_kind(loaded.task).uses_label_studio(loaded)

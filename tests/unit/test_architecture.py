@@ -39,7 +39,7 @@ TOY = textwrap.dedent(
     from pipelines.core.recipe import Strict
     from pipelines.core.steps import STEPS, Rows, StepOutcome, cached
     from pipelines.lang import Language, language, register_language
-    from pipelines.tasks import TaskKind, register_task
+    from pipelines.families import TaskKind, register_task
 
     register_language(Language(
         code="xx", name="toy: sentences end with |, words split on spaces",
@@ -331,7 +331,7 @@ def test_registries_list_their_members_and_name_the_nearest():
         block = proc.stdout.split(f"{kind} (")[1].split("\n\n")[0]
         for member in members:
             assert re.search(rf"^  {re.escape(member)}\s", block, flags=re.M), (kind, member)
-    from pipelines.tasks import task_kind
+    from pipelines.families import task_kind
 
     with pytest.raises(UnknownName, match="did you mean 'klue-sts'"):
         task_kind("klue-stss")

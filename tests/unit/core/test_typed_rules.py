@@ -30,8 +30,8 @@ def test_an_unknown_key_names_where_and_the_known_ones():
 
 
 def test_the_families_rules_take_lists_from_yaml():
-    from pipelines.jglue.construct import JglueRules
-    from pipelines.kobest.rules import KobestRules
+    from pipelines.families.jglue.construct import JglueRules
+    from pipelines.families.kobest.rules import KobestRules
 
     assert typed_rules(JglueRules, {"nli_gold": ["entailment"]}, "j").nli_gold == ("entailment",)
     assert typed_rules(KobestRules, {"wh_words": ["누구"]}, "k").wh_words == ("누구",)

@@ -1,0 +1,72 @@
+"""The ``jglue:`` section of a recipe (JSTS / JNLI, Kurihara et al. 2022, 3.2; the
+family in ``jglue.py``): releases, pair drawing, rules and rounds. Registered with
+:data:`pipelines.core.plugins.RECIPE_SECTIONS`."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from pipelines.core.plugins import RecipeSection, register_section
+from pipelines.core.recipe import SimulateSpec, Strict, typed_rules
+from pipelines.families.jglue.construct import JglueRules
+
+
+class JglueRound(Strict):
+    """A JGLUE Label Studio round (``raters`` people per item): ``sts`` (the 0-5 rating,
+    ``annotation_configs/jsts.xml``), ``nli`` (JNLI step 1) and ``validation`` (the
+    contradictions' check; both ``jnli_judgement.xml``), ``writing`` (four contradictions
+    per caption, ``jnli_contradiction.xml``). The configs carry JGLUE's Japanese
+    guidelines."""
+
+    raters: int = Field(default=5, ge=1)
+    config: str | None = None  # default: benchforge's annotation_configs/ file above
+    project: str | None = None  # default: "<recipe name>-<round>"
+    simulate: SimulateSpec | None = None
+    timeout: float = Field(default=3600.0, gt=0)
+    poll: float = Field(default=5.0, gt=0)
+
+
+class JglueSpec(Strict):
+    """JSTS / JNLI construction (Kurihara et al. 2022, 3.2; pipelines.families.jglue): the release
+    files the captions are recovered from (corpora of the recipe), how many pairs of one
+    image (JSTS-A, JNLI) and of two images (JSTS-B) are drawn, the writing round's
+    captions, the rules' thresholds (``rules``: pipelines.families.jglue.construct.JglueRules,
+    the paper's by default) and the rounds."""
+
+    releases: list[str] = Field(min_length=1)  # corpora holding JSTS / JNLI JSON Lines
+    same_image: int = Field(default=60, ge=0)  # 0: every pair
+    other_image: int = Field(default=20, ge=0)
+    other_image_method: Literal["random", "gsm"] = "random"
+    seed: int = 0
+    writing_captions: int = Field(default=20, ge=0)
+    # "release": draw only one-image pairs the release has and captions it wrote
+    # contradictions for (demos: simulated people then answer as the release did)
+    draw_from: Literal["any", "release"] = "any"
+    rules: dict[str, object] = Field(default_factory=dict)
+    sts_round: JglueRound | None = None
+    nli_round: JglueRound | None = None
+    writing_round: JglueRound | None = None
+    validation_round: JglueRound | None = None
+
+    @model_validator(mode="after")
+    def _rules(self) -> JglueSpec:
+        self.construction_rules()
+        return self
+
+    def construction_rules(self) -> JglueRules:
+        """The typed thresholds (pipelines.families.jglue.construct.JglueRules)."""
+        return typed_rules(JglueRules, dict(self.rules), "jglue.rules")
+
+
+def _check(recipe: object, spec: JglueSpec) -> None:
+    names = [c.name for c in recipe.corpora]
+    unknown = sorted(set(spec.releases) - set(names))
+    if unknown:
+        raise ValueError(f"jglue.releases: no corpus named {unknown} ({names})")
+
+
+register_section(RecipeSection(
+    "jglue", JglueSpec, "JSTS / JNLI construction (tasks jsts, jnli)", _check
+))  # fmt: skip

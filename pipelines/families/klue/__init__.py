@@ -1,0 +1,5 @@
+"""KLUE (Park et al. 2021): the ``klue-sts`` (:mod:`.sts`), ``klue-nli`` (:mod:`.nli`,
+premises chosen by :mod:`.nli_premises`) and ``klue-ynat`` (:mod:`.ynat`) task kinds,
+each registered by its module; :mod:`.sampling` draws their stratified samples."""
+
+from pipelines.families.klue import nli, sts, ynat  # noqa: F401 - their registrations

@@ -1,0 +1,228 @@
+"""KLUE-YNAT (KLUE 3.1): the ``klue-ynat`` task kind, topic classification of news
+headlines.
+
+Steps: ``ingest`` -> ``items`` (headlines) -> the Label Studio round (push, simulate,
+wait, pull) -> ``agree`` (the ``majority`` rule on the first-ranked topic) -> ``split``
+(the ``tc`` rule) -> ``export``.
+
+``title_items`` turns ingested sentences (one headline each) into the items of the
+``topic.xml`` interface: ``item_id``, ``title``, ``source``, ``date`` (None when the
+corpus is undated), ``license``, drawn as a seeded sample evenly over a column.
+
+Simulated annotators (demos and tests only, ``simulate_truth: topic-keywords``): no
+shipped corpus has topic labels, so each headline gets a latent first topic
+``sim_topic1`` from a keyword lexicon over its MeCab morphemes (``TOPIC_KEYWORDS``; the
+topic with the most hits, ties to the order below, and ``생활문화`` when none hits, which
+suits the entertainment headlines shipped here). It is benchforge's assumption, not a
+measurement, and never reaches the released data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import pandas as pd
+
+from pipelines.core.stage import split_by_reason, value_counts
+from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached
+from pipelines.export.data_card import annotation_round, inline
+from pipelines.export.records import SPLITS, split_rows
+from pipelines.families import CardSection, ExportInputs, TaskKind, one_round, register_task
+from pipelines.families.klue.sampling import sample_evenly
+from pipelines.lang import language
+
+TOPICS = ("IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치")  # YNAT's seven
+DEFAULT_TOPIC = "생활문화"
+_KEYWORDS = {
+    "정치": "대통령 국회 의원 정당 선거 장관 청와대 정부 여당 야당 총리 북한 외교",
+    "사회": "경찰 검찰 혐의 재판 사고 조사 고소 폭행 사건 구속 법원 기소 피해 논란 마약",
+    "스포츠": "축구 야구 농구 배구 선수 경기 올림픽 감독 리그 골 우승 월드컵",
+    "경제": "경제 기업 주가 매출 시장 투자 은행 부동산 수출 금리 주식 계약",
+    "세계": "미국 중국 일본 영국 해외 외신 세계 할리우드 글로벌 유럽",
+    "IT과학": "스마트폰 과학 게임 인터넷 유튜브 앱 AI 로봇 기술 출시",
+}
+TOPIC_KEYWORDS = {topic: frozenset(words.split(" ")) for topic, words in _KEYWORDS.items()}
+
+
+def keyword_topic(title: str) -> str:
+    """The simulated annotators' latent first topic (see the module docstring)."""
+    words = set(language("ko").morphemes(title))  # a Korean lexicon
+    hits = {topic: len(words & keys) for topic, keys in TOPIC_KEYWORDS.items()}
+    best = max(hits.values())
+    if best == 0:
+        return DEFAULT_TOPIC
+    return next(topic for topic, n in hits.items() if n == best)
+
+
+def title_item_id(sent_id: str) -> str:
+    """The item id of the headline sentence ``sent_id`` (stable across reruns)."""
+    return "t-" + hashlib.sha256(str(sent_id).encode()).hexdigest()[:16]
+
+
+def title_items(
+    sentences: pd.DataFrame,
+    sample: int | None,
+    stratify: str | None,
+    seed: int,
+    simulate_truth: str | None,
+    simulated: bool,
+) -> pd.DataFrame:
+    """The topic round's items from ingested headlines (``sent_id``, ``text``,
+    ``corpus``, ``date``, ``license``)."""
+    chosen = sample_evenly(sentences, sample, stratify, seed)
+    items = pd.DataFrame(
+        {
+            "item_id": [title_item_id(s) for s in chosen["sent_id"].astype(str)],
+            "title": chosen["text"].astype(str).str.strip(),
+            "source": chosen["corpus"].astype(str),
+            "date": chosen["date"].astype("string"),
+            "license": chosen["license"].astype(str),
+        }
+    )
+    if simulated and simulate_truth == "topic-keywords":
+        items["sim_topic1"] = [keyword_topic(t) for t in items["title"]]
+    return items.sort_values("item_id", kind="stable").reset_index(drop=True)
+
+
+@STEPS.register("klue-ynat:items")
+def items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """The seeded sample of headlines sent to annotators; the others kept in
+    items/rejects.parquet (``not_sampled``)."""
+    sentences = ctx.out / "ingest" / "sentences.parquet"
+    spec = ctx.recipe.items
+
+    def compute() -> tuple[dict, dict]:
+        frame = pd.read_parquet(sentences)
+        items = title_items(frame, spec.sample, spec.stratify, spec.seed, spec.simulate_truth,
+                            ctx.simulated)  # fmt: skip
+        chosen = frame["sent_id"].map(title_item_id).isin(set(items["item_id"]))
+        rejects = split_by_reason(
+            "items", "sentence", frame, chosen.map({True: None, False: "not_sampled"})
+        ).rejects()
+        info = {
+            "items": len(items),
+            "sentences": len(frame),
+            "dropped": value_counts(rejects["reason"]),
+            "spec": spec.model_dump(exclude={"premises"}),
+            "per_source": value_counts(items["source"]),
+            "dated": int(items["date"].notna().sum()),
+            "simulated_truth": (
+                value_counts(items["sim_topic1"]) if "sim_topic1" in items.columns else None
+            ),
+        }
+        return {"items.parquet": items, "rejects.parquet": rejects}, info
+
+    info, hit = cached(ctx.out / "items", [sentences], [spec.model_dump(), ctx.simulated],
+                       compute, "items.json", ["items.parquet", "rejects.parquet"])  # fmt: skip
+    return StepOutcome(
+        f"{info['items']:,} headlines of {info['sentences']:,}"
+        f"{' (cached)' if hit else ''}: {info['per_source']}",
+        {**info, "cached": hit},
+        Rows("sentence", info["sentences"], info["items"], info["dropped"]),
+    )
+
+
+def _topic_scopes(annotations: pd.DataFrame) -> dict[str, tuple[list[str], dict[str, list]]]:
+    """item_id -> (annotators, {scope: topics}) of the completed annotations, in order."""
+    rows = annotations
+    if "cancelled" in rows.columns:
+        rows = rows[~rows["cancelled"].fillna(False).astype(bool)]
+    rows = rows[rows["field"].isin(["topic1", "topic2", "topic3"])]
+    out: dict[str, tuple[list[str], dict[str, list]]] = {}
+    order = rows.sort_values(["item_id", "created_at", "annotation_id"], kind="stable")
+    for item, group in order.groupby("item_id", sort=False):
+        people = list(
+            dict.fromkeys(zip(group["annotation_id"], group["annotator_id"], strict=True))
+        )
+        scopes = {}
+        for field, scope in (("topic1", "first-scope"), ("topic2", "second-scope"),
+                             ("topic3", "third-scope")):  # fmt: skip
+            given = dict(zip(group.loc[group["field"] == field, "annotation_id"],
+                             group.loc[group["field"] == field, "value"], strict=True))  # fmt: skip
+            scopes[scope] = [str(given.get(a, "해당없음")) for a, _ in people]
+        out[str(item)] = ([str(who) for _, who in people], scopes)
+    return out
+
+
+def klue_ynat_records(
+    gold: pd.DataFrame,
+    items: pd.DataFrame,
+    splits: pd.DataFrame,
+    annotations: pd.DataFrame,
+    prefix: str,
+) -> dict[str, list[dict]]:
+    """The records of every split in the KLUE-TC (YNAT) v1.1 layout (one object per
+    headline)::
+
+        {"guid": "<prefix>_<split>_00000", "title": ..., "label": "생활문화",
+         "annotations": {"annotators": ["ls-user-3", ...],
+                         "annotations": {"first-scope": [...], "second-scope": [...],
+                                         "third-scope": [...]}},
+         "url": null, "date": "2016.06.30" or null}
+
+    ``label`` is the gold topic (the majority of the first-ranked topics); each scope
+    lists the annotators' first, second and third topics (``해당없음`` where one gave
+    none), as the release does. Shipped headlines have no URL, and the demo's no date."""
+    scopes = _topic_scopes(annotations)
+    out: dict[str, list[dict]] = {s: [] for s in SPLITS}
+    for split, n, row in split_rows(gold, items, splits):
+        annotators, given = scopes.get(str(row.item_id), ([], {}))
+        date = getattr(row, "date", None)
+        out[split].append(
+            {
+                "guid": f"{prefix}_{split}_{n:05d}",
+                "title": row.title,
+                "label": str(row.label),
+                "annotations": {"annotators": annotators, "annotations": given},
+                "url": None,
+                "date": None if date is None or pd.isna(date) else str(date),
+            }
+        )
+    return out
+
+
+def records(inputs: ExportInputs) -> dict[str, list[dict]]:
+    return klue_ynat_records(inputs.gold, inputs.items, inputs.splits, inputs.annotations,
+                             inputs.prefix)  # fmt: skip
+
+
+def card(facts: dict) -> CardSection:
+    """The headlines sampled, and the simulated annotators' assumed topics."""
+    t = facts["titles"]
+    truth = t.get("simulated_truth")
+    lines = [
+        f"Headlines sent to annotators: {t['items']} of {t['sentences']} ingested sentences "
+        f"(seeded sample, {inline(t['spec'])}), per source: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(t["per_source"].items()))
+        + f"; {t['dated']} of them dated"
+        + (" (undated headlines cannot be split by date: see *Splits*)." if t["dated"] < t["items"]
+           else "."),
+    ]  # fmt: skip
+    if truth:
+        lines += [
+            "",
+            "Latent first topics of the simulated annotators (keyword lexicon, "
+            "pipelines/families/klue/ynat.py; an assumption, not released): "
+            + ", ".join(f"{k} {v}" for k, v in truth.items())
+            + ".",
+        ]
+    return CardSection(
+        item="One item is a news headline with its gold topic (one of YNAT's seven) and "
+        "the annotators' first, second and third topics.",
+        construction="\n".join(lines),
+        annotation=annotation_round(facts["annotation"]),
+    )
+
+
+register_task(TaskKind(
+    name="klue-ynat",
+    title="YNAT-style topic classification of news headlines (KLUE 3.1)",
+    layout="klue-ynat",
+    steps=["ingest", "items", "push", "simulate", "wait", "pull", "agree", "split", "export"],
+    rounds=one_round,
+    records=records,
+    card=card,
+    export_inputs={"titles": "items/items.json"},
+    card_json={"titles": "titles"},
+    paper_agreement={"level": "nominal", "alpha": 0.713, "source": "KLUE 3.1.1 (YNAT)"},
+))  # fmt: skip

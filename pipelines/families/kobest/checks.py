@@ -1,0 +1,223 @@
+"""The guideline checks run on every written KoBEST item (issue 23), one registration
+each: ``@CHECKS.register("name")`` on a :class:`Check`. A check returns None when the
+item passes, else the detail of the problem; its ``action`` (``drop``, or ``flag`` for
+a reviewer's attention) is its default, overridable per recipe (``rules.actions``).
+
+Bad input (a field missing or empty, a label outside the task's set) is not a check:
+``written_items`` drops it first (``pipelines.families.kobest.steps``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from pipelines.core.registry import Registry
+from pipelines.families.kobest.negation import LEXICONS
+from pipelines.families.kobest.rules import KobestRules
+from pipelines.lang import Language
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    lang: Language
+    rules: KobestRules
+
+
+@dataclass(frozen=True)
+class Check:
+    task: str
+    action: str
+    run: Callable[[dict, CheckContext], str | None]
+    doc: str
+
+
+CHECKS: Registry[Check] = Registry("KoBEST check", None, "KoBEST guideline checks")
+
+
+def check(name: str, task: str, action: str = "drop") -> Callable:
+    """Decorator registering ``fn(item, ctx) -> problem | None`` as check ``name``."""
+
+    def wrap(fn: Callable[[dict, CheckContext], str | None]) -> Callable:
+        doc = (fn.__doc__ or "").strip().split("\n")[0]
+        CHECKS.add(name, Check(task, action, fn, doc), doc)
+        return fn
+
+    return wrap
+
+
+def _first(tag: str) -> str:
+    return tag.split("+")[0]
+
+
+def _has_jongseong_ssang_siot(surface: str) -> bool:
+    """The last syllable ends in ㅆ (았/었/였 fused into a stem: 챙겼, 했, 갔)."""
+    ch = surface[-1:] if surface else ""
+    return bool(ch) and 0xAC00 <= ord(ch) <= 0xD7A3 and (ord(ch) - 0xAC00) % 28 == 20
+
+
+def past_tense(tagged: list[tuple[str, str]]) -> bool:
+    """A pre-final ending of the past (EP 았/었/였, alone or fused: VV+EP 챙겼)."""
+    return any("EP" in tag.split("+") and _has_jongseong_ssang_siot(s) for s, tag in tagged)
+
+
+def has_subject(tagged: list[tuple[str, str]]) -> bool:
+    """A nominative (JKS 이/가/께서) or topic (JX 은/는) particle after a noun phrase."""
+    for i, (surface, tag) in enumerate(tagged):
+        parts = tag.split("+")
+        if "JKS" in parts and (parts[0] != "JKS" or i):
+            return True
+        if parts[0] == "JX" and surface in ("은", "는") and i:
+            prev = _first(tagged[i - 1][1])
+            if prev.startswith("N") or prev in ("XSN", "SN", "SL"):
+                return True
+    return False
+
+
+CONTENT_TAGS = ("NNG", "NNP", "VV", "VA", "XR", "SL")
+
+
+def keywords(tagged: list[tuple[str, str]]) -> set[str]:
+    """Content morphemes: nouns, verb and adjective stems, roots, foreign words."""
+    return {s for s, tag in tagged if _first(tag) in CONTENT_TAGS}
+
+
+@check("copa_past_tense", "copa")
+def copa_past_tense(item: dict, ctx: CheckContext) -> str | None:
+    """KoBEST 3.2: the premise and both alternatives are in the past tense (MeCab: a
+    past EP)."""
+    bad = [
+        f
+        for f in ("premise", "alternative_1", "alternative_2")
+        if not past_tense(ctx.lang.tagged(item[f]))
+    ]
+    return f"not in the past tense: {', '.join(bad)}" if bad else None
+
+
+@check("copa_subject", "copa")
+def copa_subject(item: dict, ctx: CheckContext) -> str | None:
+    """KoBEST 3.2: the premise and both alternatives have a subject (a nominative or
+    topic-marked noun phrase)."""
+    bad = [
+        f
+        for f in ("premise", "alternative_1", "alternative_2")
+        if not has_subject(ctx.lang.tagged(item[f]))
+    ]
+    return f"no subject: {', '.join(bad)}" if bad else None
+
+
+@check("copa_keyword", "copa", action="flag")
+def copa_keyword(item: dict, ctx: CheckContext) -> str | None:
+    """KoBEST 3.2: both alternatives share a keyword with the premise, so that word
+    overlap does not give the answer away (flagged for the reviewer)."""
+    premise = keywords(ctx.lang.tagged(item["premise"]))
+    bad = [
+        f
+        for f in ("alternative_1", "alternative_2")
+        if not premise & keywords(ctx.lang.tagged(item[f]))
+    ]
+    return f"no keyword of the premise in {', '.join(bad)}" if bad else None
+
+
+@check("hellaswag_sentences", "hellaswag")
+def hellaswag_sentences(item: dict, ctx: CheckContext) -> str | None:
+    """KoBEST 3.4: the context has at least ``min_context_sentences`` (3) sentences
+    (kss)."""
+    n = len(ctx.lang.split_sentences([item["context"]])[0])
+    need = ctx.rules.min_context_sentences
+    return f"the context has {n} sentences (kss), fewer than {need}" if n < need else None
+
+
+WIC_TAGS = ("NNG", "NNP", "NNB", "NNBC", "NP", "NR")
+
+
+@check("wic_target", "wic")
+def wic_target(item: dict, ctx: CheckContext) -> str | None:
+    """KoBEST 3.3: the target word is a noun, pronoun, numeral or dependent noun (MeCab
+    NNG/NNP/NNB/NP/NR) and occurs as that morpheme in both contexts."""
+    word = item["word"].strip()
+    bad = []
+    for f in ("context_1", "context_2"):
+        tags = [_first(t) for s, t in ctx.lang.tagged(item[f]) if s == word]
+        if not tags:
+            bad.append(f"{f}: {word!r} is not a morpheme of it")
+        elif not any(t in WIC_TAGS for t in tags):
+            bad.append(f"{f}: {word!r} is tagged {'/'.join(sorted(set(tags)))}, not a noun")
+    return "; ".join(bad) or None
+
+
+@lru_cache(maxsize=8)
+def brands(path: str | None = None) -> tuple[str, ...]:
+    p = Path(path) if path else LEXICONS / "brands.txt"
+    names = [ln.split("#")[0].strip() for ln in p.read_text(encoding="utf-8").splitlines()]
+    return tuple(sorted({n for n in names if n}, key=lambda n: (-len(n), n)))
+
+
+@check("sentineg_brand", "sentineg")
+def sentineg_brand(item: dict, ctx: CheckContext) -> str | None:
+    """KoBEST 3.5: the sentence carries no brand name (the ``brands`` lexicon; Latin
+    names match as whole words, case-insensitively)."""
+    text = item["sentence"]
+    found = []
+    for name in brands(ctx.rules.brands):
+        if name.isascii():
+            if re.search(rf"(?<![A-Za-z]){re.escape(name)}(?![A-Za-z])", text, re.IGNORECASE):
+                found.append(name)
+        elif name in text:
+            found.append(name)
+    return f"brand names: {', '.join(found)}" if found else None
+
+
+@check("sentineg_negated", "sentineg")
+def sentineg_negated(item: dict, ctx: CheckContext) -> str | None:
+    """KoBEST 3.5: the sentence negates the original (adds or removes 안 / 못 / -지
+    않다, or swaps a word of the antonym list)."""
+    from pipelines.families.kobest.negation import negation_edit
+
+    edit = negation_edit(item["original"], item["sentence"], ctx.lang, ctx.rules.antonyms)
+    return None if edit.method else edit.detail
+
+
+@check("boolq_yes_no", "boolq")
+def boolq_yes_no(item: dict, ctx: CheckContext) -> str | None:
+    """KoBEST 3.1: the question is answerable by yes or no: it ends as a question
+    (a question mark) and holds no wh-word (MeCab morphemes: 누구, 무엇, 언제, ...)."""
+    q = item["question"].strip()
+    problems = []
+    if not q.endswith("?"):
+        problems.append("does not end with a question mark")
+    morphs = {s for s, _ in ctx.lang.tagged(q)}
+    wh = [
+        w
+        for w in ctx.rules.wh_words
+        if w in morphs or any(m.startswith(w) for m in morphs if len(w) > 1)
+    ]
+    if wh:
+        problems.append(f"wh-words: {', '.join(wh)}")
+    return "; ".join(problems) or None
+
+
+def checks_of(task: str, names: tuple[str, ...] | list[str]) -> dict[str, Check]:
+    """The named checks, each checked to belong to ``task``."""
+    out = {}
+    for name in names:
+        c = CHECKS.get(name)
+        if c.task != task:
+            raise ValueError(f"check {name!r} is for {c.task}, not {task}")
+        out[name] = c
+    return out
+
+
+def run_checks(
+    item: dict, checks: dict[str, Check], ctx: CheckContext
+) -> list[tuple[str, str, str]]:
+    """(check, action, detail) of every check ``item`` fails."""
+    out = []
+    for name, c in checks.items():
+        problem = c.run(item, ctx)
+        if problem:
+            out.append((name, ctx.rules.actions.get(name, c.action), problem))
+    return out

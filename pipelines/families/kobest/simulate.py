@@ -1,0 +1,224 @@
+"""The simulated writers, linguists and revisers of the KoBEST demos (demos and tests
+only; every output says the rounds are simulated). Their latent behaviour is written
+into the prompts as ``sim_*`` columns, which ``pipelines.annotation.simulate`` answers
+with:
+
+COPA (from ``data/demo/kobest/copa_seeds.jsonl``, cause -> effect seeds written for
+benchforge, each with a wrong cause and a wrong effect):
+
+- a writer writes a seed in the prompt's direction (결과: premise = cause, answer =
+  effect; 원인: the reverse) with the answer at the prompt's position and the seed's
+  wrong alternative at the other;
+- **planted swaps**: ``swaps`` seeds are written twice, the second time in the other
+  direction (the premise of one is the answer of the other): the near-duplicate review
+  must find them;
+- **planted artifact**: in ``cue`` items the writer adds a number (두 번이나) to the
+  answer only: the artifact review must find ``<NUM>`` as a cue; the reviser removes it;
+- seeds marked ``present_tense`` / ``no_subject`` break the guideline (the checks drop
+  them); ``review_reject`` seeds are ambiguous (the linguist rejects them);
+  ``review_edit`` seeds carry a misspelling the linguist fixes (an edit, a new version).
+
+SentiNeg (NSMC reviews): the writer takes the helper's draft; **planted**: ``copy``
+writers hand the original back (not negated), ``brand`` writers add a cinema chain's
+name, and in ``cue`` items of positive target the writer adds 진짜 (the artifact; the
+reviser removes it). A draft the helper could not make (no predicate) is rejected by
+the linguist.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pipelines.families.kobest.tasks import KobestTask
+
+NUMBER_CUE = "두 번이나"
+SENTINEG_CUE = "진짜"
+BRAND_PREFIX = "CGV에서 본 "
+
+
+def read_seeds(path: Path) -> pd.DataFrame:
+    """The COPA seeds; a malformed line, or one missing a field or holding it empty,
+    names the file and line."""
+    from pipelines.ingest.readers import read_json_lines
+
+    need = ("id", "cause", "effect", "wrong_cause", "wrong_effect")
+    rows = read_json_lines(path, need, ValueError)
+    for row in rows:
+        missing = [k for k in need if not str(row[k] or "").strip()]
+        if missing:
+            raise ValueError(f"{path}:{row['line']}: missing {missing}")
+    return pd.DataFrame(rows).drop(columns="line")
+
+
+def with_number(sentence: str) -> str:
+    """The sentence with 두 번이나 after its first word (the planted cue)."""
+    head, _, rest = sentence.partition(" ")
+    return f"{head} {NUMBER_CUE} {rest}" if rest else f"{NUMBER_CUE} {head}"
+
+
+def copa_given(seeds: pd.DataFrame, swaps: int, seed: int) -> pd.DataFrame:
+    """One prompt row per seed (question alternating over a seeded order), then the
+    planted swaps: the first ``swaps`` plain seeds again with the other question."""
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(seeds))
+    rows = [
+        {"seed_id": seeds.iloc[i]["id"], "question": ("원인", "결과")[k % 2]}
+        for k, i in enumerate(order)
+    ]
+    plant = plants_of(seeds)
+    plain = [r for r in rows if not plant[r["seed_id"]]]
+    for r in plain[:swaps]:
+        rows.append(
+            {
+                "seed_id": r["seed_id"],
+                "question": "결과" if r["question"] == "원인" else "원인",
+                "swap_of": r["seed_id"],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def plants_of(seeds: pd.DataFrame) -> dict[str, str]:
+    """Each seed's ``plant`` ("" for a plain seed)."""
+    if "plant" not in seeds:
+        return dict.fromkeys(seeds["id"], "")
+    return {
+        i: "" if pd.isna(v) else str(v) for i, v in zip(seeds["id"], seeds["plant"], strict=True)
+    }
+
+
+def copa_latent(prompts: pd.DataFrame, seeds: pd.DataFrame, cue: int, seed: int) -> pd.DataFrame:
+    """The prompts with the writers', linguists' and revisers' latent answers."""
+    by_id = {r["id"]: r for r in seeds.to_dict("records")}
+    planted = plants_of(seeds)
+    rng = np.random.default_rng(seed + 1)
+    records = prompts.to_dict("records")
+    swapped = {r["swap_of"] for r in records if isinstance(r.get("swap_of"), str)}
+    # the cue goes to seeds written once (a swap stays a swap, not a swap and an edit)
+    plain = [
+        i
+        for i, r in enumerate(records)
+        if not planted[r["seed_id"]] and r["seed_id"] not in swapped
+    ]
+    cued = set(rng.permutation(plain)[:cue].tolist())
+    out = []
+    for i, r in enumerate(prompts.to_dict("records")):
+        s = by_id[r["seed_id"]]
+        plant = planted[r["seed_id"]]
+        if r["question"] == "결과":
+            premise, answer, wrong, side = s["cause"], s["effect"], s["wrong_effect"], "effect"
+        else:
+            premise, answer, wrong, side = s["effect"], s["cause"], s["wrong_cause"], "cause"
+        fixed = s.get(f"fixed_{side}") if plant == "review_edit" else None
+        fixed_premise = (
+            s.get("fixed_effect") if plant == "review_edit" and side == "cause" else None
+        )
+        clean = answer
+        if i in cued:
+            answer = with_number(answer)
+        answer_field = "alternative_1" if int(r["label"]) == 0 else "alternative_2"
+        wrong_field = "alternative_2" if answer_field == "alternative_1" else "alternative_1"
+        row = {
+            **r,
+            "sim_premise": premise,
+            f"sim_{answer_field}": answer,
+            f"sim_{wrong_field}": wrong,
+        }
+        kinds = [
+            k
+            for k in (
+                plant,
+                "swap" if isinstance(r.get("swap_of"), str) else "",
+                "cue" if i in cued else "",
+            )
+            if k
+        ]
+        row["sim_plant"] = ",".join(kinds)
+        row["sim_review"] = {"review_reject": "reject", "review_edit": "edit"}.get(plant, "accept")
+        row["sim_reason"] = str(s.get("reason") or "")
+        row["sim_fix"] = json.dumps(
+            {
+                **({answer_field: fixed} if isinstance(fixed, str) else {}),
+                **({"premise": fixed_premise} if isinstance(fixed_premise, str) else {}),
+            },
+            ensure_ascii=False,
+        )
+        row["sim_clean"] = json.dumps(
+            {answer_field: clean} if i in cued else {}, ensure_ascii=False
+        )
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def sentineg_latent(
+    prompts: pd.DataFrame, copy: int, brand: int, cue: int, seed: int
+) -> pd.DataFrame:
+    """The SentiNeg prompts with the latent answers (see the module docstring)."""
+    rng = np.random.default_rng(seed + 2)
+    n = len(prompts)
+    order = rng.permutation(n).tolist()
+    copies = set(order[:copy])
+    brands = set(order[copy : copy + brand])
+    positive = [
+        i
+        for i in order[copy + brand :]
+        if int(prompts.iloc[i]["label"]) == 1 and prompts.iloc[i]["draft_method"] != "none"
+    ]
+    cued = set(positive[:cue])
+    out = []
+    for i, r in enumerate(prompts.to_dict("records")):
+        text = r["draft"]
+        kinds = []
+        if i in copies:
+            text, kinds = r["original"], ["copy"]
+        elif i in brands:
+            text, kinds = BRAND_PREFIX + r["draft"], ["brand"]
+        elif i in cued:
+            text, kinds = f"{SENTINEG_CUE} {r['draft']}", ["cue"]
+        out.append(
+            {
+                **r,
+                "sim_sentence": text,
+                "sim_plant": ",".join(kinds),
+                "sim_review": "reject" if r["draft_method"] == "none" else "accept",
+                "sim_reason": "not_negated" if r["draft_method"] == "none" else "",
+                "sim_fix": "{}",
+                "sim_clean": json.dumps(
+                    {"sentence": r["draft"]} if i in cued else {}, ensure_ascii=False
+                ),
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def review_latent(items: pd.DataFrame, task: KobestTask) -> pd.DataFrame:
+    """The linguists' latent answers on the review items: ``sim_decision``,
+    ``sim_reason`` and, per written field, the text an edit leaves (the fix where the
+    seed has one, else the field as written)."""
+    return _latent(items, task, "sim_fix", lambda r: r.get("sim_review", "accept"))
+
+
+def revision_latent(items: pd.DataFrame, task: KobestTask) -> pd.DataFrame:
+    """The revisers' latent answers: an item with a planted cue is edited to its clean
+    text; any other flagged item is accepted as it is."""
+    return _latent(
+        items,
+        task,
+        "sim_clean",
+        lambda r: "edit" if json.loads(r.get("sim_clean") or "{}") else "accept",
+    )
+
+
+def _latent(items: pd.DataFrame, task: KobestTask, column: str, decision) -> pd.DataFrame:  # noqa: ANN001
+    rows = []
+    for r in items.to_dict("records"):
+        fix = json.loads(r.get(column) or "{}")
+        new = {**r, "sim_decision": decision(r), "sim_reason": r.get("sim_reason") or ""}
+        for f in task.written:
+            new[f"sim_{f}"] = fix.get(f, r[f])
+        rows.append(new)
+    return pd.DataFrame(rows)
