@@ -4,12 +4,13 @@
 # credentials, servers or caches of ours), and another program listening on
 # 127.0.0.1:8080, Label Studio's default port (a developer's web server, Jupyter...).
 # Fails when the main job fails; prints how long the set-up and the main job took.
-# Only pip's download cache is kept (PIP_CACHE_DIR): it changes how fast packages
-# arrive, not what is installed.
+# Only pip's and uv's download caches are kept (PIP_CACHE_DIR, UV_CACHE_DIR): they change
+# how fast packages arrive, not what is installed.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 python="${BENCHFORGE_PYTHON:-python3}"
 export PIP_CACHE_DIR="${PIP_CACHE_DIR:-$HOME/.cache/pip}"
+export UV_CACHE_DIR="${UV_CACHE_DIR:-$HOME/.cache/uv}"
 work="$(mktemp -d "${TMPDIR:-/tmp}/benchforge-fresh.XXXXXX")"
 holder=""
 cleanup() {

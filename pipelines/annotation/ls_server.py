@@ -123,22 +123,20 @@ def ensure_installed() -> Path:
         log.info("installing Label Studio %s into %s (first time only)", LS_VERSION, venv)
         if not (venv / "bin" / "python").exists():
             _run([sys.executable, "-m", "venv", str(venv)], "creating its virtual environment")
-        _run(
-            [
-                str(venv / "bin" / "python"),
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "-c",
-                str(CONSTRAINTS),
-                f"label-studio=={LS_VERSION}",
-            ],
-            "installing label-studio",
-        )
+        _run([*_installer(venv), "-c", str(CONSTRAINTS), f"label-studio=={LS_VERSION}"],
+             "installing label-studio")  # fmt: skip
         stamp.write_text(want)
     return exe
+
+
+def _installer(venv: Path) -> list[str]:
+    """The install command for ``venv``: uv when scripts/bootstrap.sh put it beside this
+    interpreter (the same pins, about 6x faster on two cores), else the venv's pip."""
+    uv = Path(sys.executable).parent / "uv"
+    if uv.is_file() and os.access(uv, os.X_OK):
+        return [str(uv), "pip", "install", "--quiet", "--python", str(venv / "bin" / "python")]
+    return [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
+            "--disable-pip-version-check"]  # fmt: skip
 
 
 def installed(venv: Path, want: str) -> bool:
