@@ -21,6 +21,7 @@ steps and nothing else.
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 from collections.abc import Callable
@@ -105,8 +106,14 @@ def step_function(kind: str, name: str) -> tuple[StepFn, str]:
 
 
 def code_hash(fn: Callable) -> str:
-    """SHA-256 (first 16) of the source file of the module that defines ``fn``."""
-    return sha256_file(Path(inspect.getfile(fn)))[:16]
+    """SHA-256 (first 16) of the source file of the module that defines ``fn`` and of
+    the templates beside it (``*.j2``: a family's card text), so that editing either
+    invalidates the outputs it computed."""
+    source = Path(inspect.getfile(fn))
+    files = [source, *sorted(source.parent.glob("*.j2"))]
+    if len(files) == 1:
+        return sha256_file(source)[:16]
+    return hashlib.sha256("".join(sha256_file(f) for f in files).encode()).hexdigest()[:16]
 
 
 def cached(

@@ -1,6 +1,102 @@
-"""JGLUE (Kurihara et al. 2022): the ``jsts`` and ``jnli`` task kinds.
-:mod:`.release` reads the JGLUE release files, :mod:`.construct` holds the construction
-rules of JGLUE 3.2, :mod:`.section` the ``jglue:`` recipe section and :mod:`.steps` the
-steps and the registration."""
+"""JGLUE's JSTS and JNLI (Kurihara et al. 2022, 3.2): the ``jsts`` and ``jnli`` task
+kinds, on the construction rules of ``pipelines.families.jglue.construct``.
 
-from pipelines.families.jglue import section, steps  # noqa: F401 - their registrations
+The source corpus is the captions of YJ Captions, recovered per image from the JGLUE
+release files the recipe names (``jglue.releases``: each pair's ``yjcaptions_id`` names
+its image and captions). Both kinds start with ``captions`` (the captions, those not in
+the recipe's language dropped with their script share) and end with ``split`` (the
+recipe's split rule, grouped by image so that no image straddles two splits) and
+``export`` (JGLUE's layout: ``sentence_pair_id, yjcaptions_id, sentence1, sentence2,
+label`` as JSON Lines per split, train / valid / test).
+
+``jsts``: ``captions`` -> ``pairs`` (JSTS-A and JSTS-B) -> the ``sts`` round (5 raters,
+``jsts.xml``) -> ``sts`` (mean, variance rule) -> ``split`` -> ``export``.
+
+``jnli``: ``captions`` -> ``pairs`` (one-image pairs in both directions) -> the ``nli``
+round (10 annotators, ``jnli_judgement.xml``) -> ``nli`` (6 of 10, entailment or
+neutral) -> ``writing-items`` -> the ``writing`` round (four contradictions per caption,
+``jnli_contradiction.xml``) -> ``written`` (edit distance rule) -> the ``validation``
+round (10 annotators) -> ``validation`` (6 of 10 say contradiction; reverse added) -> the
+``sts`` round on the contradictions -> ``sts`` (JSTS-C, the JSTS rule) -> ``split`` ->
+``export`` (JNLI, and JSTS-C in the JSTS layout).
+
+Modules: :mod:`.release` reads the JGLUE release files, :mod:`.construct` holds the
+construction rules of JGLUE 3.2, :mod:`.section` the ``jglue:`` recipe section,
+:mod:`.rounds` the Label Studio rounds, :mod:`.steps` the captions, pairs and STS steps,
+:mod:`.nli` JNLI's steps, :mod:`.export` the split and the release, :mod:`.card` with
+``card.md.j2`` the card. This module registers the two task kinds.
+"""
+
+from pipelines.core.steps import STEPS
+from pipelines.families import TaskKind, register_task
+from pipelines.families.jglue import section  # noqa: F401 - the recipe section
+from pipelines.families.jglue.card import card
+from pipelines.families.jglue.export import export_step, records_of, split_step
+from pipelines.families.jglue.nli import nli_step, validation_step, writing_items_step, written_step
+from pipelines.families.jglue.rounds import TASK_ROUNDS, configs, preflight, rounds
+from pipelines.families.jglue.steps import captions_step, pairs_step, sts_step
+
+for _step, _fn in (
+    ("captions", captions_step),
+    ("pairs", pairs_step),
+    ("sts", sts_step),
+    ("nli", nli_step),
+    ("writing-items", writing_items_step),
+    ("written", written_step),
+    ("validation", validation_step),
+    ("split", split_step),
+    ("export", export_step),
+):
+    for _kind in ("jsts", "jnli"):
+        STEPS.add(f"{_kind}:{_step}", _fn, (_fn.__doc__ or "").split("\n")[0])
+
+
+def _round_steps(name: str) -> list[str]:
+    return [f"{op}-{name}" for op in ("push", "simulate", "wait", "pull")]
+
+
+for _kind, _steps, _title in (
+    (
+        "jsts",
+        ["captions", "pairs", *_round_steps("sts"), "sts", "split", "export"],
+        "JGLUE JSTS: semantic textual similarity of image captions (Kurihara et al. 2022, 3.2.2)",
+    ),
+    (
+        "jnli",
+        [
+            "captions",
+            "pairs",
+            *_round_steps("nli"),
+            "nli",
+            "writing-items",
+            *_round_steps("writing"),
+            "written",
+            *_round_steps("validation"),
+            "validation",
+            *_round_steps("sts"),
+            "sts",
+            "split",
+            "export",
+        ],
+        "JGLUE JNLI: inference between image captions (Kurihara et al. 2022, 3.2.3)",
+    ),
+):
+    register_task(
+        TaskKind(
+            name=_kind,
+            title=_title,
+            layout="jglue",
+            steps=_steps,
+            rounds=rounds,
+            records=lambda inputs: {"all": records_of(inputs.gold)},
+            card=card,
+            needs=["jglue", "split"],
+            simulated=lambda recipe: any(
+                getattr(recipe.jglue, f"{n}_round") is not None
+                and getattr(recipe.jglue, f"{n}_round").simulate is not None
+                for n in TASK_ROUNDS[recipe.task]
+            ),
+            preflight=preflight,
+            configs=configs,
+        )
+    )

@@ -6,8 +6,50 @@
   agreement (:mod:`pipelines.families.kobbq.josa`), expansion into samples, the evaluation set;
 - :mod:`pipelines.families.kobbq.scoring`: accuracy and diff-bias (KoBBQ 4, after Parrish et al.
   2022) of any model's predictions, template-averaged as the paper does;
-- :mod:`.section`: the ``kobbq:`` recipe section; :mod:`.steps`: the steps and the
-  registration of the ``kobbq`` task kind.
+- :mod:`.section`: the ``kobbq:`` recipe section; :mod:`.steps`: the steps; :mod:`.export`: the
+  release; :mod:`.card` and ``card.md.j2``: its part of the data card. This module
+  registers the ``kobbq`` task kind.
 """
 
-from pipelines.families.kobbq import section, steps  # noqa: F401 - their registrations
+from pipelines.core.steps import STEPS
+from pipelines.families import TaskKind, register_task
+from pipelines.families.kobbq import section  # noqa: F401 - the kobbq: recipe section
+from pipelines.families.kobbq.card import card
+from pipelines.families.kobbq.export import export_step, records_of
+from pipelines.families.kobbq.steps import (
+    check_items_step,
+    configs,
+    evaluation_step,
+    expand_step,
+    preflight,
+    round_step,
+    rounds,
+    survey_items_step,
+    survey_step,
+)
+
+STEP_NAMES = [
+    "survey-items", "push-survey", "simulate-survey", "wait-survey", "pull-survey",
+    "survey", "expand", "evaluation",
+    "check-items", "push-check", "simulate-check", "wait-check", "pull-check",
+    "export",
+]  # fmt: skip
+
+for _step, _fn in (("survey-items", survey_items_step), ("survey", survey_step),
+                   ("expand", expand_step), ("evaluation", evaluation_step),
+                   ("check-items", check_items_step), ("export", export_step)):  # fmt: skip
+    STEPS.add(f"kobbq:{_step}", _fn, (_fn.__doc__ or "").split("\n")[0])
+for _round in ("survey", "check"):
+    for _op in ("push", "simulate", "wait", "pull"):
+        _fn = round_step(_op, _round)
+        STEPS.add(f"kobbq:{_op}-{_round}", _fn, (_fn.__doc__ or "").split("\n")[0])
+
+register_task(TaskKind(
+    name="kobbq", title="KoBBQ-style bias benchmark (Jin et al. 2024)", layout="kobbq",
+    steps=STEP_NAMES, rounds=rounds,
+    records=lambda inputs: {"all_samples": records_of(inputs.gold)}, card=card,
+    needs=["kobbq"],
+    simulated=lambda recipe: bool(recipe.kobbq and any(
+        r and r.simulate for r in (recipe.kobbq.survey_round, recipe.kobbq.check_round))),
+    preflight=preflight, configs=configs,
+))  # fmt: skip

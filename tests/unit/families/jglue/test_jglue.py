@@ -169,7 +169,7 @@ def test_sts_variance_rule():
 
 def test_jnli_both_directions_and_the_six_of_ten_gold(captions):
     from pipelines.agreement.rules import agree
-    from pipelines.families.jglue.steps import _majority
+    from pipelines.families.jglue.nli import _majority
 
     pairs = construct.same_image_pairs(captions, 3, 0)
     items = construct.nli_items(pairs)

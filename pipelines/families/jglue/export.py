@@ -1,0 +1,162 @@
+"""JGLUE's ``split`` (grouped by image) and ``export`` (JGLUE's layout, train / valid /
+test) and the card's facts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from pipelines.core.steps import Rows, RunContext, StepOutcome
+from pipelines.families.jglue.rounds import (
+    SPLIT_NAMES,
+    _rules,
+    _spec,
+    rounds,
+)
+
+
+def final_items(ctx: RunContext) -> pd.DataFrame:
+    """The released pairs before the split: ``item_id`` (the ``yjcaptions_id``),
+    ``sentence1``, ``sentence2``, ``label``, ``kind``, ``images``."""
+    cols = ["item_id", "sentence1", "sentence2", "label", "kind", "images"]
+    if ctx.task.name == "jsts":
+        return pd.read_parquet(ctx.out / "sts" / "gold.parquet")[cols]
+    nli = pd.read_parquet(ctx.out / "nli" / "gold.parquet")[cols]
+    c = pd.read_parquet(ctx.out / "validation" / "contradictions.parquet")
+    c = c.rename(columns={"pair_id": "item_id"})[cols]
+    return pd.concat([nli, c], ignore_index=True)
+
+
+def split_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """The recipe's split rule over the released pairs, grouped by image (a pair of two
+    images joins both), with the artifact report -> OUT/split."""
+    from pipelines.core.io import write_parquet
+    from pipelines.splits.base import recipe_split_settings
+    from pipelines.splits.run import run_split
+
+    items = final_items(ctx)
+    path = ctx.out / "final" / "items.parquet"
+    write_parquet(items, path)
+    settings = recipe_split_settings(ctx.recipe, ctx.seed)
+    split = run_split(path, settings, ctx.out / "split", None, ctx.recipe.language)
+    n = sum(split["splits"].values())
+    return StepOutcome(
+        f"{split['splits']}",
+        {"splits": split["splits"], "written": split["written"]},
+        Rows("pair", n, n),
+    )
+
+
+def records_of(items: pd.DataFrame) -> list[dict]:
+    """JGLUE's layout: ``sentence_pair_id`` (from "0" per file), ``yjcaptions_id``,
+    ``sentence1``, ``sentence2``, ``label``."""
+    return [
+        {
+            "sentence_pair_id": str(n),
+            "yjcaptions_id": r.item_id,
+            "sentence1": r.sentence1,
+            "sentence2": r.sentence2,
+            "label": float(r.label) if isinstance(r.label, int | float) else r.label,
+        }
+        for n, r in enumerate(items.itertuples(index=False))
+    ]
+
+
+def _split_tables(ctx: RunContext) -> dict[str, pd.DataFrame]:
+    """The released pairs per JGLUE split name, in id order; JNLI's JSTS-C pairs too
+    (``jsts-c_<split>``: each in its contradiction's split)."""
+    items = pd.read_parquet(ctx.out / "final" / "items.parquet")
+    splits = pd.read_parquet(ctx.out / "split" / "splits.parquet")[["item_id", "split"]]
+    items = items.merge(splits, on="item_id", validate="one_to_one")
+    out = {
+        SPLIT_NAMES[s]: g.sort_values("item_id", ignore_index=True)
+        for s, g in items.groupby("split")
+    }
+    if ctx.task.name == "jnli":
+        c = pd.read_parquet(ctx.out / "sts" / "gold.parquet")
+        side = dict(zip(items["item_id"], items["split"], strict=True))
+        c = c.assign(split=c["item_id"].map(side))
+        for s, g in c.dropna(subset=["split"]).groupby("split"):
+            out[f"jsts-c_{SPLIT_NAMES[s]}"] = g.sort_values("item_id", ignore_index=True)
+    return out
+
+
+def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """JGLUE's layout per split -> OUT/dataset: ``<split>.json`` (JSON Lines, the five
+    release fields), ``<split>.parquet`` (with ``kind``, ``images`` and ``license``) and
+    the data card."""
+    from pipelines.export.family import export_dataset
+    from pipelines.export.records import jsonl
+
+    out = ctx.out
+    inputs = {
+        "items": out / "final" / "items.parquet",
+        "splits": out / "split" / "splits.parquet",
+        "captions": out / "captions" / "captions.json",
+        "pairs": out / "pairs" / "pairs.json",
+        "sts": out / "sts" / "sts.json",
+        "artifacts": out / "split" / "artifacts.json",
+    }
+    if ctx.task.name == "jnli":
+        for name in ("nli", "written", "validation"):
+            inputs[name] = out / name / f"{name}.json"
+        inputs["sts-gold"] = out / "sts" / "gold.parquet"
+    tables = _split_tables(ctx)
+    licence = ctx.recipe.release_licence().release
+
+    def build(facts: dict) -> tuple[dict, dict, dict]:
+        texts = {f"{s}.json": jsonl(records_of(t)) for s, t in tables.items()}
+        frames = {
+            f"{s}.parquet": t.drop(columns=["split"]).assign(license=licence)
+            for s, t in tables.items()
+        }
+        return frames, texts, {}
+
+    facts, hit = export_dataset(
+        ctx,
+        inputs,
+        rounds(ctx),
+        build,
+        card_facts,
+        {f"{s}.json": len(t) for s, t in tables.items()},
+        [f"{s}.{e}" for s in tables for e in ("json", "parquet")],
+        list(_spec(ctx).releases),
+        "flows/rebuild.py, pipelines/families/jglue/",
+    )
+    n = sum(len(t) for s, t in tables.items() if not s.startswith("jsts-c"))
+    return StepOutcome(
+        f"{facts['export']['files']} -> {out / 'dataset'}" + (" (cached)" if hit else ""),
+        {**facts["export"], "cached": hit},
+        Rows("pair", n, n),
+    )
+
+
+def card_facts(ctx: RunContext, inputs: dict[str, Path]) -> dict:
+    """JGLUE's facts for the card: each step's JSON (``family``), the artifact report,
+    the rules and the split."""
+    from dataclasses import asdict
+
+    family = {
+        name: json.loads(p.read_text(encoding="utf-8"))
+        for name, p in inputs.items()
+        if p.suffix == ".json"
+    }
+    from pipelines.export.card_facts import label_facts
+
+    art = family.pop("artifacts")
+    items = pd.read_parquet(inputs["items"]).assign(source=lambda f: "JSTS-" + f["kind"])
+    splits = pd.read_parquet(inputs["splits"])
+    return {
+        "family": family,
+        "rules": asdict(_rules(ctx)),
+        "artifacts_md": (ctx.out / "split" / "artifacts.md").read_text(encoding="utf-8"),
+        "labels": label_facts(items, items, splits),
+        "split": {
+            "rule": art["rule"],
+            "settings": art["settings"],
+            "splits": {k: int(v) for k, v in splits["split"].value_counts().items()},
+            "cues": art.get("cues"),
+        },
+    }

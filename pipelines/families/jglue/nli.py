@@ -1,0 +1,213 @@
+"""JNLI's steps (JGLUE 3.2.3): ``nli`` (step 1: gold by agreement), ``writing-items``
+and ``written`` (contradictions written and checked), ``validation``."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from pipelines.core.stage import value_counts
+from pipelines.core.steps import Rows, RunContext, StepOutcome, cached
+from pipelines.families.jglue.rounds import (
+    _rules,
+    _spec,
+    rounds,
+)
+from pipelines.families.jglue.steps import (
+    _agree,
+    _releases,
+    _sts_truth,
+)
+
+
+def _majority(rules: object, min_votes: int) -> object:
+    from pipelines.agreement.rules import MajoritySettings
+    from pipelines.families.jglue.release import NLI_LABELS
+
+    return MajoritySettings(min_votes=min_votes, values=list(NLI_LABELS), report_flags=[])
+
+
+def nli_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """JNLI step 1: a directed pair's gold is entailment or neutral when
+    ``nli_min_votes`` (6) of its annotators agree; a contradiction majority, a tie or no
+    majority is dropped with its reason."""
+    from pipelines.families.jglue.construct import nli_gold
+
+    r = rounds(ctx)["nli"]
+    rules = _rules(ctx)
+
+    def compute() -> tuple[dict, dict]:
+        result = _agree(r.annotations, _majority(rules, rules.nli_min_votes))
+        gold, more = nli_gold(result["gold"], rules)
+        dropped = pd.concat(
+            [result["dropped"], pd.DataFrame(more, columns=result["dropped"].columns)],
+            ignore_index=True,
+        )
+        items = pd.read_parquet(r.items)
+        gold = gold.merge(items, on="item_id", how="left", validate="one_to_one")
+        info = {
+            "items": result["figures"]["items"],
+            "gold": len(gold),
+            "labels": value_counts(gold["label"]),
+            "dropped": value_counts(dropped.loc[dropped["kind"] == "item", "reason"]),
+            "both_directions_kept": int(gold.groupby("pair_id").size().eq(2).sum()),
+            "krippendorff_alpha": result["figures"]["krippendorff_alpha"],
+            "fleiss_kappa": result["figures"]["fleiss_kappa"],
+        }
+        return {"gold.parquet": gold, "dropped.parquet": dropped}, info
+
+    info, hit = cached(
+        ctx.out / "nli",
+        [r.annotations, r.items],
+        [rules.nli_min_votes, list(rules.nli_gold)],
+        compute,
+        "nli.json",
+        ["gold.parquet", "dropped.parquet"],
+    )
+    return StepOutcome(
+        f"{info['gold']:,} of {info['items']:,} directed pairs kept "
+        f"{info['labels']}" + (" (cached)" if hit else ""),
+        {**info, "cached": hit},
+        Rows("pair", info["items"], info["gold"], info["dropped"]),
+    )
+
+
+def writing_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """The writing round's captions: ``writing_captions`` captions of images the NLI round
+    did not use (``draw_from: release``: captions the release wrote for, so that
+    simulated writers write the release's sentences)."""
+    from pipelines.families.jglue.construct import writing_items
+    from pipelines.families.jglue.release import contradictions_by_caption
+
+    spec = _spec(ctx)
+    inputs = [
+        ctx.out / "captions" / "captions.parquet",
+        ctx.out / "pairs" / "pairs.parquet",
+        ctx.out / "captions" / "releases.parquet",
+    ]
+
+    def compute() -> tuple[dict, dict]:
+        pairs = pd.read_parquet(inputs[1])
+        used = {i for images in pairs["images"] for i in images}
+        release = contradictions_by_caption(_releases(ctx))
+        items = writing_items(
+            pd.read_parquet(inputs[0]),
+            used,
+            spec.writing_captions,
+            spec.seed,
+            set(release) if spec.draw_from == "release" else None,
+            release if ctx.simulated else None,
+        )
+        return {"items.parquet": items}, {"captions": len(items), "images_excluded": len(used)}
+
+    info, hit = cached(
+        ctx.out / "writing-items",
+        inputs,
+        [spec.writing_captions, spec.seed, spec.draw_from, ctx.simulated],
+        compute,
+        "items.json",
+        ["items.parquet"],
+    )
+    return StepOutcome(
+        f"{info['captions']} captions for the writing round" + (" (cached)" if hit else ""),
+        {**info, "cached": hit},
+    )
+
+
+def written_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """The written contradictions as (caption, sentence) pairs; a sentence at a
+    normalised edit distance of ``edit_distance_max`` (0.75) or more from its caption,
+    an empty, repeated or copied one, and a skipped caption are dropped with the reason.
+    The kept pairs are the validation round's items."""
+    from pipelines.families.jglue.construct import latent_nli, validation_items, written_pairs
+    from pipelines.families.jglue.release import labels_by_texts
+
+    r = rounds(ctx)["writing"]
+    rules = _rules(ctx)
+
+    def compute() -> tuple[dict, dict]:
+        pairs, dropped = written_pairs(
+            pd.read_parquet(r.annotations), pd.read_parquet(r.items), rules, 4
+        )
+        items = validation_items(pairs)
+        if ctx.simulated:
+            known = labels_by_texts(_releases(ctx), "jnli", True)
+            items["sim_label"] = [
+                latent_nli(a, b, known)
+                for a, b in zip(items["sentence1"], items["sentence2"], strict=True)
+            ]
+        n = len(pairs) + len(dropped[dropped["field"] != ""])
+        info = {
+            "written": n,
+            "kept": len(pairs),
+            "dropped": value_counts(dropped.loc[dropped["field"] != "", "reason"]),
+            "captions_skipped": int((dropped["reason"] == "skipped").sum()),
+            "edit_distance": {
+                "mean_kept": round(float(pairs["edit_distance"].mean()), 4) if len(pairs) else None
+            },
+        }
+        return {"pairs.parquet": pairs, "items.parquet": items, "dropped.parquet": dropped}, info
+
+    info, hit = cached(
+        ctx.out / "written",
+        [r.annotations, r.items],
+        [rules.edit_distance_max, ctx.simulated],
+        compute,
+        "written.json",
+        ["pairs.parquet", "items.parquet", "dropped.parquet"],
+    )
+    return StepOutcome(
+        f"{info['kept']:,} of {info['written']:,} written sentences kept "
+        f"{info['dropped']}" + (" (cached)" if hit else ""),
+        {**info, "cached": hit},
+        Rows("sentence", info["written"], info["kept"], info["dropped"]),
+    )
+
+
+def validation_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """JNLI's one-way validation: a written pair is kept when ``contradiction_min_votes``
+    (6) of its annotators say contradiction; the reverse direction is added; the kept
+    pairs are the JSTS-C round's items."""
+    from pipelines.families.jglue.construct import validated, with_reverse
+
+    r = rounds(ctx)["validation"]
+    rules = _rules(ctx)
+
+    def compute() -> tuple[dict, dict]:
+        result = _agree(r.annotations, _majority(rules, rules.contradiction_min_votes))
+        items = pd.read_parquet(r.items)
+        kept, more = validated(result["gold"], items)
+        dropped = pd.concat(
+            [result["dropped"], pd.DataFrame(more, columns=result["dropped"].columns)],
+            ignore_index=True,
+        )
+        both = with_reverse(kept)
+        sts_items = kept.assign(kind="C", images=[[i] for i in kept["image_id"]])
+        if ctx.simulated:
+            sts_items = _sts_truth(sts_items, _releases(ctx), _spec(ctx).seed)
+        info = {
+            "items": len(items),
+            "kept": len(kept),
+            "pairs_with_reverse": len(both),
+            "dropped": value_counts(dropped.loc[dropped["kind"] == "item", "reason"]),
+            "fleiss_kappa": result["figures"]["fleiss_kappa"],
+        }
+        return {
+            "contradictions.parquet": both,
+            "sts_items.parquet": sts_items,
+            "dropped.parquet": dropped,
+        }, info
+
+    info, hit = cached(
+        ctx.out / "validation",
+        [r.annotations, r.items],
+        [rules.contradiction_min_votes, ctx.simulated],
+        compute,
+        "validation.json",
+        ["contradictions.parquet", "sts_items.parquet", "dropped.parquet"],
+    )
+    return StepOutcome(
+        f"{info['kept']:,} of {info['items']:,} contradictions kept, "
+        f"{info['pairs_with_reverse']:,} with the reverse" + (" (cached)" if hit else ""),
+        {**info, "cached": hit},
+        Rows("pair", info["items"], info["kept"], info["dropped"]),
+    )

@@ -1,0 +1,92 @@
+"""JGLUE's rounds: the Label Studio rounds of JSTS and JNLI, their configs, and the
+recipe's checks before any work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipelines.core.steps import RunContext
+from pipelines.families import Round
+
+CONFIGS = Path(__file__).resolve().parents[3] / "annotation_configs"
+ROUND_CONFIGS = {
+    "sts": "jsts.xml",
+    "nli": "jnli_judgement.xml",
+    "writing": "jnli_contradiction.xml",
+    "validation": "jnli_judgement.xml",
+}
+ROUND_POOLS = {"sts": "rater", "nli": "annotator", "writing": "writer", "validation": "validator"}
+TASK_ROUNDS = {"jsts": ["sts"], "jnli": ["nli", "writing", "validation", "sts"]}
+SPLIT_NAMES = {"train": "train", "dev": "valid", "test": "test"}  # JGLUE calls dev "valid"
+
+
+def _spec(ctx_or_recipe: object) -> object:
+    recipe = getattr(ctx_or_recipe, "recipe", ctx_or_recipe)
+    return recipe.jglue
+
+
+def _rules(ctx: RunContext) -> object:
+    return _spec(ctx).construction_rules()
+
+
+def release_paths(recipe: object) -> list[Path]:
+    by_name = {c.name: c for c in recipe.corpora}
+    return [recipe.corpus_path(by_name[n]) for n in recipe.jglue.releases]
+
+
+def _round_items(ctx: RunContext, name: str) -> Path:
+    if name == "sts" and ctx.task.name == "jnli":
+        return ctx.out / "validation" / "sts_items.parquet"
+    folder = {"sts": "pairs", "nli": "pairs", "writing": "writing-items", "validation": "written"}
+    return ctx.out / folder[name] / "items.parquet"
+
+
+def rounds(ctx: RunContext) -> dict[str, Round]:
+    """The task kind's Label Studio rounds (``TASK_ROUNDS``), from ``jglue.<name>_round``."""
+    from pipelines.core.recipe import SimulateSpec
+
+    out = {}
+    for name in TASK_ROUNDS[ctx.task.name]:
+        spec = getattr(_spec(ctx), f"{name}_round")
+        sim = None
+        if ctx.simulated:
+            sim = spec.simulate or SimulateSpec(annotators=spec.raters)
+        config = ctx.recipe.resolve(spec.config) if spec.config else CONFIGS / ROUND_CONFIGS[name]
+        out[name] = Round(
+            _round_items(ctx, name),
+            config,
+            spec.project or f"{ctx.recipe.name}-{name}",
+            spec.raters,
+            sim,
+            ROUND_POOLS[name],
+            ctx.out / "annotate" / f"{name}.parquet",
+            spec.timeout,
+            spec.poll,
+        )
+    return out
+
+
+def configs(recipe: object) -> list[tuple[str, Path]]:
+    out = []
+    for name in ROUND_CONFIGS:
+        spec = getattr(recipe.jglue, f"{name}_round")
+        if spec is not None:
+            config = recipe.resolve(spec.config) if spec.config else CONFIGS / ROUND_CONFIGS[name]
+            out.append((f"jglue.{name}_round.config", config))
+    return out
+
+
+def preflight(recipe: object) -> None:
+    """Every release file reads (a malformed line fails here, naming the file and line)
+    and the task's rounds are in the recipe."""
+    from pipelines.core.recipe import RecipeError
+    from pipelines.families.jglue.release import read_releases
+
+    missing = [
+        f"jglue.{n}_round"
+        for n in TASK_ROUNDS[recipe.task]
+        if getattr(recipe.jglue, f"{n}_round") is None
+    ]
+    if missing:
+        raise RecipeError(f"a {recipe.task} rebuild needs {missing} in the recipe")
+    read_releases(release_paths(recipe))

@@ -1,0 +1,67 @@
+"""The KoBBQ family's part of the data card: the tables, computed here, and the prose in
+``card.md.j2`` beside this module."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from pipelines.core.markdown import settings_table, table
+from pipelines.export.card_section import from_template
+from pipelines.export.family import round_paragraph
+from pipelines.families import CardSection
+
+TEMPLATE = Path(__file__).with_name("card.md.j2")
+
+
+def _count_table(expand: dict) -> str:
+    rows = [[r["category"], r["templates"], r["template_rows"], r["samples"],
+             r["unique_context_question"], r["paper"], r["difference"]]
+            for r in expand["counts"]]  # fmt: skip
+    return table(["category", "templates", "template rows", "samples", "unique context + "
+                  "question", "paper (Table 1)", "difference"], rows)  # fmt: skip
+
+
+def _score_table(scores: dict) -> str:
+    cols = ["acc_amb", "acc_dis", "diff_bias_amb", "max_diff_bias_amb", "diff_bias_dis",
+            "max_diff_bias_dis", "ooc_ratio"]  # fmt: skip
+    return table(["model", *cols], [[m, *[s["overall"][c] for c in cols]]
+                                    for m, s in scores.items()])  # fmt: skip
+
+
+def card(facts: dict) -> CardSection:
+    """Templates, the survey and what its rules removed, the expansion against Table 1,
+    the evaluation set and the scores' bounds."""
+    from pipelines.families.kobbq.survey import stereotype_table
+    from pipelines.families.kobbq.templates import CLASSES
+
+    ex, sv, k = facts["expand"], facts["survey"], facts["recipe"]["kobbq"]
+    classes = table(["category", *CLASSES], [[c, *[v.get(x, 0) for x in CLASSES]]
+                                             for c, v in ex["classes"].items()])  # fmt: skip
+    per_type = table(
+        ["type", "questions", "dropped", "share dropped", "paper's share", "reasons"],
+        [[t, v["questions"], v["dropped"], v["dropped_share"], v["paper_dropped_share"],
+          ", ".join(f"{a} {b}" for a, b in v["reasons"].items()) or "none"]
+         for t, v in sv["per_type"].items()])  # fmt: skip
+    per_cat = table(
+        ["category", "questions", "kept", "type 1", "type 2", "dropped", "templates removed"],
+        [[c, v["questions"], v["kept"], v["type1"], v["type2"],
+          ", ".join(f"{a} {b}" for a, b in v["dropped"].items()) or "none",
+          ", ".join(f"{a} {b}" for a, b in v["templates_removed"].items()) or "none"]
+         for c, v in sv["per_category"].items()])  # fmt: skip
+    dropped = facts["dropped_stereotypes"]
+    return from_template(TEMPLATE, {
+        "ex": ex, "sv": sv, "k": k, "task": facts["task"],
+        "simulated": facts["annotation"]["simulated"],
+        "classes": classes, "counts": _count_table(ex), "per_type": per_type,
+        "per_category": per_cat, "roles": sv["role_disagreements"], "rnd": sv.get("round"),
+        "dropped_stereotypes": stereotype_table(pd.DataFrame(dropped), dropped_only=True)
+        if dropped else "none",
+        "round_paragraphs": [round_paragraph(name, facts["rounds"][name], "task")
+                             for name in ("survey", "check") if facts["rounds"].get(name)],
+        "total": next(r for r in ex["counts"] if r["category"] == "total"),
+        "splits": facts["split"]["splits"], "survey_file": Path(k["survey"]).name,
+        "sources_table": settings_table({"templates": k["templates"], "survey": k["survey"]}),
+        "scores": _score_table(facts["scores"]),
+    })  # fmt: skip
