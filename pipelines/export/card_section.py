@@ -110,11 +110,11 @@ def _environment() -> jinja2.Environment:
 
 
 def render_blocks(template: Path, context: dict) -> dict[str, str]:
-    """Every block of ``template`` rendered with ``context``, stripped of surrounding
-    blank lines."""
+    """Every block of ``template`` rendered with ``context``, less the line break
+    before its ``{% endblock %}`` (a blank line there ends the text with a line break)."""
     tmpl = _environment().get_template(str(template))
     ctx = tmpl.new_context(context)
-    return {name: "".join(block(ctx)).strip("\n") for name, block in tmpl.blocks.items()}
+    return {name: "".join(block(ctx)).removesuffix("\n") for name, block in tmpl.blocks.items()}
 
 
 def from_template(template: Path, context: dict) -> CardSection:

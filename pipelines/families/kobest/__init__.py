@@ -1,5 +1,22 @@
-"""KoBEST (Kim et al. 2022): five tasks written from scratch by trained annotators and
-reviewed by linguists (BoolQ, COPA, WiC, HellaSwag, SentiNeg).
+"""KoBEST (Kim et al. 2022): the five task kinds ``kobest-boolq``, ``kobest-copa``,
+``kobest-wic``, ``kobest-hellaswag`` and ``kobest-sentineg``, one registration each
+over the same steps (``pipelines.families.kobest`` holds the task definitions, checks and
+reviews):
+
+``prompts`` (the writing round's items: given fields and the assigned label) -> the
+``writing`` round (one writer per prompt) -> ``written`` (bad input dropped; the
+guideline checks and the toxic-content detectors on every written item) -> the
+``review`` round (linguists: accept / edit / reject with a reason) -> ``reviewed``
+(decisions, edits kept as versions and checked again) -> ``duplicates`` (COPA swaps
+and near duplicates: the review table, the later item of each pair dropped) ->
+``split`` (the recipe's rule) -> ``artifacts-1`` (the model-driven review on the
+partial input: cues, partial-input accuracy, the items that follow a cue) ->
+``revision-1`` (those items to the revision round, the revisions checked and kept as
+versions) -> ``artifacts-2`` -> ... up to ``rules.iterations`` revisions, a last review
+after the last one; a revision round is skipped when its review found nothing ->
+``export`` (KoBEST's layout, JSON Lines per split, and the data card).
+
+Modules:
 
 - ``tasks``: the five tasks' fields, labels, release layout and partial inputs;
 - ``checks``: the guideline checks run on every written item (registered);
@@ -8,8 +25,60 @@ reviewed by linguists (BoolQ, COPA, WiC, HellaSwag, SentiNeg).
 - ``review``: the linguist review's decisions and versions, and the model-driven
   artifact review on the split step's artifact report;
 - ``simulate``: the simulated writers, reviewers and revisers of the demos.
-- ``section``: the ``kobest:`` recipe section; ``steps``: the steps and the registration
-  of the five task kinds.
+- ``section``: the ``kobest:`` recipe section; ``rounds``: the rounds and the planned
+  steps; ``writing`` and ``revision``: the steps; ``export``: the release; ``card`` with
+  ``card.md.j2``: the card.
+
+This module registers the five task kinds.
 """
 
-from pipelines.families.kobest import section, steps  # noqa: F401 - their registrations
+from pipelines.core.steps import STEPS
+from pipelines.families import TaskKind, register_task
+from pipelines.families.kobest import section  # noqa: F401 - the recipe section
+from pipelines.families.kobest.card import card
+from pipelines.families.kobest.export import export_step, records_of
+from pipelines.families.kobest.revision import (
+    artifacts_step,
+    duplicates_step,
+    revision_step,
+    split_step,
+)
+from pipelines.families.kobest.rounds import configs, plan, preflight, rounds
+from pipelines.families.kobest.tasks import KOBEST_TASKS, kobest_task
+from pipelines.families.kobest.writing import prompts_step, reviewed_step, written_step
+
+for _step, _fn in (
+    ("prompts", prompts_step),
+    ("written", written_step),
+    ("reviewed", reviewed_step),
+    ("duplicates", duplicates_step),
+    ("split", split_step),
+    ("artifacts", artifacts_step),
+    ("revision", revision_step),
+    ("export", export_step),
+):
+    for _name in KOBEST_TASKS.names():
+        STEPS.add(f"kobest-{_name}:{_step}", _fn, (_fn.__doc__ or "").split("\n")[0])
+
+for _name in KOBEST_TASKS.names():
+    _t = kobest_task(_name)
+    register_task(
+        TaskKind(
+            name=f"kobest-{_name}",
+            title=f"KoBEST {_t.title} (Kim et al. 2022, {_t.section})",
+            layout="kobest",
+            steps=[],
+            plan=plan,
+            rounds=rounds,
+            records=lambda inputs, t=_t: {"all": records_of(inputs.gold, t)},
+            card=card,
+            needs=["kobest", "split"],
+            simulated=lambda recipe: any(
+                getattr(recipe.kobest, f"{n}_round") is not None
+                and getattr(recipe.kobest, f"{n}_round").simulate is not None
+                for n in ("writing", "review", "revision")
+            ),
+            preflight=preflight,
+            configs=configs,
+        )
+    )

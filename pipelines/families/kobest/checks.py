@@ -4,7 +4,7 @@ item passes, else the detail of the problem; its ``action`` (``drop``, or ``flag
 a reviewer's attention) is its default, overridable per recipe (``rules.actions``).
 
 Bad input (a field missing or empty, a label outside the task's set) is not a check:
-``written_items`` drops it first (``pipelines.families.kobest.steps``).
+``written_items`` drops it first (``pipelines.families.kobest.writing``).
 """
 
 from __future__ import annotations

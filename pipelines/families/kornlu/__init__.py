@@ -1,5 +1,79 @@
-"""KorNLI and KorSTS (Ham et al. 2020): datasets translated from English, the ``korsts``
-and ``kornli`` task kinds. :mod:`.section` is the ``translation:`` recipe section,
-:mod:`.steps` the steps and the registration."""
+"""KorSTS and KorNLI (Ham et al. 2020): a benchmark translated from English, the
+``korsts`` and ``kornli`` task kinds.
 
-from pipelines.families.kornlu import section, steps  # noqa: F401 - their registrations
+Steps: ``mt-model`` (train the translator here when the recipe says ``translation.train``)
+-> ``translate`` (every English sentence on its own: translation memory first, then the
+machine translator, through the SQLite cache) -> ``postedit`` (the items of two
+post-editors, each half of the pairs) -> the two post-editing rounds (``postedit-a``,
+``postedit-b``) -> ``crosscheck`` (each half goes to the other post-editor) -> the two
+cross-check rounds (``crosscheck-a``, ``crosscheck-b``) -> ``qa`` (translation QA and the
+label-risk checks, ``pipelines.quality.translation_qa``) -> ``export`` (the KorSTS or
+KorNLI layout, Parquet and JSON Lines, and the data card).
+
+Ham et al. 2020, 3: the training sets were machine-translated; the dev and test sets were
+machine-translated, then post-edited by two professional translators, each of whom
+post-edited half and cross-checked the other half. The labels are the English pairs'
+(label carry-over): post-editors never see them. Every pair keeps its row in the English
+file, its split, and, per sentence, how it was translated (memory exact/fuzzy with its
+score, or the model), who post-edited and who reviewed it.
+
+Each round is a Label Studio project of its own (``<prefix>-postedit-a`` ...), so that
+each translator is given exactly their half. Simulated post-editors (demos and tests,
+``translation.postedit.simulate``) have the reference corpus's human translation
+(``translation.reference``, e.g. the KorSTS release aligned row by row with STS-B) as
+their latent target: a draft whose chrF against it is at least ``close_chrf`` is left as
+it is with probability ``keep_close_rate``, else replaced by the target; the reviewer
+does the same with the post-edit. The card says so.
+
+Modules: :mod:`.section` (the ``translation:`` recipe section), :mod:`.sources` (the
+English pairs and the reference), :mod:`.translate` (the rounds and the translation and
+post-editing steps), :mod:`.qa` (QA and the relabel round), :mod:`.export` (the release)
+and :mod:`.card` with ``card.md.j2`` (the card). This module registers the two task
+kinds.
+"""
+
+from pipelines.core.steps import STEPS
+from pipelines.families import TaskKind, register_task
+from pipelines.families.kornlu import section  # noqa: F401 - the recipe section
+from pipelines.families.kornlu.card import card
+from pipelines.families.kornlu.export import export_step, kornli_records, korsts_records
+from pipelines.families.kornlu.qa import qa_step, relabel_step
+from pipelines.families.kornlu.sources import HALVES, LABELS, preflight
+from pipelines.families.kornlu.translate import (
+    configs,
+    crosscheck_step,
+    mt_model_step,
+    postedit_step,
+    rounds,
+    translate_step,
+)
+
+STEP_NAMES = ["mt-model", "translate", "postedit",
+              *[f"{op}-postedit-{h}" for h in HALVES for op in ("push", "simulate", "wait",
+                                                                "pull")],
+              "crosscheck",
+              *[f"{op}-crosscheck-{h}" for h in HALVES for op in ("push", "simulate", "wait",
+                                                                  "pull")],
+              "qa", "relabel", "export"]  # fmt: skip
+
+for _name, _title, _field, _records_fn, _checks in (
+    ("korsts", "KorSTS-style translated semantic textual similarity (Ham et al. 2020)",
+     "score", korsts_records,
+     ["identical_translation", "near_identical_translation", "gender_mismatch",
+      "untranslated_latin", "length_ratio"]),
+    ("kornli", "KorNLI-style translated natural language inference (Ham et al. 2020)",
+     "gold_label", kornli_records, ["gender_mismatch", "untranslated_latin", "length_ratio"]),
+):  # fmt: skip
+    for _step, _fn in (("mt-model", mt_model_step), ("translate", translate_step),
+                       ("postedit", postedit_step), ("crosscheck", crosscheck_step),
+                       ("qa", qa_step), ("relabel", relabel_step),
+                       ("export", export_step)):  # fmt: skip
+        STEPS.add(f"{_name}:{_step}", _fn, (_fn.__doc__ or "").split("\n")[0])
+    register_task(TaskKind(
+        name=_name, title=_title, layout=_name, steps=STEP_NAMES, rounds=rounds,
+        records=lambda inputs, fn=_records_fn: fn(inputs.gold), card=card,
+        needs=["translation"], label_field=_field, checks=_checks,
+        simulated=lambda recipe: bool(recipe.translation and recipe.translation.postedit.simulate),
+        preflight=lambda recipe, n=_name, f=_field: preflight(recipe, LABELS[n] is None, f),
+        configs=configs,
+    ))  # fmt: skip

@@ -176,7 +176,7 @@ def test_html_card_is_sanitised_and_forbids_scripts():
 def test_spreadsheet_cells_never_start_a_formula(text, safe):
     from pipelines.core.spreadsheet import safe_cell
     from pipelines.families.kobbq.templates import release_tsv
-    from pipelines.families.kornlu.steps import tsv
+    from pipelines.families.kornlu.export import tsv
 
     assert safe_cell(text) == safe
     assert tsv([{"sentence1": text, "score": 1.5}]).splitlines()[1] == f"{safe}\t1.500"

@@ -225,7 +225,7 @@ def test_linguist_decisions_keep_edits_as_versions_and_drop_rejects_with_reasons
 
 
 def test_bad_written_input_is_dropped_with_a_reason_never_a_crash():
-    from pipelines.families.kobest.steps import written_items
+    from pipelines.families.kobest.writing import written_items
 
     task = kobest_task("wic")
     given = pd.DataFrame({"word": ["배", "배", "눈", "말"], "label": [0, 1, 7, 1]})
@@ -265,7 +265,7 @@ def test_every_task_exports_kobest_layout_loading_with_datasets(tmp_path):
     import datasets
 
     from pipelines.export.records import jsonl
-    from pipelines.families.kobest.steps import records_of
+    from pipelines.families.kobest.export import records_of
 
     for name in KOBEST_TASKS.names():
         task = kobest_task(name)
@@ -295,7 +295,7 @@ def test_toxic_detectors_drop_written_items_over_their_threshold(checkpoint):
     import numpy as np
 
     from pipelines.core.recipe import ClassifierSettings
-    from pipelines.families.kobest.steps import toxic_drops
+    from pipelines.families.kobest.writing import toxic_drops
     from pipelines.models.classifier import SequenceClassifier
 
     path = checkpoint[0]

@@ -17,7 +17,8 @@ import sacrebleu
 import yaml
 
 from pipelines.core.recipe import load_recipe
-from pipelines.families.kornlu import steps as kornlu
+from pipelines.families.kornlu import export as kornlu_export
+from pipelines.families.kornlu import sources as kornlu
 from pipelines.models.train_mt import MtSettings, train_mt
 from pipelines.pairing.memory import (
     TranslationMemory,
@@ -262,9 +263,9 @@ def test_kornli_layout_reads_nli_labels_and_refuses_unknown_ones(tmp_path):
     pairs = pairs.rename(columns={"sentence1": "ko1", "sentence2": "ko2"}).assign(
         split="dev", license="CC-BY-SA-4.0"
     )
-    records = kornlu.kornli_records(pairs)["dev"]
+    records = kornlu_export.kornli_records(pairs)["dev"]
     assert list(records[0]) == ["sentence1", "sentence2", "gold_label", "license"]
-    tsv = kornlu.tsv(records).splitlines()
+    tsv = kornlu_export.tsv(records).splitlines()
     assert tsv[0] == "sentence1\tsentence2\tgold_label" and len(tsv) == 31
     bad = tmp_path / "bad.tsv"
     bad.write_text("sentence1\tsentence2\tgold_label\n가.\t나.\tcontradicts\n", encoding="utf-8")

@@ -1,0 +1,178 @@
+"""KoBEST's release (``export``: the task's layout per split) and the card's facts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from pipelines.core.steps import Rows, RunContext, StepOutcome
+from pipelines.export.family import inline_counts
+from pipelines.families.kobest.revision import (
+    current_items,
+)
+from pipelines.families.kobest.rounds import (
+    _rules,
+    _task,
+    rounds,
+)
+from pipelines.families.kobest.tasks import KobestTask
+
+
+def final_path(ctx: RunContext) -> Path:
+    return current_items(ctx, _rules(ctx).iterations + 1)
+
+
+def records_of(items: pd.DataFrame, task: KobestTask) -> list[dict]:
+    """KoBEST's layout: the task's fields in order and ``label`` (an int)."""
+    return [
+        {**{f: str(r[f]) for f in task.layout}, "label": int(r["label"])}
+        for r in items.to_dict("records")
+    ]
+
+
+def release_tables(items: pd.DataFrame, splits: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The items per split (train, dev, test), in item order."""
+    frame = items.merge(splits[["item_id", "split"]], on="item_id", validate="one_to_one")
+    return {s: g.sort_values("item_id", ignore_index=True) for s, g in frame.groupby("split")}
+
+
+def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """KoBEST's layout per split -> OUT/dataset: ``<split>.jsonl`` (the task's fields and
+    ``label``), ``<split>.parquet`` (with ``item_id``, ``version`` and ``license``),
+    ``versions.parquet`` (every version of every released item), ``duplicates.parquet``
+    (the near-duplicate review table) and the data card."""
+    from pipelines.export.family import export_dataset
+    from pipelines.export.records import jsonl
+
+    out, task, rules = ctx.out, _task(ctx), _rules(ctx)
+    n = rules.iterations + 1
+    inputs = {
+        "prompts": out / "prompts" / "prompts.json",
+        "written": out / "written" / "written.json",
+        "reviewed": out / "reviewed" / "reviewed.json",
+        "duplicates": out / "duplicates" / "duplicates.json",
+        "items": final_path(ctx),
+        "splits": out / "split" / "splits.parquet",
+        "pairs": out / "duplicates" / "pairs.parquet",
+        **{f"artifacts-{k}": out / f"artifacts-{k}" / "artifacts.json" for k in range(1, n + 1)},
+        **{f"revision-{k}": out / f"revision-{k}" / "revision.json" for k in range(1, n)},
+    }
+    items = pd.read_parquet(inputs["items"])
+    tables = release_tables(items, pd.read_parquet(inputs["splits"]))
+    versions = pd.concat(
+        [
+            pd.read_parquet(p)
+            for p in [
+                out / "written" / "versions.parquet",
+                out / "reviewed" / "versions.parquet",
+                *(out / f"revision-{k}" / "versions.parquet" for k in range(1, n)),
+            ]
+            if p.is_file()
+        ],
+        ignore_index=True,
+    )
+    versions = versions[versions["item_id"].isin(items["item_id"])] if len(versions) else versions
+    licence = ctx.recipe.release_licence().release
+    keep = ["item_id", *task.layout, "label", "version"]
+
+    def build(facts: dict) -> tuple[dict, dict, dict]:
+        texts = {f"{s}.jsonl": jsonl(records_of(t, task)) for s, t in tables.items()}
+        frames = {f"{s}.parquet": t[keep].assign(license=licence) for s, t in tables.items()}
+        frames["versions.parquet"] = versions
+        frames["duplicates.parquet"] = pd.read_parquet(inputs["pairs"])
+        return frames, texts, {}
+
+    sources = [c.name for c in ctx.recipe.corpora]
+    facts, hit = export_dataset(
+        ctx,
+        inputs,
+        rounds(ctx),
+        build,
+        card_facts,
+        {f"{s}.jsonl": len(t) for s, t in tables.items()},
+        [
+            *(f"{s}.{e}" for s in tables for e in ("jsonl", "parquet")),
+            "versions.parquet",
+            "duplicates.parquet",
+        ],
+        sources,
+        "flows/rebuild.py, pipelines/families/kobest/",
+    )
+    total = sum(len(t) for t in tables.values())
+    return StepOutcome(
+        f"{facts['export']['files']} -> {out / 'dataset'}" + (" (cached)" if hit else ""),
+        {**facts["export"], "cached": hit},
+        Rows("item", total, total),
+    )
+
+
+def card_facts(ctx: RunContext, inputs: dict[str, Path]) -> dict:
+    """KoBEST's facts for the card: each step's JSON, the rules, the split, a sample of
+    the duplicate pairs and every review's report."""
+    from dataclasses import asdict
+
+    from pipelines.export.card_facts import label_facts
+
+    family = {
+        n: json.loads(p.read_text(encoding="utf-8"))
+        for n, p in inputs.items()
+        if p.suffix == ".json"
+    }
+    items = pd.read_parquet(inputs["items"]).assign(source=_task(ctx).name)
+    items = items.assign(label=items["label"].astype(str))
+    splits = pd.read_parquet(inputs["splits"])
+    pairs = pd.read_parquet(inputs["pairs"])
+    reports = {}
+    for k in range(1, _rules(ctx).iterations + 2):
+        p = ctx.out / f"artifacts-{k}" / "report.parquet"
+        reports[str(k)] = pd.read_parquet(p)["markdown"].iloc[0] if p.is_file() else ""
+    return {
+        "family": family,
+        "rules": asdict(_rules(ctx)),
+        "kobest_task": _task(ctx).name,
+        "labels": label_facts(items, items, splits),
+        "pairs": pairs.head(20).to_dict("records"),
+        "reports_md": reports,
+        "artifacts_md": (ctx.out / "split" / "artifacts.md").read_text(encoding="utf-8"),
+        "split": {
+            "rule": ctx.recipe.split.rule,
+            "settings": {},
+            "splits": {k: int(v) for k, v in splits["split"].value_counts().items()},
+        },
+    }
+
+
+# ------------------------------------------------------------------------------- card
+
+
+def iteration_rows(family: dict, n: int) -> list[list]:
+    rows = []
+    for k in range(1, n + 1):
+        a = family.get(f"artifacts-{k}")
+        if not a:
+            continue
+        rev = family.get(f"revision-{k}") or {}
+        acc = a["partial_input"]
+        cues = (
+            ", ".join(
+                f"`{c['morpheme']}` -> {c['label']} ({c['share']:.0%} of {c['count']})"
+                for c in a["cues"][:6]
+            )
+            or "none"
+        )
+        planted = f"{a['cue_items_flagged']} of {a['cue_items']}" if "cue_items" in a else ""
+        rows.append(
+            [
+                k,
+                a["items"],
+                acc["accuracy"],
+                acc["majority_baseline"],
+                cues,
+                a["carriers"],
+                planted,
+                "skipped" if rev.get("skipped", True) else inline_counts(rev.get("decisions", {})),
+            ]
+        )
+    return rows

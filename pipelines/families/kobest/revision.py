@@ -1,0 +1,280 @@
+"""KoBEST's later steps: ``duplicates`` (COPA swaps and near duplicates), ``split``,
+``artifacts-k`` (the model-driven review on the partial input) and ``revision-k``
+(the items that follow a cue, revised and checked again)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from pipelines.core.io import write_parquet
+from pipelines.core.stage import value_counts
+from pipelines.core.steps import Rows, RunContext, StepOutcome, cached, step_function
+from pipelines.families.kobest.rounds import (
+    DROP_COLUMNS,
+    _lang,
+    _rules,
+    _spec,
+    _task,
+    rounds,
+)
+from pipelines.families.kobest.writing import (
+    apply_round,
+)
+
+
+def duplicates_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """The near-duplicate review (``pipelines.families.kobest.duplicates``): the review table of
+    pairs and scores (``pairs.parquet``); with ``duplicates: drop`` the later item of
+    each pair is dropped (``swap`` or ``near_duplicate``)."""
+    from pipelines.families.kobest.duplicates import copa_swaps, near_duplicates
+
+    task, rules = _task(ctx), _rules(ctx)
+    src = ctx.out / "reviewed" / "items.parquet"
+
+    def compute() -> tuple[dict, dict]:
+        items = pd.read_parquet(src)
+        pairs = near_duplicates(items, task.text, rules.near_duplicate_min)
+        if task.name == "copa":
+            pairs = pd.concat([copa_swaps(items, rules.swap_min), pairs], ignore_index=True)
+        dropped: dict[str, dict] = {}
+        if rules.duplicates == "drop":
+            for p in pairs.to_dict("records"):
+                if p["item_a"] not in dropped and p["item_b"] not in dropped:
+                    reason = "swap" if p["kind"] == "copa_swap" else "near_duplicate"
+                    dropped[p["item_b"]] = {
+                        "item_id": p["item_b"],
+                        "stage": "duplicates",
+                        "reason": reason,
+                        "detail": f"of {p['item_a']} (score {p['score']})",
+                    }
+        kept = items[~items["item_id"].isin(dropped)]
+        planted = {}
+        if "sim_plant" in items and "seed_id" in items:
+            # a planted swap whose original reached this step (the review may drop one)
+            twice = items["seed_id"].map(items["seed_id"].value_counts()) > 1
+            swapped = items[items["sim_plant"].str.contains("swap") & twice]["item_id"]
+            found = set(pairs.loc[pairs["kind"] == "copa_swap", "item_b"])
+            found |= set(pairs.loc[pairs["kind"] == "copa_swap", "item_a"])
+            planted = {"swaps_planted": len(swapped), "swaps_found": int(swapped.isin(found).sum())}
+        info = {
+            "items": len(items),
+            "kept": len(kept),
+            "pairs": value_counts(pairs["kind"]),
+            "dropped": value_counts(
+                pd.Series([d["reason"] for d in dropped.values()], dtype=object)
+            ),
+            "settings": {
+                "near_duplicate_min": rules.near_duplicate_min,
+                "swap_min": rules.swap_min,
+                "action": rules.duplicates,
+            },
+            **planted,
+        }
+        return {
+            "pairs.parquet": pairs,
+            "items.parquet": kept,
+            "dropped.parquet": pd.DataFrame(list(dropped.values()), columns=DROP_COLUMNS),
+        }, info
+
+    info, hit = cached(
+        ctx.out / "duplicates",
+        [src],
+        [rules.near_duplicate_min, rules.swap_min, rules.duplicates],
+        compute,
+        "duplicates.json",
+        ["pairs.parquet", "items.parquet", "dropped.parquet"],
+    )
+    return StepOutcome(
+        f"pairs {info['pairs']}; {info['kept']} of {info['items']} kept"
+        + (" (cached)" if hit else ""),
+        {**info, "cached": hit},
+        Rows("item", info["items"], info["kept"], info["dropped"]),
+    )
+
+
+def split_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """The recipe's split rule over the kept items -> OUT/split (the split step's
+    artifact report on the full items included)."""
+    from pipelines.splits.base import recipe_split_settings
+    from pipelines.splits.run import run_split
+
+    task = _task(ctx)
+    items = pd.read_parquet(ctx.out / "duplicates" / "items.parquet")
+    path = ctx.out / "final" / "items.parquet"
+    write_parquet(items[["item_id", *task.layout, "label"]].astype({"label": str}), path)
+    settings = recipe_split_settings(ctx.recipe, ctx.seed)
+    if not settings.text_columns or settings.text_columns == list(settings.text_defaults):
+        settings.text_columns = [task.layout[0], task.layout[-1]]
+    split = run_split(path, settings, ctx.out / "split", None, ctx.recipe.language)
+    n = sum(split["splits"].values())
+    return StepOutcome(f"{split['splits']}", {"splits": split["splits"]}, Rows("item", n, n))
+
+
+def current_items(ctx: RunContext, k: int) -> Path:
+    """The items the ``k``-th artifact review reads: the kept items, then each
+    revision's."""
+    return ctx.out / ("duplicates" if k == 1 else f"revision-{k - 1}") / "items.parquet"
+
+
+def artifacts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """The ``k``-th model-driven artifact review (``review.artifact_review``): on the
+    partial input, the cues, the partial-input accuracy against the majority baseline,
+    and the items that follow a cue (the next revision round's items; none after the
+    last)."""
+    from pipelines.families.kobest.review import artifact_review
+    from pipelines.families.kobest.simulate import revision_latent
+    from pipelines.splits.artifacts import report_markdown
+
+    k = int(arg)
+    task, rules = _task(ctx), _rules(ctx)
+    src, splits = current_items(ctx, k), ctx.out / "split" / "splits.parquet"
+    last = k > rules.iterations
+    seed = ctx.seed if ctx.seed is not None else _spec(ctx).seed
+
+    def compute() -> tuple[dict, dict]:
+        items = pd.read_parquet(src)
+        report, carriers = artifact_review(
+            items,
+            pd.read_parquet(splits),
+            task,
+            _lang(ctx),
+            rules.skew_share,
+            rules.min_count,
+            seed,
+            rules.cue_margin,
+        )
+        revision = pd.DataFrame()
+        if len(carriers) and not last:
+            chosen = items.merge(carriers[["item_id", "finding"]], on="item_id")
+            chosen = chosen.drop(columns=[c for c in ("flags",) if c in chosen])
+            chosen["label_text"] = [task.labels[int(v)] for v in chosen["label"]]
+            chosen["guideline"] = task.guideline
+            revision = (
+                revision_latent(chosen, task) if ctx.simulated and "sim_clean" in chosen else chosen
+            )
+        planted = {}
+        if "sim_plant" in items:
+            cue_items = set(items.loc[items["sim_plant"].str.contains("cue"), "item_id"])
+            planted = {
+                "cue_items": len(cue_items),
+                "cue_items_flagged": len(cue_items & set(carriers["item_id"])),
+            }
+        info = {
+            "iteration": k,
+            "items": len(items),
+            "partial_input": report["partial_input"],
+            "cues": report["cues"],
+            "carriers": len(carriers),
+            "sent_to_revision": len(revision),
+            **planted,
+            "settings": {
+                "skew_share": rules.skew_share,
+                "min_count": rules.min_count,
+                "cue_margin": rules.cue_margin,
+            },
+        }
+        md = report_markdown(report, f"artifact review {k}")
+        (ctx.out / f"artifacts-{k}").mkdir(parents=True, exist_ok=True)
+        return {
+            "carriers.parquet": carriers.assign(cues=carriers["cues"].map(list)),
+            "revision_items.parquet": revision,
+            "report.parquet": pd.DataFrame({"markdown": [md]}),
+        }, info
+
+    info, hit = cached(
+        ctx.out / f"artifacts-{k}",
+        [src, splits],
+        [rules.skew_share, rules.min_count, rules.cue_margin, last, seed, ctx.simulated],
+        compute,
+        "artifacts.json",
+        ["carriers.parquet", "revision_items.parquet", "report.parquet"],
+    )
+    acc = info["partial_input"]
+    cues = ", ".join(f"{c['morpheme']}->{c['label']}" for c in info["cues"][:5]) or "none"
+    return StepOutcome(
+        f"review {k}: partial-input accuracy {acc['accuracy']} vs majority "
+        f"{acc['majority_baseline']}; cues {cues}; {info['sent_to_revision']} to revision"
+        + (" (cached)" if hit else ""),
+        {**info, "cached": hit},
+    )
+
+
+def revision_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """The ``k``-th revision round: the items the review flagged go to Label Studio
+    (push, simulate, wait, pull: the shared steps); their revisions are decided like a
+    review (accept / edit / reject), checked again and kept as versions. Skipped, the
+    items passed on unchanged, when the review flagged nothing."""
+    k = int(arg)
+    name = f"revision{k}"
+    r = rounds(ctx)[name]
+    src = current_items(ctx, k)
+    out = ctx.out / f"revision-{k}"
+    flagged = pd.read_parquet(r.items)
+    info: dict = {"iteration": k, "flagged": len(flagged)}
+    if len(flagged):
+        for op in ("push", "simulate", "wait", "pull"):
+            fn, op_arg = step_function(ctx.task.name, f"{op}-{name}")
+            info[op] = fn(ctx, op_arg).summary
+
+    def compute() -> tuple[dict, dict]:
+        items = pd.read_parquet(src)
+        if not len(flagged):
+            return {
+                "items.parquet": items,
+                "versions.parquet": pd.DataFrame(),
+                "dropped.parquet": pd.DataFrame(columns=DROP_COLUMNS),
+            }, {
+                "iteration": k,
+                "items": len(items),
+                "kept": len(items),
+                "flagged": 0,
+                "decisions": {},
+                "dropped": {},
+                "skipped": True,
+            }
+        chosen = items[items["item_id"].isin(flagged["item_id"])]
+        decided, versions, dropped, decisions = apply_round(ctx, r, chosen, name, 1)
+        rest = items[~items["item_id"].isin(flagged["item_id"])]
+        merged = pd.concat([rest, decided.drop(columns=["decision"])], ignore_index=True)
+        merged = (
+            merged.set_index("item_id")
+            .loc[[i for i in items["item_id"] if i in set(merged["item_id"])]]
+            .reset_index()
+        )
+        return {
+            "items.parquet": merged,
+            "versions.parquet": versions,
+            "dropped.parquet": pd.DataFrame(dropped, columns=DROP_COLUMNS),
+        }, {
+            "iteration": k,
+            "items": len(items),
+            "kept": len(merged),
+            "flagged": len(flagged),
+            "decisions": decisions,
+            "edits": len(versions),
+            "dropped": value_counts(pd.Series([d["reason"] for d in dropped], dtype=object)),
+            "skipped": False,
+        }
+
+    inputs = [src, r.items] + ([r.annotations] if len(flagged) else [])
+    got, hit = cached(
+        out,
+        inputs,
+        [k],
+        compute,
+        "revision.json",
+        ["items.parquet", "versions.parquet", "dropped.parquet"],
+    )
+    info.update(got)
+    summary = (
+        "nothing flagged: skipped"
+        if got["skipped"]
+        else f"{got['flagged']} revised: {got['decisions']}"
+    )
+    return StepOutcome(
+        summary + (" (cached)" if hit else ""),
+        {**info, "cached": hit},
+        Rows("item", got["items"], got["kept"], got["dropped"]),
+    )

@@ -1,0 +1,158 @@
+"""KoBEST's rounds (writing, review, revision), the steps a recipe plans, its configs
+and the checks before any work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from pipelines.core.steps import RunContext
+from pipelines.families import Round
+from pipelines.families.kobest.tasks import KobestTask, kobest_task
+
+CONFIGS = Path(__file__).resolve().parents[3] / "annotation_configs"
+POOLS = {"writing": "writer", "review": "linguist", "revision": "reviser"}
+DROP_COLUMNS = ["item_id", "stage", "reason", "detail"]
+
+
+def _spec(ctx_or_recipe: object) -> object:
+    return getattr(ctx_or_recipe, "recipe", ctx_or_recipe).kobest
+
+
+def _task(ctx: RunContext) -> KobestTask:
+    return kobest_task(ctx.task.name.removeprefix("kobest-"))
+
+
+def _rules(ctx_or_recipe: object) -> object:
+    return _spec(ctx_or_recipe).kobest_rules()
+
+
+def _lang(ctx: RunContext) -> object:
+    from pipelines.lang import language
+
+    return language(ctx.recipe.language)
+
+
+def round_config(recipe: object, task: str, name: str) -> Path:
+    spec = getattr(recipe.kobest, f"{name}_round")
+    if spec is not None and spec.config:
+        return recipe.resolve(spec.config)
+    return CONFIGS / (f"kobest_{task}.xml" if name == "writing" else f"kobest_{task}_review.xml")
+
+
+def _round(ctx: RunContext, name: str, items: Path, annotations: Path, pool: str) -> Round:
+    from pipelines.core.recipe import SimulateSpec
+    from pipelines.families.kobest.section import KobestRound
+
+    key = "revision" if name.startswith("revision") else name
+    spec = getattr(_spec(ctx), f"{key}_round") or KobestRound()
+    sim = None
+    if ctx.simulated:
+        sim = spec.simulate or SimulateSpec(annotators=max(spec.people, 3))
+    return Round(
+        items,
+        round_config(ctx.recipe, _task(ctx).name, key),
+        f"{spec.project}{name.removeprefix(key)}" if spec.project else f"{ctx.recipe.name}-{name}",
+        spec.people,
+        sim,
+        pool,
+        annotations,
+        spec.timeout,
+        spec.poll,
+    )
+
+
+def rounds(ctx: RunContext) -> dict[str, Round]:
+    """``writing``, ``review`` and ``revision<k>`` for each of ``rules.iterations``."""
+    out = ctx.out
+    r = {
+        "writing": _round(
+            ctx,
+            "writing",
+            out / "prompts" / "items.parquet",
+            out / "annotate" / "writing.parquet",
+            POOLS["writing"],
+        ),
+        "review": _round(
+            ctx,
+            "review",
+            out / "written" / "review_items.parquet",
+            out / "annotate" / "review.parquet",
+            POOLS["review"],
+        ),
+    }
+    for k in range(1, _rules(ctx).iterations + 1):
+        r[f"revision{k}"] = _round(
+            ctx,
+            f"revision{k}",
+            out / f"artifacts-{k}" / "revision_items.parquet",
+            out / "annotate" / f"revision{k}.parquet",
+            POOLS["revision"],
+        )
+    return r
+
+
+def plan(recipe: object) -> list[str]:
+    """The steps of a recipe: the artifact reviews and revision rounds follow
+    ``rules.iterations``."""
+    ops = ("push", "simulate", "wait", "pull")
+    steps = [
+        "prompts",
+        *(f"{op}-writing" for op in ops),
+        "written",
+        *(f"{op}-review" for op in ops),
+        "reviewed",
+        "duplicates",
+        "split",
+    ]
+    n = _rules(recipe).iterations
+    for k in range(1, n + 1):
+        steps += [f"artifacts-{k}", f"revision-{k}"]
+    return [*steps, f"artifacts-{n + 1}", "export"]
+
+
+def configs(recipe: object) -> list[tuple[str, Path]]:
+    task = recipe.task.removeprefix("kobest-")
+    return [
+        (f"kobest.{n}_round.config", round_config(recipe, task, n))
+        for n in ("writing", "review", "revision")
+    ]
+
+
+def _corpus(recipe: object, name: str) -> Path:
+    by_name = {c.name: c for c in recipe.corpora}
+    return recipe.corpus_path(by_name[name])
+
+
+def preflight(recipe: object) -> None:
+    """The sources read (a malformed line fails here, naming the file and line), and the
+    task has what its prompts need."""
+    from pipelines.core.recipe import RecipeError
+
+    spec, task = recipe.kobest, kobest_task(recipe.task.removeprefix("kobest-"))
+    if task.name in ("boolq", "wic", "hellaswag", "sentineg") and not spec.source:
+        raise RecipeError(f"a {recipe.task} rebuild needs kobest.source (a corpus of the recipe)")
+    if spec.source:
+        _source_rows(recipe, task)
+    sim = spec.simulation
+    if sim and sim.seeds:
+        from pipelines.families.kobest.simulate import read_seeds
+
+        read_seeds(_corpus(recipe, sim.seeds))
+
+
+def _source_rows(recipe: object, task: KobestTask) -> pd.DataFrame:
+    """The source corpus as a table (JSON Lines, gzip allowed); a malformed line, or a
+    row missing a given field or holding it empty, is an error naming the file and line."""
+    from pipelines.core.recipe import RecipeError
+    from pipelines.ingest.readers import read_json_lines
+
+    path = _corpus(recipe, recipe.kobest.source)
+    need = ("review", "rating") if task.name == "sentineg" else task.given
+    rows = read_json_lines(path, need, RecipeError)
+    for row in rows:
+        for field in need:
+            if row[field] is None or not str(row[field]).strip():
+                raise RecipeError(f"{path}:{row['line']}: empty {field!r}")
+    return pd.DataFrame(rows).drop(columns="line")

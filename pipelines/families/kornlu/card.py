@@ -1,0 +1,72 @@
+"""The KorSTS / KorNLI family's part of the data card: the tables, computed here, and
+the prose in ``card.md.j2`` beside this module."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipelines.core.markdown import settings_table, table
+from pipelines.export.card_section import CardSection, from_template
+
+TEMPLATE = Path(__file__).with_name("card.md.j2")
+# Ham et al. 2020, 3: BLEU of MT against the post-edit, and the share left unchanged
+PAPER = {"korsts": {"bleu": 73.26, "unchanged": 0.53}, "kornli": {"bleu": 63.30, "unchanged": 0.47}}
+QA_COLUMNS = ["split", "sentences", "BLEU", "chrF", "TER", "unchanged", "median edit distance",
+              "paper's BLEU", "paper's unchanged"]  # fmt: skip
+
+
+def _share(x: float | None) -> str:
+    return f"{x or 0:.0%}"
+
+
+def card(facts: dict) -> CardSection:
+    """Translation, post-editing, cross-check and QA; the QA table beside the paper's."""
+    from pipelines.export.data_card import annotation_round
+
+    kind = facts["task_kind"]
+    qa, tr, t = facts["translation_qa"], facts["items"], facts["recipe"]["translation"]
+    figures, paper = qa["figures"], PAPER[kind]
+    qa_rows = [[split, f["mt_vs_final"]["sentences"], f["mt_vs_final"].get("bleu"),
+                f["mt_vs_final"].get("chrf"), f["mt_vs_final"].get("ter"),
+                _share(f["mt_vs_final"].get("unchanged_share", 0)),
+                f["mt_vs_final"]["edit_distance"]["p50"], paper["bleu"],
+                f"{paper['unchanged']:.0%}"]
+               for split, f in figures["per_split"].items()]  # fmt: skip
+    editors = table(["post-editor", "half", "sentences", "BLEU MT vs post-edit", "chrF",
+                     "unchanged"],
+                    [[w, ",".join(f["half"]), f["sentences"], f.get("bleu"), f.get("chrf"),
+                      _share(f.get("unchanged_share", 0))]
+                     for w, f in figures["per_posteditor"].items()])  # fmt: skip
+    reviewers = table(["reviewer", "reviewed", "accepted unchanged", "mean edit distance"],
+                      [[w, f["reviewed"], f"{f['accepted']} ({f['accepted_share']:.0%})",
+                        f["edit_distance_mean"]]
+                       for w, f in figures["per_reviewer"].items()])  # fmt: skip
+    backends = table(["translated by", "sentences", "BLEU vs final", "chrF", "unchanged"],
+                     [[b, f["sentences"], f.get("bleu"), f.get("chrf"),
+                       _share(f.get("unchanged_share", 0))]
+                      for b, f in figures["per_backend"].items()])  # fmt: skip
+    rounds = [(k, v) for k, v in facts.items() if isinstance(v, dict) and "overlap" in v]
+    review_rows = [[r["pair_id"], r["checks"], r["details"], r["en1"], r["en2"], r["ko1"],
+                    r["ko2"], r["label"]] for r in facts.get("review", [])]  # fmt: skip
+    mt = facts.get("mt_model") or {}
+    stages = [[s["stage"], s["unit"], s["in"], s["kept"], s["dropped_total"],
+               ", ".join(f"{k}: {v}" for k, v in sorted(s["dropped"].items())) or "none"]
+              for s in facts["ingest"]["stages"]]  # fmt: skip
+    return from_template(TEMPLATE, {
+        "kind": kind, "qa": qa, "tr": tr, "t": t, "mt": mt, "h": mt.get("heldout") or {},
+        "simulated": facts["annotation"]["simulated"], "sim": t["postedit"].get("simulate"),
+        "rl": facts.get("relabelling") or {},
+        "backend_counts": table(["backend", "sentences"], list(tr["per_backend"].items())),
+        "settings": settings_table({k: v for k, v in t.items() if k not in ("postedit", "qa")}),
+        "round_texts": [annotation_round(v, f"Round `{'postedit-a' if k == 'annotation' else k}`:")
+                        for k, v in sorted(rounds, key=lambda kv: kv[1]["project"])],
+        "editors": editors, "reviewers": reviewers, "backends": backends,
+        "qa_table": table(QA_COLUMNS, qa_rows),
+        "flags": dict(sorted(qa["flags"].items())), "dropped": dict(sorted(qa["dropped"].items())),
+        "review_table": table(["pair", "checks", "details", "English 1", "English 2",
+                               "Korean 1", "Korean 2", "label"], review_rows)
+        if review_rows else "",
+        "split_counts": ", ".join(f"{k} {v} pairs" for k, v in facts["split"]["splits"].items()),
+        "filters_table": table(["stage", "unit", "in", "kept", "dropped", "dropped per reason"],
+                               stages),
+    })  # fmt: skip

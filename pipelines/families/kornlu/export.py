@@ -1,0 +1,189 @@
+"""The KorSTS / KorNLI release (``export``) and the card's facts."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from pipelines.core.stage import value_counts
+from pipelines.core.steps import Rows, RunContext, StepOutcome
+from pipelines.families import ExportInputs
+from pipelines.families.kornlu.sources import (
+    HALVES,
+    KORSTS_META,
+)
+
+# ----------------------------------------------------------------------------- export
+
+
+def korsts_records(pairs: pd.DataFrame) -> dict[str, list[dict]]:
+    """The KorSTS layout (``genre filename year id score sentence1 sentence2``, the
+    release's TSV columns) per split, plus ``license``; metadata the source lacks is
+    empty."""
+    out: dict[str, list[dict]] = {}
+    for r in pairs.sort_values("row").itertuples(index=False):
+        out.setdefault(r.split, []).append({
+            **{k: str(getattr(r, k, "") or "") for k in KORSTS_META},
+            "score": float(r.label), "sentence1": r.ko1, "sentence2": r.ko2,
+            "license": r.license,
+        })  # fmt: skip
+    return out
+
+
+def kornli_records(pairs: pd.DataFrame) -> dict[str, list[dict]]:
+    """The KorNLI layout (``sentence1 sentence2 gold_label``) per split, plus
+    ``license``."""
+    out: dict[str, list[dict]] = {}
+    for r in pairs.sort_values("row").itertuples(index=False):
+        out.setdefault(r.split, []).append(
+            {
+                "sentence1": r.ko1,
+                "sentence2": r.ko2,
+                "gold_label": str(r.label),
+                "license": r.license,
+            }
+        )
+    return out
+
+
+def tsv(records: list[dict], spreadsheet_safe: bool = True) -> str:
+    """Records as the releases' TSV: a header, tab-separated, no quoting (a tab or a
+    line break inside a field becomes a blank; with ``spreadsheet_safe`` a text cell a
+    spreadsheet would run as a formula gets a leading ``'``, pipelines.core.spreadsheet)."""
+    from pipelines.core.spreadsheet import safe_cell
+
+    if not records:
+        return ""
+    cols = [c for c in records[0] if c != "license"]
+
+    def clean(v: object) -> str:
+        text = f"{v:.3f}" if isinstance(v, float) else str(v)
+        text = " ".join(text.replace("\t", " ").split())
+        return safe_cell(text) if spreadsheet_safe and isinstance(v, str) else text
+
+    return "".join("\t".join(clean(r[c]) for c in cols) + "\n"
+                   for r in [dict(zip(cols, cols, strict=True)), *records])  # fmt: skip
+
+
+def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """The dataset in the KorSTS or KorNLI layout per split (``<split>.tsv`` as the
+    release, ``.jsonl`` and ``.parquet`` with ``license``) and the data card ->
+    OUT/dataset."""
+    from pipelines.core.io import outputs_current, sha256_file, write_outputs
+    from pipelines.core.steps import code_hash
+    from pipelines.export import card_facts, data_card
+    from pipelines.export.records import jsonl
+
+    kind, out = ctx.task, ctx.out
+    inputs = {n: out / "qa" / f"{n}.parquet" for n in ("dropped", "review", "sentences")}
+    inputs["pairs"] = out / "relabel" / "pairs.parquet"
+    inputs["relabel"] = out / "relabel" / "relabel.json"
+    inputs["qa"] = out / "qa" / "qa.json"
+    inputs["translate"] = out / "translate" / "translate.json"
+    for h in HALVES:
+        for r in ("postedit", "crosscheck"):
+            inputs[f"{r}-{h}"] = out / "annotate" / f"{r}-{h}.parquet"
+    hashes = {k: sha256_file(p) for k, p in inputs.items()}
+    code = [code_hash(f) for f in (export_step, data_card.render_card, card_facts.label_facts)]
+    key = json.dumps([hashes, code, ctx.recipe.model_dump(exclude={"base_dir"}),
+                      sha256_file(data_card.TEMPLATE), ctx.steps.get("mt-model", {})
+                      .get("heldout")], sort_keys=True, default=str)  # fmt: skip
+    dataset = out / "dataset"
+    pairs = pd.read_parquet(inputs["pairs"])
+    records = kind.records(ExportInputs(gold=pairs, items=pairs, splits=pairs,
+                                        annotations=pd.DataFrame(), dropped=pd.DataFrame(),
+                                        prefix=""))  # fmt: skip
+    names = [f"{s}.{e}" for s in records for e in ("tsv", "jsonl", "parquet")]
+    names += ["DATA_CARD.md", "DATA_CARD.html", "card.json"]
+    if outputs_current(dataset, key, names):
+        facts = json.loads((dataset / "card.json").read_text(encoding="utf-8"))
+        hit = True
+    else:
+        facts = card_facts_of(ctx, pairs, records, hashes)
+        card = data_card.render_card(facts, kind.card(facts))
+        safe = ctx.recipe.export.spreadsheet_safe
+        texts = {f"{s}.tsv": tsv(rows, safe) for s, rows in records.items()}
+        texts.update({f"{s}.jsonl": jsonl(rows) for s, rows in records.items()})
+        texts.update({"DATA_CARD.md": card.markdown, "DATA_CARD.html": card.html})
+        tables = {f"{s}.parquet": pd.DataFrame(rows) for s, rows in records.items()}
+        write_outputs(dataset, key, tables, {"card.json": facts}, texts, card.figures)
+        hit = False
+    n = len(pairs)
+    files = facts["export"]["files"]
+    return StepOutcome(f"{files} -> {dataset}{' (cached)' if hit else ''}",
+                       {**facts["export"], "cached": hit}, Rows("pair", n, n))  # fmt: skip
+
+
+def card_facts_of(ctx: RunContext, pairs: pd.DataFrame, records: dict[str, list[dict]],
+                  hashes: dict[str, str]) -> dict:  # fmt: skip
+    """The card's facts, in the shape the shared card reads (``pipelines.export``)."""
+    from pipelines.export import card_facts
+    from pipelines.export.card_facts import annotation_facts, licence_facts, round_server
+
+    recipe, out, kind = ctx.recipe, ctx.out, ctx.task
+    qa = json.loads((out / "qa" / "qa.json").read_text(encoding="utf-8"))
+    translate = json.loads((out / "translate" / "translate.json").read_text(encoding="utf-8"))
+    dropped = pd.read_parquet(out / "qa" / "dropped.parquet")
+    review = pd.read_parquet(out / "qa" / "review.parquet")
+    all_pairs = pd.read_parquet(out / "translate" / "pairs.parquet")
+    stages = [
+        {"stage": "read", "unit": "pair", "in": len(all_pairs), "kept": len(all_pairs),
+         "dropped_total": 0, "dropped": {}},
+        {"stage": "qa", "unit": "pair", "in": len(all_pairs), "kept": len(pairs),
+         "dropped_total": len(dropped), "dropped": value_counts(dropped["reason"]),
+         "corpora": {s: {"in": int((all_pairs["source"] == s).sum()),
+                         "kept": int((pairs["source"] == s).sum()),
+                         "dropped": value_counts(dropped.loc[dropped["source"] == s, "reason"])}
+                     for s in all_pairs["source"].unique()}},
+    ]  # fmt: skip
+    ingest = {"stages": stages, "corpora": {translate_src: {
+        "documents_in": len(all_pairs), "sentences_kept": translate["sentences"]}
+        for translate_src in all_pairs["source"].unique()}}  # fmt: skip
+    rounds = kind.rounds(ctx)
+    released = sum(len(v) for v in records.values())
+    gold = pairs.rename(columns={"pair_id": "item_id"})
+    facts = {
+        "task": kind.title,
+        "task_kind": kind.name,
+        "paper_agreement": None,
+        "recipe": recipe.model_dump(mode="json", exclude={"base_dir"}),
+        "ingest": ingest,
+        "dates": {},
+        "classifier_cards": {},
+        "items": translate,
+        "translation_qa": qa,
+        "review": review.head(30).astype(str).to_dict(orient="records"),
+        "mt_model": ctx.steps.get("mt-model", {}),
+        "split": {"rule": "source", "splits": {s: len(v) for s, v in records.items()},
+                  "settings": {}},  # fmt: skip
+        "agreement": {},
+        "labels": card_facts.label_facts(gold, gold, gold),
+        "funnel": card_facts.funnel(ingest, ctx.steps, released),
+        "export": {"layout": kind.layout, "files": {f"{s}.tsv": len(v) for s, v in
+                                                    records.items()},
+                   # the reference's sentences are released too (the targets of post-editing)
+                   "licence": licence_facts(recipe, pd.DataFrame(
+                       {"source": [recipe.translation.source, recipe.translation.reference]}
+                   ).dropna())},
+        "provenance": {
+            "recipe": recipe.name,
+            **card_facts.provenance(ctx.recipe_path,
+                                    {name: round_server(r) for name, r in rounds.items()}),
+            "models": str(ctx.steps.get("mt-model", {}).get("model") or
+                          (recipe.translation.translator.model if recipe.translation.translator
+                           else "translation memory only")),
+            "benchforge rebuild": "flows/rebuild.py, pipelines/families/kornlu/",
+            "inputs (sha256, first 12)": ", ".join(f"{k} {h[:12]}" for k, h in hashes.items()),
+        },
+    }  # fmt: skip
+    facts["relabelling"] = json.loads(
+        (out / "relabel" / "relabel.json").read_text(encoding="utf-8")
+    )
+    for name, r in rounds.items():
+        if not r.annotations.is_file():  # a relabel round with no flagged pair
+            continue
+        table_ = pd.read_parquet(r.annotations)
+        facts[name or "annotation"] = annotation_facts(r, table_, ctx.simulated)
+    facts["annotation"] = facts.pop("postedit-a")
+    return facts

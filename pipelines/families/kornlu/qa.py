@@ -1,0 +1,237 @@
+"""``qa`` (translation QA and the label-risk checks) and ``relabel`` (flagged pairs
+sent to annotators when ``qa.on_flag: relabel``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from pipelines.core.stage import value_counts
+from pipelines.core.steps import Rows, RunContext, StepOutcome, cached
+from pipelines.families.kornlu.sources import (
+    HALVES,
+    LABELS,
+)
+from pipelines.families.kornlu.translate import (
+    RELABEL,
+    final_sentences,
+)
+
+
+def qa_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """Translation QA (pipelines.quality.translation_qa) and the label-risk checks ->
+    OUT/qa: ``pairs.parquet`` (kept, with the final Korean sentences and the English
+    label), ``dropped.parquet`` (flagged pairs when ``on_flag: drop``, pairs a translator
+    reported, with the reason), ``review.parquet`` (every flagged pair with its checks),
+    ``sentences.parquet`` (every sentence's lineage) and ``qa.json``."""
+    from pipelines.quality.translation_qa import QaSettings, edit_figures, run_checks
+
+    kind, qa = ctx.task, ctx.recipe.translation.qa
+    inputs = [ctx.out / "translate" / "pairs.parquet", ctx.out / "translate" / "sentences.parquet"]
+    inputs += [ctx.out / d / f"items-{h}.parquet" for d in ("crosscheck",) for h in HALVES]
+    inputs += [ctx.out / "annotate" / f"crosscheck-{h}.parquet" for h in HALVES]
+    names = qa.checks or kind.checks
+    settings = QaSettings(near_identical=qa.near_identical, latin_min_words=qa.latin_min_words,
+                          length_ratio_z=qa.length_ratio_z)  # fmt: skip
+
+    def compute() -> tuple[dict, dict]:
+        s = final_sentences(ctx)
+        final = s.set_index("sentence_id")["final"]
+        pairs = pd.read_parquet(inputs[0])
+        pairs["ko1"], pairs["ko2"] = pairs["s1"].map(final), pairs["s2"].map(final)
+        flags = run_checks(pairs, names, settings)
+        joined = lambda c: "|".join(dict.fromkeys(c))  # noqa: E731 - first-seen order
+        grouped = flags.groupby("pair_id").agg(checks=("check", joined),
+                                               details=("detail", " ; ".join))  # fmt: skip
+        review = pairs.merge(grouped, left_on="pair_id", right_index=True)
+        review = review[["pair_id", "split", "checks", "details", "label", "en1", "en2",
+                         "ko1", "ko2"]]  # fmt: skip
+        reports = s.set_index("sentence_id")
+        flagged_report = {}
+        for p in pairs.itertuples(index=False):
+            for sid in (p.s1, p.s2):
+                flag = "|".join(x for x in (reports.at[sid, "postedit_report"],
+                                            reports.at[sid, "review_report"]) if x)  # fmt: skip
+                if flag:
+                    flagged_report.setdefault(p.pair_id, "report:" + flag.split("|")[0])
+        reason = pd.Series(flagged_report, dtype=object)
+        if qa.on_flag == "drop" and len(review):
+            first = review.set_index("pair_id")["checks"].str.split("|").str[0]
+            reason = pd.concat([reason, first[~first.index.isin(reason.index)]])
+        dropped = pairs[pairs["pair_id"].isin(reason.index)].copy()
+        dropped["reason"] = dropped["pair_id"].map(reason)
+        kept = pairs[~pairs["pair_id"].isin(reason.index)].reset_index(drop=True)
+        figures = {
+            "per_split": {
+                split: {
+                    "mt_vs_final": edit_figures(part["draft"].tolist(), part["final"].tolist()),
+                    "mt_vs_postedit": edit_figures(part["draft"].tolist(),
+                                                   part["postedit"].tolist()),
+                    "postedit_vs_final": edit_figures(part["postedit"].tolist(),
+                                                      part["final"].tolist()),
+                }
+                for split, part in _sentences_per_split(s, pairs).items()
+            },
+            "per_posteditor": {
+                who: {**edit_figures(part["draft"].tolist(), part["postedit"].tolist()),
+                      "half": sorted(part["half"].unique().tolist())}
+                for who, part in s[s["postedited"].fillna(False)].groupby("posteditor")
+            },
+            "per_reviewer": {
+                who: {"reviewed": len(part), "accepted": int(part["accepted"].sum()),
+                      "accepted_share": round(float(part["accepted"].mean()), 4),
+                      "edit_distance_mean": round(float(np.mean([
+                          _dist(a, b) for a, b in zip(part["postedit"], part["final"],
+                                                      strict=True)])), 4)}
+                for who, part in s[s["reviewed"].fillna(False)].groupby("reviewer")
+            },
+            "per_backend": {
+                b: edit_figures(part["draft"].tolist(), part["final"].tolist())
+                for b, part in s.groupby("backend")
+            },
+            "not_postedited": int((~s["postedited"].fillna(False).astype(bool)).sum()),
+            "not_reviewed": int((~s["reviewed"].fillna(False).astype(bool)).sum()),
+        }  # fmt: skip
+        info = {
+            "pairs": len(pairs),
+            "kept": len(kept),
+            "dropped": value_counts(dropped["reason"]),
+            "flags": value_counts(flags["check"]),
+            "flagged_pairs": len(review),
+            "checks": names,
+            "settings": {**settings.__dict__, "on_flag": qa.on_flag},
+            "figures": figures,
+        }
+        return {"pairs.parquet": kept, "dropped.parquet": dropped, "review.parquet": review,
+                "sentences.parquet": s}, info  # fmt: skip
+
+    info, hit = cached(ctx.out / "qa", inputs, [names, settings.__dict__, qa.on_flag],
+                       compute, "qa.json", ["pairs.parquet", "dropped.parquet",
+                                            "review.parquet", "sentences.parquet"])  # fmt: skip
+    overall = {k: v["mt_vs_final"] for k, v in info["figures"]["per_split"].items()}
+    summary = ", ".join(
+        f"{k}: BLEU {v.get('bleu')}, chrF {v.get('chrf')}, unchanged "
+        f"{v.get('unchanged_share', 0):.0%}"
+        for k, v in overall.items()
+    )
+    return StepOutcome(
+        f"{summary}; {info['flagged_pairs']} pairs flagged {info['flags']}"
+        f"{' (cached)' if hit else ''}",
+        {**info, "cached": hit},
+        Rows("pair", info["pairs"], info["kept"], info["dropped"]),
+    )
+
+
+def _dist(a: str, b: str) -> float:
+    from pipelines.quality.translation_qa import edit_distance
+
+    return edit_distance(str(a), str(b))
+
+
+def _sentences_per_split(s: pd.DataFrame, pairs: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    out = {}
+    for split, part in pairs.groupby("split"):
+        ids = set(part["s1"]) | set(part["s2"])
+        out[str(split)] = s[s["sentence_id"].isin(ids)]
+    return out
+
+
+# ---------------------------------------------------------------------------- relabel
+
+
+def relabel_items(pairs: pd.DataFrame, review: pd.DataFrame, kind: str,
+                  simulated: bool) -> pd.DataFrame:  # fmt: skip
+    """The relabel round's items: every flagged pair still in the release, as the family's
+    interface shows a pair (the Korean sentences; the English label is not shown). For
+    simulated annotators the English label is the latent answer (``sim_<answer>``)."""
+    spec = RELABEL[kind]
+    flagged = pairs[pairs["pair_id"].isin(set(review["pair_id"]))]
+    first, second = spec["fields"]
+    items = pd.DataFrame({"item_id": flagged["pair_id"], first: flagged["ko1"],
+                          second: flagged["ko2"], "source": flagged["source"],
+                          "license": flagged["license"]}).reset_index(drop=True)  # fmt: skip
+    if simulated:
+        items[f"sim_{spec['answer']}"] = flagged["label"].to_numpy()
+    return items
+
+
+def relabelled(pairs: pd.DataFrame, votes: pd.DataFrame, kind: str) -> tuple[pd.DataFrame, dict]:
+    """(pairs, dropped counts): each relabelled pair takes the mean of its ratings (STS)
+    or the label more than half of its votes chose (NLI; without one the pair is dropped,
+    ``relabel_no_majority``); ``label_en`` keeps the English label."""
+    answer = RELABEL[kind]["answer"]
+    done = votes[~votes["cancelled"].fillna(False).astype(bool) & (votes["field"] == answer)]
+    out = pairs.assign(label_en=pairs["label"], relabelled=False, relabel_votes="")
+    dropped: list[str] = []
+    for pair_id, group in done.groupby("item_id"):
+        values = group["value"].astype(str).tolist()
+        at = out.index[out["pair_id"] == pair_id]
+        if LABELS[kind] is None:
+            new: object = round(float(np.mean([float(v) for v in values])), 2)
+        else:
+            top, n = (
+                pd.Series(values).value_counts().index[0],
+                pd.Series(values).value_counts().iloc[0],
+            )
+            if n * 2 <= len(values):
+                dropped.append(pair_id)
+                continue
+            new = top
+        out.loc[at, "label"] = new
+        out.loc[at, "relabelled"] = True
+        out.loc[at, "relabel_votes"] = "|".join(values)
+    kept = out[~out["pair_id"].isin(dropped)].reset_index(drop=True)
+    return kept, ({"relabel_no_majority": len(dropped)} if dropped else {})
+
+
+def relabel_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """``on_flag: relabel``: the flagged pairs go through a Label Studio round of their own
+    (push, simulate, wait, pull, as every round) and take its label; otherwise the QA's
+    pairs pass as they are. -> OUT/relabel/pairs.parquet (the pairs the export releases)."""
+    from pipelines.core.io import write_parquet
+
+    kind, qa = ctx.task, ctx.recipe.translation.qa
+    pairs_path, review_path = ctx.out / "qa" / "pairs.parquet", ctx.out / "qa" / "review.parquet"
+    folder = ctx.out / "relabel"
+    folder.mkdir(parents=True, exist_ok=True)
+    pairs = pd.read_parquet(pairs_path)
+    lines: list[str] = []
+    info: dict = {"round": qa.on_flag == "relabel"}
+    if qa.on_flag == "relabel":
+        items = relabel_items(pairs, pd.read_parquet(review_path), kind.name, ctx.simulated)
+        info["items"] = len(items)
+        if len(items):
+            items_path = folder / "items.parquet"
+            if not items_path.is_file() or not pd.read_parquet(items_path).equals(items):
+                write_parquet(items, items_path)
+            from pipelines.core.steps import step_function
+
+            for op in ("push", "simulate", "wait", "pull"):
+                fn, _ = step_function(kind.name, op)
+                lines.append(f"{op}: {fn(ctx, 'relabel').summary}")
+            votes = pd.read_parquet(ctx.out / "annotate" / "relabel.parquet")
+            final, dropped = relabelled(pairs, votes, kind.name)
+        else:
+            final, dropped = pairs.assign(label_en=pairs["label"], relabelled=False), {}
+    else:
+        final, dropped = pairs.assign(label_en=pairs["label"], relabelled=False), {}
+    changed = final[final["relabelled"]]
+    info.update(relabelled=len(changed), dropped=dropped)
+    if len(changed) and LABELS[kind.name] is None:
+        info["mean_abs_change"] = round(
+            float(
+                (changed["label"].astype(float) - changed["label_en"].astype(float)).abs().mean()
+            ),
+            3,
+        )
+    elif len(changed):
+        info["label_changed"] = int((changed["label"] != changed["label_en"]).sum())
+    target = folder / "pairs.parquet"
+    if not target.is_file() or not pd.read_parquet(target).equals(final):
+        write_parquet(final, target)
+    from pipelines.core.io import write_json
+
+    write_json(info, folder / "relabel.json")
+    summary = (f"{len(changed)} flagged pairs relabelled ({'; '.join(lines)})" if info["round"]
+               else f"no relabel round (on_flag: {qa.on_flag})")  # fmt: skip
+    return StepOutcome(summary, info, Rows("pair", len(pairs), len(final), dropped))
