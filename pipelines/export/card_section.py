@@ -11,9 +11,11 @@ with the facts to :func:`from_template`.
 The template is written as Markdown is read: a line break inside a paragraph is a space
 (the card gets one line per paragraph), while a blank line, a list item (``- ``), a
 table row (``|``) or a line that is only a Jinja tag (``{% ... %}``, dropped with its
-line break) starts a new line. ``facts.x`` is the key ``x`` of a dict before any
-attribute (``facts.items`` is the fact, not the method). Values are inserted as they are
-(Markdown text: the renderer escapes corpus text when it writes HTML).
+line break) starts a new line; a line that ends with a tag loses its line break too
+(Jinja's ``trim_blocks``), so end such a line with text. ``facts.x`` is the key ``x`` of
+a dict before any attribute (``facts.items`` is the fact, not the method). Values are
+inserted as they are (Markdown text: the renderer escapes corpus text when it writes
+HTML).
 """
 
 from __future__ import annotations

@@ -43,6 +43,7 @@ import pandas as pd
 
 from pipelines.core.stage import value_counts
 from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached
+from pipelines.export.card_section import from_template
 from pipelines.export.data_card import annotation_round, inline, table
 from pipelines.export.records import SPLITS, split_rows
 from pipelines.families import CardSection, ExportInputs, Round, TaskKind, register_task, simulation
@@ -344,52 +345,19 @@ def records(inputs: ExportInputs) -> dict[str, list[dict]]:
 
 
 def card(facts: dict) -> CardSection:
-    """Premises by KLUE's rules, the hypotheses written, the two rounds."""
+    """Premises by KLUE's rules, the hypotheses written, the two rounds
+    (``nli.card.md.j2``)."""
     p, items = facts["premises"], facts["items"]
-    rejected = ", ".join(f"{k}: {v}" for k, v in sorted(p["rejected"].items())) or "none"
-    dropped = ", ".join(f"{k}: {v}" for k, v in sorted(items["premises_dropped"].items()))
-    construction = "\n".join([
-        "Premises (KLUE 3.3.1: declarative sentences with a predicate, 20-90 characters; "
-        f"rules {inline(p['rules'])}): {p['premises']} chosen out "
-        f"of {p['sentences']} ingested sentences by a seeded sample "
-        f"({inline(p['spec'])}).",
-        "",
-        table(
+    return from_template(Path(__file__).with_name("nli.card.md.j2"), {
+        "p": p, "items": items, "inline": inline, "annotation_round": annotation_round,
+        "source_table": table(
             ["source", "sentences passing the rules", "premises chosen"],
-            [[k, v, p["per_source"].get(k, 0)] for k, v in p["passing_per_source"].items()],
-        ),
-        "",
-        f"Sentences not chosen, per reason: {rejected} (all in `premises/rejected.parquet`).",
-        "",
-        f"Hypotheses: {items['items']} premise-hypothesis pairs from "
-        f"{items['premises_written']} premises (one per label: "
-        + ", ".join(f"{k} {v}" for k, v in sorted(items["per_method"].items()))
-        + f"); premises without hypotheses, per reason: {dropped or 'none'} "
-        "(`items/dropped_premises.parquet`).",
-    ])  # fmt: skip
-    annotation = "\n".join(
-        annotation_round(facts["writing"], "Writing round (KLUE 3.3.1: one writer per premise "
-                         "writes an entailed, a contradicted and a neutral hypothesis):")
-        .split("\n")
-        + [""]
-        + annotation_round(facts["annotation"], "Validation round (each pair labeled by "
-                           "validators; the writer's label counts as one more vote):")
-        .split("\n")
-    )  # fmt: skip
-    limitations = []
-    if facts["writing"]["simulated"]:
-        limitations.append(
-            "The hypotheses were written by **simulated writers from templates** "
-            "(pipelines/families/klue/nli.py): stilted, and full of label cues that a "
-            "hypothesis-only model learns (see the artifact report)."
-        )
-    return CardSection(
-        item="One item is a premise-hypothesis pair with its gold label (entailment, neutral, "
-        "contradiction), the writer's label and the validators' labels.",
-        construction=construction,
-        annotation=annotation,
-        limitations=limitations,
-    )
+            [[k, v, p["per_source"].get(k, 0)] for k, v in p["passing_per_source"].items()]),
+        "rejected": ", ".join(f"{k}: {v}" for k, v in sorted(p["rejected"].items())) or "none",
+        "dropped": ", ".join(f"{k}: {v}" for k, v in sorted(items["premises_dropped"].items())),
+        "per_method": dict(sorted(items["per_method"].items())),
+        "writing": facts["writing"], "validation": facts["annotation"],
+    })  # fmt: skip
 
 
 register_task(TaskKind(

@@ -23,6 +23,8 @@ The column never reaches the released data.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -30,6 +32,7 @@ from pipelines.core.markdown import settings_table
 from pipelines.core.recipe import ItemsSpec
 from pipelines.core.stage import value_counts
 from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached
+from pipelines.export.card_section import from_template
 from pipelines.export.data_card import annotation_round, inline, table
 from pipelines.export.records import SPLITS, split_rows
 from pipelines.families import CardSection, ExportInputs, TaskKind, one_round, register_task
@@ -182,38 +185,18 @@ def records(inputs: ExportInputs) -> dict[str, list[dict]]:
 
 
 def card(facts: dict) -> CardSection:
-    """Candidate pairs per method, the pairing settings and the sample."""
+    """Candidate pairs per method, the pairing settings and the sample
+    (``sts.card.md.j2``)."""
     pairs, items = facts["pairs"], facts["items"]
-    rows = [[m, n] for m, n in sorted(pairs["pairs"].items())]
-    construction = "\n".join([
-        "Candidate pairs (KLUE 3.2.1: intent and topic pairs from metadata, greedy "
-        "sentence matching on ROUGE, round-trip translation when a translator is set):",
-        "",
-        table(["method", "pairs"], rows),
-        "",
-        "What each method made, per corpus:",
-        "",
-        settings_table(pairs["corpora"]),
-        "",
-        "Pairing settings (the recipe's `pairing`):",
-        "",
-        settings_table(facts["recipe"]["pairing"]),
-        "",
-        f"Items sent to annotators: {items['items']} (seeded sample, "
-        f"{inline(items['spec'])}), per method: "
-        + ", ".join(f"{k} {v}" for k, v in sorted(items["per_method"].items()))
-        + ".",
-    ])  # fmt: skip
-    limitations = []
-    if "rtt" not in pairs["pairs"]:
-        limitations.append("No round-trip-translation pairs (no translator configured).")
-    return CardSection(
-        item="One item is a sentence pair with a 0-5 similarity label, its unrounded "
-        "mean, a binary label at 3.0, and the individual ratings.",
-        construction=construction,
-        annotation=annotation_round(facts["annotation"]),
-        limitations=limitations,
-    )
+    return from_template(Path(__file__).with_name("sts.card.md.j2"), {
+        "pairs": pairs, "items": items, "inline": inline,
+        "method_table": table(["method", "pairs"],
+                              [[m, n] for m, n in sorted(pairs["pairs"].items())]),
+        "corpora_table": settings_table(pairs["corpora"]),
+        "pairing_table": settings_table(facts["recipe"]["pairing"]),
+        "per_method": dict(sorted(items["per_method"].items())),
+        "annotation_round": annotation_round, "annotation": facts["annotation"],
+    })  # fmt: skip
 
 
 register_task(TaskKind(

@@ -20,11 +20,13 @@ measurement, and never reaches the released data.
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import pandas as pd
 
 from pipelines.core.stage import split_by_reason, value_counts
 from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached
+from pipelines.export.card_section import from_template
 from pipelines.export.data_card import annotation_round, inline
 from pipelines.export.records import SPLITS, split_rows
 from pipelines.families import CardSection, ExportInputs, TaskKind, one_round, register_task
@@ -187,31 +189,14 @@ def records(inputs: ExportInputs) -> dict[str, list[dict]]:
 
 
 def card(facts: dict) -> CardSection:
-    """The headlines sampled, and the simulated annotators' assumed topics."""
+    """The headlines sampled, and the simulated annotators' assumed topics
+    (``ynat.card.md.j2``)."""
     t = facts["titles"]
-    truth = t.get("simulated_truth")
-    lines = [
-        f"Headlines sent to annotators: {t['items']} of {t['sentences']} ingested sentences "
-        f"(seeded sample, {inline(t['spec'])}), per source: "
-        + ", ".join(f"{k} {v}" for k, v in sorted(t["per_source"].items()))
-        + f"; {t['dated']} of them dated"
-        + (" (undated headlines cannot be split by date: see *Splits*)." if t["dated"] < t["items"]
-           else "."),
-    ]  # fmt: skip
-    if truth:
-        lines += [
-            "",
-            "Latent first topics of the simulated annotators (keyword lexicon, "
-            "pipelines/families/klue/ynat.py; an assumption, not released): "
-            + ", ".join(f"{k} {v}" for k, v in truth.items())
-            + ".",
-        ]
-    return CardSection(
-        item="One item is a news headline with its gold topic (one of YNAT's seven) and "
-        "the annotators' first, second and third topics.",
-        construction="\n".join(lines),
-        annotation=annotation_round(facts["annotation"]),
-    )
+    return from_template(Path(__file__).with_name("ynat.card.md.j2"), {
+        "t": t, "truth": t.get("simulated_truth"), "inline": inline,
+        "per_source": dict(sorted(t["per_source"].items())),
+        "annotation_round": annotation_round, "annotation": facts["annotation"],
+    })  # fmt: skip
 
 
 register_task(TaskKind(
