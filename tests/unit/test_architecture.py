@@ -22,94 +22,19 @@ from pipelines.core.steps import Rows
 
 ROOT = Path(__file__).resolve().parents[2]
 
-TOY = textwrap.dedent(
-    '''
-    """A toy dataset family: split each line of a text file into "sentences" with a
-    toy language, keep those of at least two words, and write them out."""
-    import json
-    import sys
-    from pathlib import Path
-
-    import pandas as pd
-    from pydantic import Field
-
-    from flows.rebuild import run_rebuild
-    from flows.runtime import prefect_server
-    from pipelines.core.plugins import RecipeSection, register_section
-    from pipelines.core.recipe import Strict
-    from pipelines.core.steps import STEPS, Rows, StepOutcome, cached
-    from pipelines.lang import Language, language, register_language
-    from pipelines.families import TaskKind, register_task
-
-    register_language(Language(
-        code="xx", name="toy: sentences end with |, words split on spaces",
-        split_sentences=lambda texts: [[s.strip() for s in t.split("|") if s.strip()]
-                                       for t in texts],
-        tagged=lambda text: [(w, "W") for w in text.split()],
-        script_share=lambda text: 1.0, foreign_chars=lambda text: 0, script_reason="not_xx",
-    ))
-
-    class ToySection(Strict):
-        """The toy family's own recipe section (``toy:``)."""
-        min_words: int = Field(default=2, ge=1)
-        corpus: str = "toy"
-
-    def check_toy(recipe, section):
-        if section.corpus not in [c.name for c in recipe.corpora]:
-            raise ValueError(f"toy.corpus: no corpus named {section.corpus!r}")
-
-    register_section(RecipeSection("toy", ToySection, "the toy family", check_toy))
-
-    @STEPS.register("toy:sentences")
-    def sentences(ctx, arg=""):
-        corpus = ctx.recipe.corpora[0]
-        path = ctx.recipe.corpus_path(corpus)
-        lang = language(ctx.recipe.corpus_language(corpus))
-
-        def compute():
-            lines = path.read_text(encoding="utf-8").splitlines()
-            sents = [s for parts in lang.split_sentences(lines) for s in parts]
-            frame = pd.DataFrame({"text": sents})
-            frame["words"] = [len(lang.morphemes(s)) for s in sents]
-            keep = frame["words"] >= ctx.recipe.toy.min_words
-            info = {"in": len(frame), "kept": int(keep.sum()),
-                    "dropped": {"one_word": int((~keep).sum())} if (~keep).any() else {}}
-            return {"kept.parquet": frame[keep], "dropped.parquet": frame[~keep]}, info
-
-        info, hit = cached(ctx.out / "sentences", [path], [corpus.language, ctx.recipe.toy],
-                           compute,
-                           "sentences.json", ["kept.parquet", "dropped.parquet"])
-        return StepOutcome(f"{info['kept']} sentences" + (" (cached)" if hit else ""),
-                           {**info, "cached": hit},
-                           Rows("sentence", info["in"], info["kept"], info["dropped"]))
-
-    @STEPS.register("toy:export")
-    def export(ctx, arg=""):
-        kept = pd.read_parquet(ctx.out / "sentences" / "kept.parquet")
-        (ctx.out / "dataset").mkdir(exist_ok=True)
-        rows = [{"text": t} for t in kept["text"]]
-        (ctx.out / "dataset" / "train.jsonl").write_text(
-            "".join(json.dumps(r, ensure_ascii=False) + "\\n" for r in rows), encoding="utf-8")
-        return StepOutcome(f"{len(rows)} rows", {"rows": len(rows)},
-                           Rows("sentence", len(kept), len(rows)))
-
-    register_task(TaskKind(
-        name="toy", title="a toy family", layout="toy", steps=["sentences", "export"],
-        needs=[], rounds=lambda ctx: {}, records=lambda inputs: {},
-        card=lambda facts: None,
-    ))
-
-    with prefect_server():
-        result = run_rebuild(Path(sys.argv[1]), Path(sys.argv[2]))
-    print("RESULT " + json.dumps(result["steps"]))
-    '''
-)
+TOYFAM = ROOT / "tests" / "toyfam"
 
 
-def test_a_toy_task_kind_rebuilds_through_the_generic_orchestrator(tmp_path):
-    """The README's walkthrough: register a language, two steps and a task kind, name the
-    kind in a recipe, and `run_rebuild` runs it, checks its rows and resumes."""
-    (tmp_path / "toy.py").write_text(TOY, encoding="utf-8")
+def test_a_toy_family_package_with_its_own_section_and_value_type_rebuilds(tmp_path):
+    """Issue 33: a toy family is one package (``tests/toyfam``) that registers a
+    language, its own recipe section, its own value type, three steps and a task kind; a
+    recipe names it, and `run_rebuild` runs it through the generic orchestrator (a real
+    Prefect run): the section is validated, the simulated annotators, pull's flattening
+    and the agreement rule use the family's value type, rows are checked, and a rerun
+    resumes. Nothing outside the package is edited for it (the repository is unchanged
+    after the run)."""
+    status = ["git", "status", "--porcelain", "--untracked-files=no"]
+    before = subprocess.run(status, cwd=ROOT, capture_output=True, text=True).stdout
     (tmp_path / "corpus.txt").write_text("a b | c | d e f\nhello world | x\n", encoding="utf-8")
     (tmp_path / "recipe.yaml").write_text(
         "name: toy-demo\ntask: toy\ncorpora:\n  - name: toy\n    path: corpus.txt\n"
@@ -118,9 +43,9 @@ def test_a_toy_task_kind_rebuilds_through_the_generic_orchestrator(tmp_path):
         encoding="utf-8",
     )
 
-    def run() -> dict:
+    def run() -> tuple[str, dict]:
         proc = subprocess.run(
-            [sys.executable, str(tmp_path / "toy.py"), str(tmp_path / "recipe.yaml"),
+            [sys.executable, str(TOYFAM / "run.py"), str(tmp_path / "recipe.yaml"),
              str(tmp_path / "out")],
             cwd=ROOT, capture_output=True, text=True, timeout=300,
         )  # fmt: skip
@@ -129,17 +54,25 @@ def test_a_toy_task_kind_rebuilds_through_the_generic_orchestrator(tmp_path):
         return proc.stdout, json.loads(line[len("RESULT ") :])
 
     out, steps = run()
-    assert list(steps) == ["sentences", "export"]
+    assert list(steps) == ["sentences", "keywords", "export"]
     assert steps["sentences"]["rows"] == {
         "unit": "sentence", "in": 5, "kept": 3, "dropped": {"one_word": 2}
     }  # fmt: skip
-    assert "[1/2] sentences" in out and "[2/2] export" in out
+    # the family's value type decided how the annotations were simulated, read and agreed
+    # on: annotator 0 writes the last word, the others write it in capitals, read without case
+    assert steps["keywords"]["value_type"] == "toy_keyword"
+    assert steps["keywords"]["unanimous_share"] == 1.0
+    assert "[1/3] sentences" in out and "[3/3] export" in out
     lines = (tmp_path / "out" / "dataset" / "train.jsonl").read_text(encoding="utf-8").splitlines()
-    assert [json.loads(x)["text"] for x in lines] == ["a b", "d e f", "hello world"]
+    assert [json.loads(x) for x in lines] == [
+        {"text": "a b", "keyword": "b"}, {"text": "d e f", "keyword": "f"},
+        {"text": "hello world", "keyword": "world"},
+    ]  # fmt: skip
     record = json.loads((tmp_path / "out" / "rebuild.json").read_text(encoding="utf-8"))
-    assert record["task"] == "toy" and set(record["steps"]) == {"sentences", "export"}
+    assert record["task"] == "toy" and list(record["steps"]) == list(steps)
     _, again = run()  # a rerun skips the finished step
     assert again["sentences"]["cached"] is True
+    assert subprocess.run(status, cwd=ROOT, capture_output=True, text=True).stdout == before
 
 
 def test_a_family_registers_its_own_recipe_section_validated_at_load(tmp_path):
