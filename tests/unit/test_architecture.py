@@ -1,6 +1,6 @@
-"""Issue 17: the architecture's contracts. A toy task kind with two steps, registered
-here, rebuilds through the generic orchestrator (a real Prefect run); a second, tiny
-language can be registered; registries list their members and name the nearest one for
+"""Issues 17 and 33: the architecture's contracts. A toy family, one package
+(``tests/toyfam``) with its own language, recipe section and value type, rebuilds
+through the generic orchestrator (a real Prefect run); registries list their members and name the nearest one for
 a typo; every rule's settings are a typed union tagged by ``rule``; the CLI's options
 are checked against the settings classes; no stage imports the Korean module and no
 code dispatches on a layout or rule name."""
