@@ -4,14 +4,14 @@ Orchestration only; the stages live in ``pipelines/``. Corpora are read whole (s
 input stops the run before anything is written), cut into shards, and the shards run
 in parallel on the Dask task runner. Every task is cached by a key built from what it
 depends on: the corpus file's SHA-256, the corpus entry of the recipe, the settings
-that stage uses and the source of ``pipelines/``. Rerunning a recipe recomputes
+that stage uses and the source of the stages it runs (``INGEST_CODE`` and what it
+imports, not the families'). Rerunning a recipe recomputes
 nothing; changing one corpus recomputes that corpus and the dedup; changing a PII
 setting leaves sentence splitting cached.
 """
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import pandas as pd
@@ -19,6 +19,7 @@ from prefect import flow, get_run_logger, task
 from prefect.futures import as_completed
 from tqdm.auto import tqdm
 
+from pipelines.core.code import code_key
 from pipelines.core.io import folder_stamp, output_lock, write_outputs
 from pipelines.core.recipe import (
     ClassifierSettings,
@@ -43,15 +44,16 @@ from pipelines.preflight import check_ingest_inputs
 from pipelines.quality.dedup import deduplicate
 from pipelines.quality.toxic import filter_toxic, load_detectors
 
+# The code the ingest's results depend on (pipelines.core.code.code_key: these and what
+# they import): editing a stage or a language pack reruns the ingest; editing a family,
+# the annotation or the export does not.
+INGEST_CODE = ("pipelines.ingest", "pipelines.quality.dedup", "pipelines.quality.toxic",
+               "pipelines.lang", "pipelines.core.recipe", "pipelines.core.io")  # fmt: skip
 
-def code_fingerprint() -> str:
-    """Hash of the pipeline source: editing a stage invalidates cached results."""
-    digest = hashlib.sha256()
-    root = Path(__file__).resolve().parent.parent / "pipelines"
-    for path in sorted(root.rglob("*.py")):
-        digest.update(path.relative_to(root).as_posix().encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
+
+def code_fingerprint(roots: tuple[str, ...] = INGEST_CODE) -> str:
+    """Hash of the source the cached results depend on (``roots`` and their imports)."""
+    return code_key(roots)
 
 
 def _by_key(context, parameters: dict) -> str:  # noqa: ANN001 - Prefect's task run context

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 from prefect import flow, get_run_logger, task
 
-from flows.ingest import CACHE_OPTIONS, code_fingerprint
+from flows.ingest import CACHE_OPTIONS, INGEST_CODE, code_fingerprint
 from pipelines.core.io import folder_stamp, output_lock, read_manifest, write_outputs
 from pipelines.core.recipe import (
     GsmSpec,
@@ -36,6 +36,9 @@ from pipelines.pairing.pairs import (
     with_metadata,
 )
 from pipelines.pairing.translate import make_translator
+
+# what the pairs depend on besides the ingest's code: the pairing methods and translators
+PAIR_CODE = (*INGEST_CODE, "pipelines.pairing")
 
 
 @task(name="gsm", **CACHE_OPTIONS)
@@ -100,7 +103,7 @@ def pair_flow(recipe_path: str, out_dir: str, input_dir: str, seed: int | None =
     seed = pairing.seed if seed is None else seed
     out = Path(out_dir)
     sentences, input_key = load_input(Path(input_dir))
-    code = code_fingerprint()
+    code = code_fingerprint(PAIR_CODE)
     cache = (
         recipe.resolve(pairing.rtt.cache)
         if pairing.rtt.cache
