@@ -1,9 +1,9 @@
 """Issues 17 and 33: the architecture's contracts. A toy family, one package
 (``tests/toyfam``) with its own language, recipe section and value type, rebuilds
-through the generic orchestrator (a real Prefect run); registries list their members and name the nearest one for
-a typo; every rule's settings are a typed union tagged by ``rule``; the CLI's options
-are checked against the settings classes; no stage imports the Korean module and no
-code dispatches on a layout or rule name."""
+through the generic orchestrator (a real Prefect run); registries list their members
+and name the nearest one for a typo; every rule's settings are a typed union tagged by
+``rule``; the CLI's options are checked against the settings classes; no stage imports
+the Korean module and no code dispatches on a layout or rule name."""
 
 from __future__ import annotations
 
