@@ -22,9 +22,12 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   # (a bare index would give the multi-GB CUDA build); the pin names the CPU build.
   "${pip[@]}" "$(grep '^torch==' constraints.txt)"
   # The rest with uv (pinned here), about 4x faster than pip on two cores; the same
-  # constraints, so the same versions. pip does it when uv cannot be had.
+  # constraints, so the same versions. pip does it when uv cannot be had. Bytecode is
+  # compiled at install, as pip does: with PYTHONDONTWRITEBYTECODE set (as on these
+  # machines) nothing would cache it later, and every process would compile its imports.
   if "${pip[@]}" uv==0.13.9 >/dev/null 2>&1; then
-    "$venv/bin/uv" pip install --quiet --python "$venv/bin/python" -c constraints.txt -e ".[dev]"
+    "$venv/bin/uv" pip install --quiet --compile-bytecode --python "$venv/bin/python" \
+      -c constraints.txt -e ".[dev]"
   else
     echo "[bootstrap] uv could not be installed: installing with pip (slower)"
     "${pip[@]}" -c constraints.txt -e ".[dev]"

@@ -8,8 +8,6 @@ import dataclasses
 import json
 from pathlib import Path
 
-from prefect import flow
-
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     translate = sub.add_parser(
@@ -75,7 +73,6 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     train.add_argument("--json", action="store_true", help="print the metrics as JSON")
 
 
-@flow(name="benchforge-translate")
 def translate_flow(recipe_path: str, out_dir: str) -> dict:
     """The task kind's ``mt-model`` and ``translate`` steps, as in a rebuild."""
     from flows.rebuild import run_steps
@@ -104,8 +101,11 @@ def run(args: argparse.Namespace) -> int:
     check_rebuild_recipe(recipe, args.recipe)  # the source, its reference, the memory
     out = args.out or Path("runs") / recipe.name
     out.mkdir(parents=True, exist_ok=True)
+    from prefect import flow  # imported on use: the CLI starts without Prefect
+
+    run_flow = flow(name="benchforge-translate")(translate_flow)
     with prefect_server(), output_lock(out), result_storage(out):
-        steps = translate_flow(str(args.recipe.resolve()), str(out.resolve()))
+        steps = run_flow(str(args.recipe.resolve()), str(out.resolve()))
     if args.json:
         print(json.dumps(steps, ensure_ascii=False, indent=2, default=str))
     else:

@@ -134,7 +134,10 @@ def _installer(venv: Path) -> list[str]:
     interpreter (the same pins, about 6x faster on two cores), else the venv's pip."""
     uv = Path(sys.executable).parent / "uv"
     if uv.is_file() and os.access(uv, os.X_OK):
-        return [str(uv), "pip", "install", "--quiet", "--python", str(venv / "bin" / "python")]
+        # bytecode compiled at install, as pip does (nothing writes it later where
+        # PYTHONDONTWRITEBYTECODE is set, and every server start would compile Django)
+        return [str(uv), "pip", "install", "--quiet", "--compile-bytecode", "--python",
+                str(venv / "bin" / "python")]  # fmt: skip
     return [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
             "--disable-pip-version-check"]  # fmt: skip
 

@@ -14,7 +14,6 @@ hash, and the dedup stage against a datasketch MinHashLSH reference.
 from __future__ import annotations
 
 import numpy as np
-from datasketch import MinHash, MinHashLSH
 
 _P = np.uint64(0x100000001B3)  # FNV-1a 64-bit prime: the polynomial base
 _M64 = (np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53))
@@ -95,6 +94,8 @@ class BatchMinHash:
     """MinHash signatures with datasketch's permutations, for many texts at once."""
 
     def __init__(self, num_perm: int, seed: int = 1) -> None:
+        from datasketch import MinHash  # imported on use: 0.8 s (scipy) off every CLI start
+
         proto = MinHash(num_perm=num_perm, seed=seed)
         if proto.scheme != "affine32":
             raise RuntimeError(f"datasketch scheme {proto.scheme!r} is not affine32")
@@ -125,6 +126,8 @@ class BatchMinHash:
 
 def lsh_bands(threshold: float, num_perm: int) -> list[tuple[int, int]]:
     """The (start, end) of each band, as datasketch.MinHashLSH chooses them."""
+    from datasketch import MinHashLSH
+
     return list(MinHashLSH(threshold=threshold, num_perm=num_perm).hashranges)
 
 
