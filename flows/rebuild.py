@@ -8,7 +8,10 @@ the kind lists its steps, and each is looked up in the step registry
 shared ones - ingest, pairs, push/simulate/wait/pull of an annotation round, agree,
 split, export - in ``flows/steps.py``) and run as a Prefect task, in order. Each step
 writes its outputs under OUT atomically with a manifest and skips itself on a rerun when
-its inputs, settings and code are unchanged; Label Studio steps are idempotent (no task
+its inputs, settings and code are unchanged; a step that declares its files
+(``pipelines.core.steps.declares``) has its inputs checked before it runs (a missing one
+names the step that writes it), its outputs checked after, and its inputs' SHA-256
+recorded; Label Studio steps are idempotent (no task
 or annotation is ever created twice). Every step prints one progress line, and the run's
 record (OUT/rebuild.json) holds each step's figures, with rows in, kept and dropped per
 reason where the step keeps or drops rows (checked: in == kept + dropped).
@@ -30,7 +33,13 @@ from prefect.cache_policies import NO_CACHE
 from flows.steps import AnnotationsPending
 from pipelines.core.io import output_lock, write_json
 from pipelines.core.recipe import Recipe, load_recipe
-from pipelines.core.steps import RunContext, StepOutcome, step_function
+from pipelines.core.steps import (
+    RunContext,
+    StepOutcome,
+    check_inputs,
+    check_outputs,
+    step_function,
+)
 from pipelines.families import TaskKind, task_kind
 from pipelines.preflight import check_rebuild_recipe
 
@@ -75,11 +84,15 @@ def run_steps(ctx: RunContext, record: Path) -> dict:
         fn, arg = step_function(ctx.task.name, name)
         started = time.perf_counter()
         enter_step(name)
+        inputs = check_inputs(ctx, name, fn, arg, names)  # declared inputs, before any work
         outcome = task(name=f"rebuild-{name}", cache_policy=NO_CACHE)(fn)(ctx, arg)
+        check_outputs(ctx, name, fn, arg)
         if outcome.rows is not None:
             outcome.rows.check(name)
         entry = {"seconds": round(time.perf_counter() - started, 1), "summary": outcome.summary,
                  **{k: v for k, v in outcome.info.items() if k != "payloads"}}  # fmt: skip
+        if inputs:
+            entry["inputs"] = inputs  # the declared inputs' SHA-256 (first 12)
         if outcome.rows is not None:
             entry["rows"] = outcome.rows.to_dict()
         ctx.steps[name] = entry

@@ -25,7 +25,7 @@ from pipelines.core.io import (
     write_outputs,
     write_parquet,
 )
-from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, code_hash
+from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, code_hash, declares
 from pipelines.export.card_facts import (
     annotation_facts,
     licence_facts,
@@ -182,7 +182,14 @@ def votes_path(ctx: RunContext) -> Path:
     return _round(ctx, "").annotations
 
 
+def _agree_files(ctx: RunContext, arg: str) -> dict[str, Path]:
+    agree = ctx.out / "agree"
+    return {"gold": agree / "gold.parquet", "dropped": agree / "dropped.parquet",
+            "agreement": agree / "agreement.json"}  # fmt: skip
+
+
 @STEPS.register("agree")
+@declares(reads=lambda ctx, arg: {"annotations": votes_path(ctx)}, writes=_agree_files)
 def agree_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The recipe's agreement rule (``pipelines.agreement``) -> OUT/agree; values are
     checked against the interface's answer control."""
@@ -231,7 +238,21 @@ def interface_value_type(recipe: object, field: str | None) -> str | None:
     return value_type_of(control, recipe.annotation.value_types.get(control.name)).name
 
 
+def _split_reads(ctx: RunContext, arg: str) -> dict[str, Path]:
+    return {
+        "gold": ctx.out / "agree" / "gold.parquet",
+        "items": ctx.out / "items" / "items.parquet",
+    }
+
+
+def _split_writes(ctx: RunContext, arg: str) -> dict[str, Path]:
+    split = ctx.out / "split"
+    return {"splits": split / "splits.parquet", "artifacts": split / "artifacts.json",
+            "artifacts_md": split / "artifacts.md"}  # fmt: skip
+
+
 @STEPS.register("split")
+@declares(reads=_split_reads, writes=_split_writes)
 def split_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The recipe's split rule and the artifact report (``pipelines.splits``) ->
     OUT/split."""
@@ -239,8 +260,8 @@ def split_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     from pipelines.splits.run import run_split
 
     settings = recipe_split_settings(ctx.recipe, ctx.seed)
-    gold = ctx.out / "agree" / "gold.parquet"
-    split = run_split(gold, settings, ctx.out / "split", ctx.out / "items" / "items.parquet",
+    reads = _split_reads(ctx, arg)
+    split = run_split(reads["gold"], settings, ctx.out / "split", reads["items"],
                       ctx.recipe.language)  # fmt: skip
     n = sum(split["splits"].values())
     return StepOutcome(f"{split['splits']}", {"splits": split["splits"],
@@ -266,7 +287,35 @@ def _dates(ingest_dir: Path) -> dict:
     return out
 
 
+def export_reads(ctx: RunContext, arg: str = "") -> dict[str, Path]:
+    """What the shared export reads: the gold labels and the dropped items, the items,
+    the splits and their artifact report, the annotations agreed on, the agreement
+    figures, the ingest's statistics, and the files the task kind's card reads
+    (``export_inputs``)."""
+    out, kind = ctx.out, ctx.task
+    return {
+        "gold": out / "agree" / "gold.parquet",
+        "dropped": out / "agree" / "dropped.parquet",
+        "items": out / "items" / "items.parquet",
+        "splits": out / "split" / "splits.parquet",
+        "annotations": votes_path(ctx),
+        "artifacts": out / "split" / "artifacts.json",
+        "agreement": out / "agree" / "agreement.json",
+        "ingest_stats": out / kind.ingest_dir / "stats.json",
+        **{name: out / rel for name, rel in kind.export_inputs.items()},
+    }
+
+
+EXPORT_NAMES = [f"{s}.{ext}" for s in ("train", "dev", "test") for ext in ("jsonl", "parquet")]
+
+
 @STEPS.register("export")
+@declares(
+    reads=export_reads,
+    writes=lambda ctx, arg: {
+        n: ctx.out / "dataset" / n for n in (*EXPORT_NAMES, "DATA_CARD.md", "card.json")
+    },
+)
 def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The dataset in the task kind's release layout (its ``records``) as JSON Lines and
     Parquet per split, and the data card (its ``card`` section) -> OUT/dataset."""
@@ -275,19 +324,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     from pipelines.export.records import jsonl
 
     recipe, out, kind = ctx.recipe, ctx.out, ctx.task
-    ingest_dir = out / kind.ingest_dir
-    votes = votes_path(ctx)
-    inputs = {
-        "gold": out / "agree" / "gold.parquet",
-        "dropped": out / "agree" / "dropped.parquet",
-        "items": out / "items" / "items.parquet",
-        "splits": out / "split" / "splits.parquet",
-        "annotations": votes,
-        "artifacts": out / "split" / "artifacts.json",
-        "agreement": out / "agree" / "agreement.json",
-        "ingest_stats": ingest_dir / "stats.json",
-        **{name: out / rel for name, rel in kind.export_inputs.items()},
-    }
+    inputs = export_reads(ctx, arg)  # its declaration: the orchestrator has checked them
     template = data_card.TEMPLATE
     code = [
         code_hash(f)
@@ -308,8 +345,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     key = json.dumps([hashes, sha256_file(template), code, recipe.model_dump(exclude={"base_dir"})],
                      sort_keys=True, default=str)  # fmt: skip
     dataset = out / "dataset"
-    names = [f"{s}.{ext}" for s in ("train", "dev", "test") for ext in ("jsonl", "parquet")]
-    names += ["DATA_CARD.md", "DATA_CARD.html", "card.json"]
+    names = [*EXPORT_NAMES, "DATA_CARD.md", "DATA_CARD.html", "card.json"]
     if outputs_current(dataset, key, names):
         facts = json.loads((dataset / "card.json").read_text(encoding="utf-8"))
         exported = {**facts["export"], "cached": True}

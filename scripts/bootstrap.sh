@@ -20,7 +20,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
   # torch with pip: pip is the client set up to find the CPU build this machine keeps
   # (a bare index would give the multi-GB CUDA build); the pin names the CPU build.
-  "${pip[@]}" "$(grep '^torch==' constraints.txt)"
+  "${pip[@]}" -c constraints.txt "$(grep '^torch==' constraints.txt)"
   # The rest with uv (pinned here), about 4x faster than pip on two cores; the same
   # constraints, so the same versions. pip does it when uv cannot be had. Bytecode is
   # compiled at install, as pip does: with PYTHONDONTWRITEBYTECODE set (as on these

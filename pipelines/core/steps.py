@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipelines.core.errors import BenchforgeError
 from pipelines.core.io import outputs_current, sha256_file, write_outputs
 from pipelines.core.registry import Registry
 
@@ -86,6 +87,81 @@ class RunContext:
 
 StepFn = Callable[[RunContext, str], StepOutcome]
 STEPS: Registry[StepFn] = Registry("step", "pipelines.families", "rebuild steps")
+
+
+Paths = Callable[[RunContext, str], dict[str, Path]]
+
+
+class StepInputMissing(BenchforgeError, FileNotFoundError):
+    """A step's declared input is not there: the message names the step, the file and
+    the step that writes it."""
+
+
+@dataclass(frozen=True)
+class StepFiles:
+    """What a step reads and writes: ``reads(ctx, arg)`` and ``writes(ctx, arg)`` give
+    files by name (under OUT, or the recipe's own files). The orchestrator checks the
+    reads exist before the step runs (naming the step that writes a missing one), checks
+    the writes exist after it, and records the reads' SHA-256 in OUT/rebuild.json; a
+    step such as ``export`` takes its inputs from its declaration instead of a list of
+    its own."""
+
+    reads: Paths
+    writes: Paths
+
+
+def declares(reads: Paths | None = None, writes: Paths | None = None) -> Callable:
+    """Decorator: declare what a step function reads and writes (:class:`StepFiles`)."""
+
+    def mark(fn: StepFn) -> StepFn:
+        fn.files = StepFiles(reads or (lambda ctx, arg: {}), writes or (lambda ctx, arg: {}))
+        return fn
+
+    return mark
+
+
+def files_of(fn: StepFn) -> StepFiles | None:
+    """The step's declaration, if it made one."""
+    return getattr(fn, "files", None)
+
+
+def check_inputs(ctx: RunContext, name: str, fn: StepFn, arg: str,
+                 names: list[str]) -> dict[str, str]:  # fmt: skip
+    """Before step ``name`` runs: every declared input exists, else
+    :class:`StepInputMissing` naming the file and the step of ``names`` (the run's
+    steps) that writes it; returns the inputs' SHA-256 (first 12) by name."""
+    files = files_of(fn)
+    if files is None:
+        return {}
+    reads = files.reads(ctx, arg)
+    for key, path in reads.items():
+        if not Path(path).is_file():
+            writer = _writer_of(ctx, Path(path), names)
+            by = f", which step {writer!r} writes" if writer else ""
+            raise StepInputMissing(
+                f"step {name!r} needs its input {key!r}, {path}{by}, and it is not there: "
+                "run the whole recipe again (finished steps are skipped)"
+            )
+    return {key: sha256_file(Path(path))[:12] for key, path in reads.items()}
+
+
+def check_outputs(ctx: RunContext, name: str, fn: StepFn, arg: str) -> None:
+    """After step ``name``: every file it declared it writes is there."""
+    files = files_of(fn)
+    if files is None:
+        return
+    missing = [str(p) for p in files.writes(ctx, arg).values() if not Path(p).is_file()]
+    if missing:
+        raise AssertionError(f"step {name!r} declared outputs it did not write: {missing}")
+
+
+def _writer_of(ctx: RunContext, path: Path, names: list[str]) -> str | None:
+    for other in names:
+        fn, arg = step_function(ctx.task.name, other)
+        files = files_of(fn)
+        if files is not None and path in {Path(p) for p in files.writes(ctx, arg).values()}:
+            return other
+    return None
 
 
 def step_function(kind: str, name: str) -> tuple[StepFn, str]:
