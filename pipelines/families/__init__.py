@@ -72,8 +72,6 @@ class TaskKind:
     # the agreement the paper reports: {"level": ..., "alpha": ..., "source": ...}
     paper_agreement: dict | None = None
     votes: Callable[[object], Path] | None = None  # the table agree reads, when not pull's
-    label_field: str = "label"  # the source's label column (translated families)
-    checks: list[str] = field(default_factory=list)  # default QA checks (translated families)
     # whether a recipe's rounds are simulated by default (None: its annotation section's)
     simulated: Callable[[object], bool] | None = None
     # the annotation configs a recipe names, checked before any work: (field, path)

@@ -38,7 +38,7 @@ from pipelines.families.kornlu import section  # noqa: F401 - the recipe section
 from pipelines.families.kornlu.card import card
 from pipelines.families.kornlu.export import export_step, kornli_records, korsts_records
 from pipelines.families.kornlu.qa import qa_step, relabel_step
-from pipelines.families.kornlu.sources import HALVES, LABELS, preflight
+from pipelines.families.kornlu.sources import HALVES, LABEL_FIELDS, LABELS, preflight
 from pipelines.families.kornlu.translate import (
     configs,
     crosscheck_step,
@@ -56,13 +56,11 @@ STEP_NAMES = ["mt-model", "translate", "postedit",
                                                                   "pull")],
               "qa", "relabel", "export"]  # fmt: skip
 
-for _name, _title, _field, _records_fn, _checks in (
+for _name, _title, _records_fn in (
     ("korsts", "KorSTS-style translated semantic textual similarity (Ham et al. 2020)",
-     "score", korsts_records,
-     ["identical_translation", "near_identical_translation", "gender_mismatch",
-      "untranslated_latin", "length_ratio"]),
+     korsts_records),
     ("kornli", "KorNLI-style translated natural language inference (Ham et al. 2020)",
-     "gold_label", kornli_records, ["gender_mismatch", "untranslated_latin", "length_ratio"]),
+     kornli_records),
 ):  # fmt: skip
     for _step, _fn in (("mt-model", mt_model_step), ("translate", translate_step),
                        ("postedit", postedit_step), ("crosscheck", crosscheck_step),
@@ -72,8 +70,8 @@ for _name, _title, _field, _records_fn, _checks in (
     register_task(TaskKind(
         name=_name, title=_title, layout=_name, steps=STEP_NAMES, rounds=rounds,
         records=lambda inputs, fn=_records_fn: fn(inputs.gold), card=card,
-        needs=["translation"], label_field=_field, checks=_checks,
+        needs=["translation"],
         simulated=lambda recipe: bool(recipe.translation and recipe.translation.postedit.simulate),
-        preflight=lambda recipe, n=_name, f=_field: preflight(recipe, LABELS[n] is None, f),
+        preflight=lambda recipe, n=_name: preflight(recipe, LABELS[n] is None, LABEL_FIELDS[n]),
         configs=configs,
     ))  # fmt: skip

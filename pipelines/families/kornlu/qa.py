@@ -9,6 +9,7 @@ import pandas as pd
 from pipelines.core.stage import value_counts
 from pipelines.core.steps import Rows, RunContext, StepOutcome, cached
 from pipelines.families.kornlu.sources import (
+    DEFAULT_CHECKS,
     HALVES,
     LABELS,
 )
@@ -30,7 +31,7 @@ def qa_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     inputs = [ctx.out / "translate" / "pairs.parquet", ctx.out / "translate" / "sentences.parquet"]
     inputs += [ctx.out / d / f"items-{h}.parquet" for d in ("crosscheck",) for h in HALVES]
     inputs += [ctx.out / "annotate" / f"crosscheck-{h}.parquet" for h in HALVES]
-    names = qa.checks or kind.checks
+    names = qa.checks or DEFAULT_CHECKS[kind.name]
     settings = QaSettings(near_identical=qa.near_identical, latin_min_words=qa.latin_min_words,
                           length_ratio_z=qa.length_ratio_z)  # fmt: skip
 

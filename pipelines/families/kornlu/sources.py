@@ -16,6 +16,14 @@ HALVES = ("a", "b")
 NLI_LABELS = ("entailment", "neutral", "contradiction")
 KORSTS_META = ["genre", "filename", "year", "id"]
 LABELS = {"korsts": None, "kornli": NLI_LABELS}  # None: a 0-5 score
+# the source's label column (STS-B's score, XNLI's gold_label)
+LABEL_FIELDS = {"korsts": "score", "kornli": "gold_label"}
+# the label-risk checks a recipe gets when its qa.checks names none
+DEFAULT_CHECKS = {
+    "korsts": ["identical_translation", "near_identical_translation", "gender_mismatch",
+               "untranslated_latin", "length_ratio"],
+    "kornli": ["gender_mismatch", "untranslated_latin", "length_ratio"],
+}  # fmt: skip
 
 
 class SourceError(BenchforgeError, ValueError):

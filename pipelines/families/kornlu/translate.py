@@ -16,6 +16,7 @@ from pipelines.core.steps import Rows, RunContext, StepOutcome, cached
 from pipelines.families import Round
 from pipelines.families.kornlu.sources import (
     HALVES,
+    LABEL_FIELDS,
     LABELS,
     SourceError,
     source_tables,
@@ -163,7 +164,9 @@ def translate_step(ctx: RunContext, arg: str = "") -> StepOutcome:
                 [c.model_dump() for c in ctx.recipe.corpora]]  # fmt: skip
 
     def compute() -> tuple[dict, dict]:
-        pairs, sentences = source_tables(ctx.recipe, LABELS[kind.name] is None, kind.label_field)
+        pairs, sentences = source_tables(
+            ctx.recipe, LABELS[kind.name] is None, LABEL_FIELDS[kind.name]
+        )
         memory = (TranslationMemory.load(ctx.recipe.resolve(t.memory.path),
                                          t.memory.fuzzy_threshold, t.memory.source_column,
                                          t.memory.target_column) if t.memory else None)  # fmt: skip
