@@ -300,7 +300,8 @@ def apply_rules(questions: list[Question], templates: list[Template],
         ]
         rows.append({
             "question_id": q.question_id, "category": q.category, "stereotype": q.stereotype,
-            "source": q.where.split(":")[0].split(" (")[0], "type": kind,
+            # the file's name, not where this checkout keeps it: a release names no local path
+            "source": Path(q.where.split(":")[0].split(" (")[0]).name, "type": kind,
             "type_source": source, "respondents": q.respondents,
             "no_stereo": q.no_stereo, "no_stereo_share": round(share_no, 4),
             "expected_votes": round(expected, 3) if kind == 1 else None,

@@ -146,6 +146,8 @@ def test_release_survey_types_from_the_templates(templates):
     assert race.iloc[0]["type"] == 1 and race.iloc[0]["type_source"] == "templates"
     # a template whose question the JSON lacks brings its own votes
     assert targets["question_id"].str.contains("gender_identity-t013").any()
+    # the released targets name the survey file, not where this checkout keeps it
+    assert set(targets["source"]) == {SURVEY.name, "KoBBQ_templates.tsv"}
 
 
 def test_survey_round_tally_recovers_the_votes():
