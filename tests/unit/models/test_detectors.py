@@ -78,7 +78,7 @@ def test_collapse_report_thresholds():
 
 
 def test_early_stopping_keeps_the_best_epoch(tmp_path):
-    args = ["--limit", "3000", "--epochs", "4", "--lr", "1e-3", "--layers", "1", "--hidden",
+    args = ["--limit", "1500", "--epochs", "4", "--lr", "1e-3", "--layers", "1", "--hidden",
             "64", "--heads", "2", "--vocab-size", "800", "--patience", "1", "--json"]  # fmt: skip
     proc = train(tmp_path / "gb", "--task", "gender_bias", *args)
     assert proc.returncode == 0, proc.stderr[-3000:]
