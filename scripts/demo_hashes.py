@@ -48,18 +48,21 @@ def main() -> int:
         if args.only and path.stem not in args.only:
             continue
         recipes.append(path)
+    from pipelines.annotation import ls_server
+
+    started_here = not ls_server.status()["running"]  # stopped at the end if we start it
     result: dict[str, dict] = {}
     for i, path in enumerate(recipes):
         out = args.out / path.stem
         cmd = [sys.executable, "-m", "flows.cli", "rebuild", str(path), "--out", str(out)]
-        if i == len(recipes) - 1:
-            cmd.append("--stop-server")
         print(f"[{i + 1}/{len(recipes)}] {path.stem}", flush=True)
         proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
         if proc.returncode != 0:
             print(proc.stderr[-3000:], file=sys.stderr)
             return proc.returncode
         result[path.stem] = digests(out / "dataset")
+    if started_here:
+        ls_server.down()
     text = json.dumps(result, indent=1, sort_keys=True)
     if args.json:
         args.json.write_text(text + "\n", encoding="utf-8")
