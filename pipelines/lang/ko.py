@@ -11,10 +11,12 @@ Run ``python -m pipelines.lang.ko --check`` to see which backend kss uses.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import tempfile
 import threading
+import types
 from functools import lru_cache
 from pathlib import Path
 
@@ -66,9 +68,44 @@ def _no_unidic_by_default() -> None:
 _no_unidic_by_default()
 
 
+def _lean_kss() -> None:
+    """Let ``kss._modules.*`` be imported without running ``kss/__init__.py``.
+
+    kss's ``__init__`` imports every tool it has (spacing, paradigms, g2p, hanja ...),
+    10 s here, paid by every process that splits Korean sentences: each CLI run and each
+    Dask worker of the ingest. The sentence splitter needs its own modules only (0.3 s).
+    ``kss`` becomes a package module with kss's path and no attributes of its own; the
+    first attribute asked of it (``kss.correct_spacing``, by anyone) runs the real
+    ``__init__`` then, so the whole API is still there for code that wants it."""
+    if "kss" in sys.modules:
+        return
+    spec = importlib.util.find_spec("kss")
+    if spec is None or spec.loader is None:
+        return  # not installed: the import below says so
+    package = types.ModuleType("kss")
+    package.__spec__, package.__file__, package.__package__ = spec, spec.origin, "kss"
+    package.__path__ = list(spec.submodule_search_locations or [])
+
+    def whole(name: str) -> object:
+        del package.__getattr__
+        spec.loader.exec_module(package)  # the real kss/__init__.py, once
+        return getattr(package, name)
+
+    package.__getattr__ = whole
+    sys.modules["kss"] = package
+
+
+def _kss_split_sentences():  # noqa: ANN202 - kss's function
+    _lean_kss()
+    from kss._modules.sentences.split_sentences import split_sentences
+
+    return split_sentences
+
+
 @lru_cache(maxsize=1)
 def kss_backend() -> str | None:
     """The morpheme backend kss found: ``"mecab"`` when the wiring above works."""
+    _lean_kss()
     from kss._modules.morphemes.analyzers import MecabAnalyzer
 
     return MecabAnalyzer._backend
@@ -80,8 +117,7 @@ def split_sentences(texts: list[str], backend: str = "mecab") -> list[list[str]]
     Paragraph breaks (newlines) are always sentence boundaries; kss splits each
     paragraph. Returns one list of stripped, non-empty sentences per input text.
     """
-    import kss
-
+    kss_split = _kss_split_sentences()
     paragraphs: list[str] = []
     owner: list[int] = []
     for i, text in enumerate(texts):
@@ -94,7 +130,7 @@ def split_sentences(texts: list[str], backend: str = "mecab") -> list[list[str]]
     if not paragraphs:
         return out
     unique = list(dict.fromkeys(paragraphs))  # repeated paragraphs are split once
-    split = kss.split_sentences(unique, backend=backend, num_workers=1)
+    split = kss_split(unique, backend=backend, num_workers=1)
     if len(unique) == 1:  # kss unwraps a one-element list
         split = [split]
     by_text = dict(zip(unique, split, strict=True))

@@ -90,3 +90,35 @@ def test_morphemes_from_many_threads_at_once():
     proc = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True,
                           text=True, timeout=300)  # fmt: skip
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.returncode
+
+
+LEAN = """
+import json, sys
+from pipelines.lang.ko import split_sentences
+texts = ["회사 동료 분들과 다녀왔는데 분위기도 좋고 음식도 맛있었어요 다만, 강남 토끼정이 강남 "
+         "쉑쉑버거 골목길로 쭉 올라가야 하는데 다들 쉑쉑버거의 유혹에 넘어갈 뻔 했답니다",
+         "오늘 날씨가 좋네요. 내일은 비가 온대요?"]
+lean = split_sentences(texts)
+loaded = "kss._modules.spacing.correct_spacing" in sys.modules
+import kss  # the whole kss, on first use of an attribute
+whole = [[s.strip() for s in kss.split_sentences(t, backend="mecab")] for t in texts]
+print(json.dumps({"lean": lean, "whole": whole, "loaded": loaded,
+                  "spacing": callable(kss.correct_spacing)}))
+"""
+
+
+def test_sentences_split_without_kss_whole_import_as_kss_splits_them():
+    """pipelines.lang.ko imports kss's sentence splitter without kss's __init__ (which
+    loads every kss tool: 10 s per process); the sentences are kss's own, and the rest
+    of kss is still there on first use."""
+    import json
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", LEAN], capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["lean"] == got["whole"] and len(got["lean"][0]) == 2
+    assert got["loaded"] is False  # the spacing tool was not imported to split sentences
+    assert got["spacing"] is True
