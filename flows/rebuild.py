@@ -8,13 +8,14 @@ the kind lists its steps, and each is looked up in the step registry
 shared ones - ingest, pairs, push/simulate/wait/pull of an annotation round, agree,
 split, export - in ``flows/steps.py``) and run as a Prefect task, in order. Each step
 writes its outputs under OUT atomically with a manifest and skips itself on a rerun when
-its inputs, settings and code are unchanged; a step that declares its files
-(``pipelines.core.steps.declares``) has its inputs checked before it runs (a missing one
-names the step that writes it), its outputs checked after, and its inputs' SHA-256
-recorded; Label Studio steps are idempotent (no task
-or annotation is ever created twice). Every step prints one progress line, and the run's
-record (OUT/rebuild.json) holds each step's figures, with rows in, kept and dropped per
-reason where the step keeps or drops rows (checked: in == kept + dropped).
+its inputs, settings and code are unchanged: a step declares its files and settings
+(``pipelines.core.steps.declares``), has its inputs checked before it runs (a missing one
+names the step that writes it) and its outputs after, its inputs' SHA-256 recorded, and
+its cache key derived from the declaration (``step_cache``); Label Studio steps are
+idempotent (no task or annotation is ever created twice). Every step prints one
+progress line, and the run's record (OUT/rebuild.json) holds each step's figures, with
+rows in, kept and dropped per reason where the step keeps or drops rows (checked:
+in == kept + dropped).
 
 With no ``LABEL_STUDIO_URL`` set, the local Label Studio server is started (installed
 on first use) and left running for the next rebuild; ``benchforge labelstudio down``
@@ -38,6 +39,7 @@ from pipelines.core.steps import (
     StepOutcome,
     check_inputs,
     check_outputs,
+    step_cache,
     step_function,
 )
 from pipelines.families import TaskKind, task_kind
@@ -85,7 +87,11 @@ def run_steps(ctx: RunContext, record: Path) -> dict:
         started = time.perf_counter()
         enter_step(name)
         inputs = check_inputs(ctx, name, fn, arg, names)  # declared inputs, before any work
-        outcome = task(name=f"rebuild-{name}", cache_policy=NO_CACHE)(fn)(ctx, arg)
+        ctx.cache = step_cache(ctx, fn, arg)  # its key, from its declaration
+        try:
+            outcome = task(name=f"rebuild-{name}", cache_policy=NO_CACHE)(fn)(ctx, arg)
+        finally:
+            ctx.cache = None
         check_outputs(ctx, name, fn, arg)
         if outcome.rows is not None:
             outcome.rows.check(name)

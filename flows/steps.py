@@ -25,13 +25,14 @@ from pipelines.core.io import (
     write_outputs,
     write_parquet,
 )
-from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, code_hash, declares
+from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, declares
 from pipelines.export.card_facts import (
     annotation_facts,
     licence_facts,
     round_server,
     server_record,
 )
+from pipelines.export.family import export_code, export_settings
 from pipelines.families import ExportInputs, Round
 
 
@@ -315,36 +316,17 @@ EXPORT_NAMES = [f"{s}.{ext}" for s in ("train", "dev", "test") for ext in ("json
     writes=lambda ctx, arg: {
         n: ctx.out / "dataset" / n for n in (*EXPORT_NAMES, "DATA_CARD.md", "card.json")
     },
+    settings=export_settings,
+    code=export_code,
 )
 def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The dataset in the task kind's release layout (its ``records``) as JSON Lines and
     Parquet per split, and the data card (its ``card`` section) -> OUT/dataset."""
-    from pipelines.core import licenses, markdown
-    from pipelines.export import card_facts, card_html, data_card, figures, warnings
     from pipelines.export.records import jsonl
 
-    recipe, out, kind = ctx.recipe, ctx.out, ctx.task
     inputs = export_reads(ctx, arg)  # its declaration: the orchestrator has checked them
-    template = data_card.TEMPLATE
-    code = [
-        code_hash(f)
-        for f in (
-            data_card.render_card,
-            jsonl,
-            kind.records,
-            kind.card,
-            card_facts.label_facts,
-            figures.render_figures,
-            card_html.to_html,
-            warnings.card_warnings,
-            licenses.resolve,
-            markdown.table,
-        )
-    ]
     hashes = {k: sha256_file(p) for k, p in inputs.items()}
-    key = json.dumps([hashes, sha256_file(template), code, recipe.model_dump(exclude={"base_dir"})],
-                     sort_keys=True, default=str)  # fmt: skip
-    dataset = out / "dataset"
+    key, dataset = ctx.cache.key, ctx.cache.folder  # the key its declaration gives
     names = [*EXPORT_NAMES, "DATA_CARD.md", "DATA_CARD.html", "card.json"]
     if outputs_current(dataset, key, names):
         facts = json.loads((dataset / "card.json").read_text(encoding="utf-8"))

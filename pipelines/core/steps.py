@@ -13,18 +13,21 @@ keeps or drops rows: its
 reason, and :class:`StepOutcome` refuses counts that do not add up. Dropped rows are
 written with their reasons next to the kept ones.
 
-:func:`cached` is the one cache scheme of the rebuild's own steps: a step's outputs
-are current when their manifest's key (the step's inputs' SHA-256, its settings and the
-source of the module that computes it) is unchanged, so editing a task module reruns its
-steps and nothing else.
+:func:`cached` is the one cache scheme of the rebuild's steps. A step that declares its
+files and its settings (``@declares(reads=, writes=, settings=)``) is cached by the
+orchestrator: before it runs, :func:`step_cache` derives its key
+(``pipelines.core.code.cache_key``: the declared inputs' SHA-256, the settings and the
+code key of the step's module and what it imports) and the step computes inside
+``cached(ctx, compute)``, which writes the declared outputs and their manifest with that
+key, or returns the stored info when they are current. Editing one family's module
+reruns that family's steps only (families import no other family).
 """
 
 from __future__ import annotations
 
-import hashlib
-import inspect
+import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -79,6 +82,8 @@ class RunContext:
     server_started: bool = False  # the local Label Studio server, once per run
     # --reuse-project: keep using a Label Studio project made with another overlap
     reuse_project: bool = False
+    # the running step's cache (set by the orchestrator from its declaration)
+    cache: StepCache | None = None
 
     @property
     def project(self) -> str:
@@ -97,6 +102,10 @@ class StepInputMissing(BenchforgeError, FileNotFoundError):
     the step that writes it."""
 
 
+Settings = Callable[[RunContext, str], object]
+Code = Callable[[RunContext, str], Iterable[str]]
+
+
 @dataclass(frozen=True)
 class StepFiles:
     """What a step reads and writes: ``reads(ctx, arg)`` and ``writes(ctx, arg)`` give
@@ -104,20 +113,54 @@ class StepFiles:
     reads exist before the step runs (naming the step that writes a missing one), checks
     the writes exist after it, and records the reads' SHA-256 in OUT/rebuild.json; a
     step such as ``export`` takes its inputs from its declaration instead of a list of
-    its own."""
+    its own.
+
+    A step with ``settings(ctx, arg)`` (JSON-able) is cached: its key is the reads'
+    SHA-256, the settings and the code key of the step's module, of the modules ``code``
+    names (``code(ctx, arg)``: a shared step's family modules) and of what they import
+    (:func:`step_cache`). ``pulls(ctx, arg)``: the files a step pulls itself from Label
+    Studio before it computes (a round it runs inside, such as KoBEST's revisions): not
+    checked before it runs, hashed into its key when it computes."""
 
     reads: Paths
     writes: Paths
+    settings: Settings | None = None
+    code: Code | None = None
+    pulls: Paths | None = None
 
 
-def declares(reads: Paths | None = None, writes: Paths | None = None) -> Callable:
-    """Decorator: declare what a step function reads and writes (:class:`StepFiles`)."""
+class StepCache:
+    """The running step's cache: the folder and file names of its declared outputs
+    (written with a manifest recording the key) and its key, derived when first asked
+    (after the pulls of a step that runs a round inside)."""
+
+    def __init__(self, folder: Path, names: list[str], key_of: Callable[[], str]) -> None:
+        self.folder, self.names, self._key_of = folder, names, key_of
+
+    @functools.cached_property
+    def key(self) -> str:
+        return self._key_of()
+
+
+def declares(reads: Paths | None = None, writes: Paths | None = None,
+             settings: Settings | None = None, code: Code | None = None,
+             pulls: Paths | None = None) -> Callable:  # fmt: skip
+    """Decorator: declare what a step function reads and writes and, for a cached step,
+    its settings, the code beyond its own module and the files it pulls itself
+    (:class:`StepFiles`)."""
 
     def mark(fn: StepFn) -> StepFn:
-        fn.files = StepFiles(reads or (lambda ctx, arg: {}), writes or (lambda ctx, arg: {}))
+        fn.files = StepFiles(reads or (lambda ctx, arg: {}), writes or (lambda ctx, arg: {}),
+                             settings, code, pulls)  # fmt: skip
         return fn
 
     return mark
+
+
+def out_files(*paths: str) -> Paths:
+    """Declared files under OUT by their path relative to it
+    (``out_files("items/items.parquet")``)."""
+    return lambda ctx, arg: {rel: ctx.out / rel for rel in paths}
 
 
 def files_of(fn: StepFn) -> StepFiles | None:
@@ -181,38 +224,50 @@ def step_function(kind: str, name: str) -> tuple[StepFn, str]:
     return STEPS.get(name), ""  # raises, naming the nearest step
 
 
-def code_hash(fn: Callable) -> str:
-    """SHA-256 (first 16) of the source file of the module that defines ``fn`` and of
-    the templates beside it (``*.j2``: a family's card text), so that editing either
-    invalidates the outputs it computed."""
-    source = Path(inspect.getfile(fn))
-    files = [source, *sorted(source.parent.glob("*.j2"))]
-    if len(files) == 1:
-        return sha256_file(source)[:16]
-    return hashlib.sha256("".join(sha256_file(f) for f in files).encode()).hexdigest()[:16]
+def step_cache(ctx: RunContext, fn: StepFn, arg: str) -> StepCache | None:
+    """The cache of step ``fn`` (None unless it declares its settings): the key over
+    its declared reads, settings and code (``pipelines.core.code.cache_key``); its
+    declared writes must share one folder."""
+    from pipelines.core.code import cache_key
+
+    files = files_of(fn)
+    if files is None or files.settings is None:
+        return None
+    writes = {name: Path(p) for name, p in files.writes(ctx, arg).items()}
+    if not writes:  # nothing to cache (a step the recipe skips)
+        return None
+    folders = {p.parent for p in writes.values()}
+    if len(folders) != 1:
+        raise ValueError(f"{fn.__module__}.{fn.__name__}: a cached step writes into one "
+                         f"folder, not {sorted(map(str, folders))}")  # fmt: skip
+    roots = [fn.__module__, *(files.code(ctx, arg) if files.code else ())]
+
+    def key_of() -> str:
+        inputs = {**files.reads(ctx, arg), **(files.pulls(ctx, arg) if files.pulls else {})}
+        return cache_key(inputs, files.settings(ctx, arg), roots)
+
+    return StepCache(folders.pop(), [p.name for p in writes.values()], key_of)
 
 
-def cached(
-    out: Path,
-    inputs: list[Path],
-    settings: object,
-    compute: Callable[[], tuple[dict, dict]],
-    info_name: str,
-    table_names: list[str],
-) -> tuple[dict, bool]:
-    """Run ``compute`` unless OUT holds current outputs; return (info, cached).
+def cached(ctx: RunContext, compute: Callable[[], tuple[dict, dict]]) -> tuple[dict, bool]:
+    """Run ``compute`` unless the running step's declared outputs are current (their
+    manifest records the key :func:`step_cache` derived); return (info, cached).
 
-    ``compute() -> (tables, info)`` gives the Parquet tables by file name and the info
-    written as ``info_name``. The key is the inputs' SHA-256, ``settings`` and the code
-    of ``compute``'s module."""
-    key = json.dumps(
-        [[sha256_file(p) for p in inputs], settings, code_hash(compute)],
-        sort_keys=True,
-        default=str,
-    )
-    names = [*table_names, info_name]
-    if outputs_current(out, key, names):
-        return json.loads((out / info_name).read_text(encoding="utf-8")), True
+    ``compute() -> (tables, info)`` gives the Parquet tables by file name and the info;
+    together they are the step's declared writes (the tables, and one ``.json`` file
+    for the info), checked here."""
+    cache = ctx.cache
+    if cache is None:
+        raise RuntimeError("cached() runs inside a step that declares its settings "
+                           "(@declares(..., settings=...)), run by the orchestrator")  # fmt: skip
+    infos = [n for n in cache.names if n.endswith(".json")]
+    if len(infos) != 1:
+        raise ValueError(f"a cached step declares one .json info file, not {infos}")
+    if outputs_current(cache.folder, cache.key, cache.names):
+        return json.loads((cache.folder / infos[0]).read_text(encoding="utf-8")), True
     tables, info = compute()
-    write_outputs(out, key, tables, {info_name: info})
+    if sorted([*tables, infos[0]]) != sorted(cache.names):
+        raise AssertionError(f"the step computed {sorted(tables)} and declared "
+                             f"{sorted(cache.names)}")  # fmt: skip
+    write_outputs(cache.folder, cache.key, tables, {infos[0]: info})
     return info, False

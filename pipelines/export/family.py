@@ -1,12 +1,13 @@
-"""The export of a family that writes its own release (KoBBQ, JGLUE): one cache key over
-its inputs, its code, the recipe and the card template; the card's shared facts; the
+"""The export of a family that writes its own release (KorNLU, KoBBQ, JGLUE, KoBEST):
+the step's declaration (:func:`family_export`: its inputs and each round's pulled
+annotations, the recipe, the card template and the code of ``pipelines.export`` and of
+the family's card) gives its cache key, as for every step; the card's shared facts; the
 files, the card and its figures written atomically together.
 
 ``export_dataset(ctx, inputs, rounds, build, facts_of, files, names)``:
 
-- ``inputs``: the files the release is made from (name -> path under OUT), hashed into
-  the key and listed in the card's provenance; each round's pulled annotations are
-  added;
+- ``inputs``: the step's declared inputs (name -> path), listed in the card's
+  provenance;
 - ``facts_of(ctx, inputs) -> dict``: the family's own facts, merged over the shared
   skeleton (:func:`base_facts`) before the family's ``card`` renders them;
 - ``build(facts) -> (tables, texts, jsons)``: the release's Parquet tables, text files
@@ -25,7 +26,42 @@ from pathlib import Path
 
 import pandas as pd
 
+from pipelines.core.io import sha256_file
+from pipelines.core.steps import RunContext, declares
+
 CARD_FILES = ["DATA_CARD.md", "DATA_CARD.html", "card.json"]
+
+
+def export_settings(ctx: RunContext, arg: str = "") -> list:
+    """The settings of every export's cache key: the recipe and the card template."""
+    from pipelines.export import data_card
+
+    return [ctx.recipe.model_dump(exclude={"base_dir"}), sha256_file(data_card.TEMPLATE)]
+
+
+def export_code(ctx: RunContext, arg: str = "") -> list[str]:
+    """The code of every export's cache key beyond its step's module: the shared export
+    package and the task kind's records and card modules (with its card template)."""
+    return ["pipelines.export", ctx.task.records.__module__, ctx.task.card.__module__]
+
+
+def family_export(inputs: Callable[[RunContext], dict[str, Path]]) -> Callable:
+    """Decorator: declare a family's own export step. It reads ``inputs(ctx)`` and the
+    pulled annotations of each of its rounds that has them, writes the card into
+    OUT/dataset (its release files are its own), and is cached on
+    :func:`export_settings` and :func:`export_code`."""
+
+    def reads(ctx: RunContext, arg: str) -> dict[str, Path]:
+        files = dict(inputs(ctx))
+        for name, r in ctx.task.rounds(ctx).items():
+            if r.annotations.is_file():  # a round the recipe does not run has none
+                files[f"{name}-annotations"] = r.annotations
+        return files
+
+    def writes(ctx: RunContext, arg: str) -> dict[str, Path]:
+        return {name: ctx.out / "dataset" / name for name in CARD_FILES}
+
+    return declares(reads=reads, writes=writes, settings=export_settings, code=export_code)
 
 
 def inline_counts(counts: dict) -> str:
@@ -91,7 +127,7 @@ def base_facts(
 
 
 def export_dataset(
-    ctx: object,
+    ctx: RunContext,
     inputs: dict[str, Path],
     rounds: dict,
     build: Callable[[dict], tuple[dict, dict, dict]],
@@ -102,25 +138,11 @@ def export_dataset(
     rebuild: str,
 ) -> tuple[dict, bool]:
     """Write OUT/dataset (see the module docstring); return (facts, cached)."""
-    from pipelines.core.io import outputs_current, sha256_file, write_outputs
-    from pipelines.core.steps import code_hash
+    from pipelines.core.io import outputs_current, write_outputs
     from pipelines.export import data_card
 
-    inputs = dict(inputs)
-    for name, r in rounds.items():
-        inputs[f"{name}-annotations"] = r.annotations
-    hashes = {n: sha256_file(p) for n, p in inputs.items() if Path(p).is_file()}
-    key = json.dumps(
-        [
-            hashes,
-            [code_hash(f) for f in (build, facts_of, data_card.render_card, ctx.task.card)],
-            ctx.recipe.model_dump(exclude={"base_dir"}),
-            sha256_file(data_card.TEMPLATE),
-        ],
-        sort_keys=True,
-        default=str,
-    )
-    dataset = ctx.out / "dataset"
+    hashes = {n: sha256_file(p) for n, p in inputs.items()}
+    key, dataset = ctx.cache.key, ctx.cache.folder  # from the step's declaration
     if outputs_current(dataset, key, [*names, *CARD_FILES]):
         return json.loads((dataset / "card.json").read_text(encoding="utf-8")), True
     facts = {**base_facts(ctx, hashes, rounds, files, sources, rebuild), **facts_of(ctx, inputs)}

@@ -16,7 +16,7 @@ from pipelines.annotation.simulate import Annotator, simulated_annotation
 from pipelines.annotation.values import ValueType, region, register_value_type
 from pipelines.core.plugins import RecipeSection, register_section
 from pipelines.core.recipe import Strict
-from pipelines.core.steps import STEPS, Rows, StepOutcome, cached
+from pipelines.core.steps import STEPS, Rows, StepOutcome, cached, declares, out_files
 from pipelines.families import TaskKind, register_task
 from pipelines.lang import Language, language, register_language
 
@@ -81,6 +81,12 @@ INTERFACE = parse_label_config(
 
 
 @STEPS.register("toy:sentences")
+@declares(
+    reads=lambda ctx, arg: {"corpus": ctx.recipe.corpus_path(ctx.recipe.corpora[0])},
+    writes=out_files("sentences/kept.parquet", "sentences/dropped.parquet",
+                     "sentences/sentences.json"),
+    settings=lambda ctx, arg: [ctx.recipe.corpora[0].language, ctx.recipe.toy.model_dump()],
+)  # fmt: skip
 def sentences(ctx, arg=""):
     corpus = ctx.recipe.corpora[0]
     path = ctx.recipe.corpus_path(corpus)
@@ -99,14 +105,7 @@ def sentences(ctx, arg=""):
         }
         return {"kept.parquet": frame[keep], "dropped.parquet": frame[~keep]}, info
 
-    info, hit = cached(
-        ctx.out / "sentences",
-        [path],
-        [corpus.language, ctx.recipe.toy],
-        compute,
-        "sentences.json",
-        ["kept.parquet", "dropped.parquet"],
-    )
+    info, hit = cached(ctx, compute)
     return StepOutcome(
         f"{info['kept']} sentences" + (" (cached)" if hit else ""),
         {**info, "cached": hit},

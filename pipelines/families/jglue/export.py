@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipelines.core.steps import Rows, RunContext, StepOutcome
+from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
+from pipelines.export.family import export_dataset, family_export
 from pipelines.families.jglue.rounds import (
     SPLIT_NAMES,
     _rules,
@@ -83,13 +84,8 @@ def _split_tables(ctx: RunContext) -> dict[str, pd.DataFrame]:
     return out
 
 
-def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
-    """JGLUE's layout per split -> OUT/dataset: ``<split>.json`` (JSON Lines, the five
-    release fields), ``<split>.parquet`` (with ``kind``, ``images`` and ``license``) and
-    the data card."""
-    from pipelines.export.family import export_dataset
-    from pipelines.export.records import jsonl
-
+def export_inputs(ctx: RunContext) -> dict[str, Path]:
+    """The files JGLUE's release and card are made from."""
     out = ctx.out
     inputs = {
         "items": out / "final" / "items.parquet",
@@ -103,6 +99,18 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         for name in ("nli", "written", "validation"):
             inputs[name] = out / name / f"{name}.json"
         inputs["sts-gold"] = out / "sts" / "gold.parquet"
+    return inputs
+
+
+@family_export(export_inputs)
+def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """JGLUE's layout per split -> OUT/dataset: ``<split>.json`` (JSON Lines, the five
+    release fields), ``<split>.parquet`` (with ``kind``, ``images`` and ``license``) and
+    the data card."""
+    from pipelines.export.records import jsonl
+
+    out = ctx.out
+    inputs = files_of(export_step).reads(ctx, arg)
     tables = _split_tables(ctx)
     licence = ctx.recipe.release_licence().release
 

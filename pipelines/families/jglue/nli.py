@@ -6,10 +6,11 @@ from __future__ import annotations
 import pandas as pd
 
 from pipelines.core.stage import value_counts
-from pipelines.core.steps import Rows, RunContext, StepOutcome, cached
+from pipelines.core.steps import Rows, RunContext, StepOutcome, cached, declares, out_files
 from pipelines.families.jglue.rounds import (
     _rules,
     _spec,
+    round_files,
     rounds,
 )
 from pipelines.families.jglue.steps import (
@@ -26,6 +27,11 @@ def _majority(rules: object, min_votes: int) -> object:
     return MajoritySettings(min_votes=min_votes, values=list(NLI_LABELS), report_flags=[])
 
 
+@declares(
+    reads=round_files("nli"),
+    writes=out_files("nli/gold.parquet", "nli/dropped.parquet", "nli/nli.json"),
+    settings=lambda ctx, arg: [_rules(ctx).nli_min_votes, list(_rules(ctx).nli_gold)],
+)
 def nli_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """JNLI step 1: a directed pair's gold is entailment or neutral when
     ``nli_min_votes`` (6) of its annotators agree; a contradiction majority, a tie or no
@@ -55,14 +61,7 @@ def nli_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }
         return {"gold.parquet": gold, "dropped.parquet": dropped}, info
 
-    info, hit = cached(
-        ctx.out / "nli",
-        [r.annotations, r.items],
-        [rules.nli_min_votes, list(rules.nli_gold)],
-        compute,
-        "nli.json",
-        ["gold.parquet", "dropped.parquet"],
-    )
+    info, hit = cached(ctx, compute)
     return StepOutcome(
         f"{info['gold']:,} of {info['items']:,} directed pairs kept "
         f"{info['labels']}" + (" (cached)" if hit else ""),
@@ -71,6 +70,18 @@ def nli_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     )
 
 
+@declares(
+    reads=out_files(
+        "captions/captions.parquet", "pairs/pairs.parquet", "captions/releases.parquet"
+    ),
+    writes=out_files("writing-items/items.parquet", "writing-items/items.json"),
+    settings=lambda ctx, arg: [
+        _spec(ctx).writing_captions,
+        _spec(ctx).seed,
+        _spec(ctx).draw_from,
+        ctx.simulated,
+    ],
+)
 def writing_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The writing round's captions: ``writing_captions`` captions of images the NLI round
     did not use (``draw_from: release``: captions the release wrote for, so that
@@ -99,20 +110,19 @@ def writing_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         )
         return {"items.parquet": items}, {"captions": len(items), "images_excluded": len(used)}
 
-    info, hit = cached(
-        ctx.out / "writing-items",
-        inputs,
-        [spec.writing_captions, spec.seed, spec.draw_from, ctx.simulated],
-        compute,
-        "items.json",
-        ["items.parquet"],
-    )
+    info, hit = cached(ctx, compute)
     return StepOutcome(
         f"{info['captions']} captions for the writing round" + (" (cached)" if hit else ""),
         {**info, "cached": hit},
     )
 
 
+@declares(
+    reads=round_files("writing", "captions/releases.parquet"),
+    writes=out_files(*(f"written/{n}" for n in (
+        "pairs.parquet", "items.parquet", "dropped.parquet", "written.json"))),
+    settings=lambda ctx, arg: [_rules(ctx).edit_distance_max, ctx.simulated],
+)  # fmt: skip
 def written_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The written contradictions as (caption, sentence) pairs; a sentence at a
     normalised edit distance of ``edit_distance_max`` (0.75) or more from its caption,
@@ -147,14 +157,7 @@ def written_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }
         return {"pairs.parquet": pairs, "items.parquet": items, "dropped.parquet": dropped}, info
 
-    info, hit = cached(
-        ctx.out / "written",
-        [r.annotations, r.items],
-        [rules.edit_distance_max, ctx.simulated],
-        compute,
-        "written.json",
-        ["pairs.parquet", "items.parquet", "dropped.parquet"],
-    )
+    info, hit = cached(ctx, compute)
     return StepOutcome(
         f"{info['kept']:,} of {info['written']:,} written sentences kept "
         f"{info['dropped']}" + (" (cached)" if hit else ""),
@@ -163,6 +166,12 @@ def written_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     )
 
 
+@declares(
+    reads=round_files("validation", "captions/releases.parquet"),
+    writes=out_files(*(f"validation/{n}" for n in (
+        "contradictions.parquet", "sts_items.parquet", "dropped.parquet", "validation.json"))),
+    settings=lambda ctx, arg: [_rules(ctx).contradiction_min_votes, ctx.simulated],
+)  # fmt: skip
 def validation_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """JNLI's one-way validation: a written pair is kept when ``contradiction_min_votes``
     (6) of its annotators say contradiction; the reverse direction is added; the kept
@@ -197,14 +206,7 @@ def validation_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "dropped.parquet": dropped,
         }, info
 
-    info, hit = cached(
-        ctx.out / "validation",
-        [r.annotations, r.items],
-        [rules.contradiction_min_votes, ctx.simulated],
-        compute,
-        "validation.json",
-        ["contradictions.parquet", "sts_items.parquet", "dropped.parquet"],
-    )
+    info, hit = cached(ctx, compute)
     return StepOutcome(
         f"{info['kept']:,} of {info['items']:,} contradictions kept, "
         f"{info['pairs_with_reverse']:,} with the reverse" + (" (cached)" if hit else ""),

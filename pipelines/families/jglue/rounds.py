@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipelines.core.steps import RunContext
+from pipelines.core.steps import Paths, RunContext
 from pipelines.families import Round
 
 CONFIGS = Path(__file__).resolve().parents[3] / "annotation_configs"
@@ -90,3 +90,15 @@ def preflight(recipe: object) -> None:
     if missing:
         raise RecipeError(f"a {recipe.task} rebuild needs {missing} in the recipe")
     read_releases(release_paths(recipe))
+
+
+def round_files(name: str, *extra: str) -> Paths:
+    """Declared files of a step over round ``name``: its items and its pulled
+    annotations, and ``extra`` files under OUT."""
+
+    def files(ctx: RunContext, arg: str) -> dict[str, Path]:
+        r = rounds(ctx)[name]
+        return {f"{name} items": r.items, f"{name} annotations": r.annotations,
+                **{rel: ctx.out / rel for rel in extra}}  # fmt: skip
+
+    return files

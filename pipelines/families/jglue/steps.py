@@ -9,17 +9,25 @@ import numpy as np
 import pandas as pd
 
 from pipelines.core.stage import value_counts
-from pipelines.core.steps import Rows, RunContext, StepOutcome, cached
+from pipelines.core.steps import Rows, RunContext, StepOutcome, cached, declares, out_files
 from pipelines.families.jglue.rounds import (
     _rules,
     _spec,
     release_paths,
+    round_files,
     rounds,
 )
 
 # ------------------------------------------------------------------------------ steps
 
 
+@declares(
+    reads=lambda ctx, arg: {f"release {p.name}": p for p in release_paths(ctx.recipe)},
+    writes=out_files(*(f"captions/{n}" for n in (
+        "captions.parquet", "dropped.parquet", "releases.parquet", "variants.parquet",
+        "captions.json"))),
+    settings=lambda ctx, arg: [ctx.recipe.language, _rules(ctx).japanese_share_min],
+)  # fmt: skip
 def captions_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The captions per image, recovered from the release files; a caption whose share
     of the recipe language's script is under ``japanese_share_min`` is dropped with the
@@ -32,14 +40,7 @@ def captions_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     def compute() -> tuple[dict, dict]:
         return caption_tables(paths, ctx.recipe.language, rules.japanese_share_min)
 
-    info, hit = cached(
-        ctx.out / "captions",
-        paths,
-        [ctx.recipe.language, rules.japanese_share_min],
-        compute,
-        "captions.json",
-        ["captions.parquet", "dropped.parquet", "releases.parquet", "variants.parquet"],
-    )
+    info, hit = cached(ctx, compute)
     return StepOutcome(
         f"{info['kept']:,} captions of {info['images']:,} images"
         f"{' (cached)' if hit else ''}; {info['wrong_language']} not {info['language']}",
@@ -71,6 +72,17 @@ def _sts_truth(items: pd.DataFrame, releases: pd.DataFrame, seed: int) -> pd.Dat
     return items.assign(sim_similarity=truth, sim_source=source)
 
 
+def _pairs_settings(ctx: RunContext, arg: str) -> list:
+    spec = _spec(ctx)
+    return [spec.draw_from, spec.same_image, spec.other_image, spec.other_image_method,
+            spec.seed, ctx.simulated, ctx.task.name]  # fmt: skip
+
+
+@declares(
+    reads=out_files("captions/captions.parquet", "captions/releases.parquet"),
+    writes=out_files("pairs/pairs.parquet", "pairs/items.parquet", "pairs/pairs.json"),
+    settings=_pairs_settings,
+)
 def pairs_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """``jsts``: JSTS-A (``same_image``) and JSTS-B (``other_image``) pairs, the STS
     round's items. ``jnli``: one-image pairs in both directions, the NLI round's items.
@@ -124,23 +136,7 @@ def pairs_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }
         return {"pairs.parquet": pairs, "items.parquet": items}, info
 
-    settings = [
-        spec.draw_from,
-        spec.same_image,
-        spec.other_image,
-        spec.other_image_method,
-        spec.seed,
-        ctx.simulated,
-        ctx.task.name,
-    ]
-    info, hit = cached(
-        ctx.out / "pairs",
-        [captions, ctx.out / "captions" / "releases.parquet"],
-        settings,
-        compute,
-        "pairs.json",
-        ["pairs.parquet", "items.parquet"],
-    )
+    info, hit = cached(ctx, compute)
     return StepOutcome(
         f"{info['items']:,} items from pairs {info['pairs']}" + (" (cached)" if hit else ""),
         {**info, "cached": hit},
@@ -184,6 +180,11 @@ def _kind_counts(items: pd.DataFrame, gold: pd.DataFrame, dropped: pd.DataFrame)
     return out
 
 
+@declares(
+    reads=round_files("sts", "captions/releases.parquet"),
+    writes=out_files("sts/gold.parquet", "sts/dropped.parquet", "sts/sts.json"),
+    settings=lambda ctx, arg: [sts_settings(_rules(ctx)).variance_max],
+)
 def sts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """JSTS (3.2.2): the gold label is the mean of the ratings; a pair whose rating
     variance is ``variance_max`` (1.0) or more is dropped. Counts per kind beside the
@@ -231,14 +232,7 @@ def sts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }
         return {"gold.parquet": gold, "dropped.parquet": dropped}, info
 
-    info, hit = cached(
-        ctx.out / "sts",
-        [r.annotations, r.items],
-        [settings.variance_max],
-        compute,
-        "sts.json",
-        ["gold.parquet", "dropped.parquet"],
-    )
+    info, hit = cached(ctx, compute)
     kinds = ", ".join(f"{k} {v['pairs']}->{v['kept']}" for k, v in info["per_kind"].items())
     return StepOutcome(
         f"{info['gold']:,} of {info['items']:,} pairs kept ({kinds})"

@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from pipelines.core.stage import value_counts
-from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached
+from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached, declares, out_files
 from pipelines.export.card_section import from_template
 from pipelines.export.data_card import annotation_round, inline, table
 from pipelines.export.records import SPLITS, split_rows
@@ -189,6 +189,13 @@ def with_authors(validation: pd.DataFrame, hypotheses: pd.DataFrame) -> pd.DataF
 
 
 @STEPS.register("klue-nli:premises")
+@declares(
+    reads=out_files("ingest/sentences.parquet"),
+    writes=out_files(
+        "premises/premises.parquet", "premises/rejected.parquet", "premises/premises.json"
+    ),
+    settings=lambda ctx, arg: [ctx.recipe.items.model_dump(), ctx.simulated, ctx.recipe.language],
+)
 def premises_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """KLUE 3.3.1's premise rules over the ingested sentences and a seeded sample of
     those that pass; every other sentence kept with its reason in
@@ -218,14 +225,7 @@ def premises_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }
         return {"premises.parquet": items, "rejected.parquet": rejected}, info
 
-    info, hit = cached(
-        ctx.out / "premises",
-        [sentences],
-        [spec.model_dump(), ctx.simulated, ctx.recipe.language],
-        compute,
-        "premises.json",
-        ["premises.parquet", "rejected.parquet"],
-    )
+    info, hit = cached(ctx, compute)
     return StepOutcome(
         f"{info['premises']:,} premises of {info['sentences']:,} sentences"
         f"{' (cached)' if hit else ''}: {info['per_source']}",
@@ -235,6 +235,11 @@ def premises_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
 
 @STEPS.register("klue-nli:hypotheses")
+@declares(
+    reads=out_files("annotate/writing.parquet", "premises/premises.parquet"),
+    writes=out_files("items/items.parquet", "items/dropped_premises.parquet", "items/items.json"),
+    settings=lambda ctx, arg: [ctx.simulated],
+)
 def hypotheses_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """Three premise-hypothesis pairs per written premise; premises skipped, reported or
     left incomplete kept with their reason in items/dropped_premises.parquet."""
@@ -253,8 +258,7 @@ def hypotheses_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }
         return {"items.parquet": items, "dropped_premises.parquet": dropped}, info
 
-    info, hit = cached(ctx.out / "items", [writing, premises], [ctx.simulated], compute,
-                       "items.json", ["items.parquet", "dropped_premises.parquet"])  # fmt: skip
+    info, hit = cached(ctx, compute)
     n_premises = len(pd.read_parquet(premises, columns=["item_id"]))
     return StepOutcome(
         f"{info['items']:,} pairs from {info['premises_written']:,} premises; premises "

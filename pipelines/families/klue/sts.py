@@ -31,7 +31,15 @@ import pandas as pd
 from pipelines.core.markdown import settings_table
 from pipelines.core.recipe import ItemsSpec
 from pipelines.core.stage import value_counts
-from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached
+from pipelines.core.steps import (
+    STEPS,
+    Rows,
+    RunContext,
+    StepOutcome,
+    cached,
+    declares,
+    out_files,
+)
 from pipelines.export.card_section import from_template
 from pipelines.export.data_card import annotation_round, inline, table
 from pipelines.export.records import SPLITS, split_rows
@@ -78,6 +86,11 @@ def sts_items(pairs: pd.DataFrame, spec: ItemsSpec, simulated: bool) -> pd.DataF
 
 
 @STEPS.register("klue-sts:items")
+@declares(
+    reads=out_files("pairs/pairs.parquet"),
+    writes=out_files("items/items.parquet", "items/rejects.parquet", "items/items.json"),
+    settings=lambda ctx, arg: [ctx.recipe.items.model_dump(), ctx.simulated],
+)
 def items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The seeded sample of pairs sent to annotators; the pairs left out are kept in
     items/rejects.parquet (``not_sampled``)."""
@@ -102,8 +115,7 @@ def items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }
         return {"items.parquet": items, "rejects.parquet": rejects}, info
 
-    info, hit = cached(ctx.out / "items", [pairs_file], [spec.model_dump(), ctx.simulated],
-                       compute, "items.json", ["items.parquet", "rejects.parquet"])  # fmt: skip
+    info, hit = cached(ctx, compute)
     return StepOutcome(
         f"{info['items']:,} items{' (cached)' if hit else ''}: {info['per_method']}",
         {**info, "cached": hit},

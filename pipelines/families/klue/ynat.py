@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipelines.core.stage import split_by_reason, value_counts
-from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached
+from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached, declares, out_files
 from pipelines.export.card_section import from_template
 from pipelines.export.data_card import annotation_round, inline
 from pipelines.export.records import SPLITS, split_rows
@@ -87,6 +87,11 @@ def title_items(
 
 
 @STEPS.register("klue-ynat:items")
+@declares(
+    reads=out_files("ingest/sentences.parquet"),
+    writes=out_files("items/items.parquet", "items/rejects.parquet", "items/items.json"),
+    settings=lambda ctx, arg: [ctx.recipe.items.model_dump(), ctx.simulated],
+)
 def items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The seeded sample of headlines sent to annotators; the others kept in
     items/rejects.parquet (``not_sampled``)."""
@@ -114,8 +119,7 @@ def items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }
         return {"items.parquet": items, "rejects.parquet": rejects}, info
 
-    info, hit = cached(ctx.out / "items", [sentences], [spec.model_dump(), ctx.simulated],
-                       compute, "items.json", ["items.parquet", "rejects.parquet"])  # fmt: skip
+    info, hit = cached(ctx, compute)
     return StepOutcome(
         f"{info['items']:,} headlines of {info['sentences']:,}"
         f"{' (cached)' if hit else ''}: {info['per_source']}",

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipelines.core.steps import Rows, RunContext, StepOutcome
+from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
+from pipelines.export.family import export_dataset, family_export
 from pipelines.families.kobbq.steps import rounds
 
 
@@ -18,24 +19,30 @@ def records_of(samples: pd.DataFrame) -> list[dict]:
     return release_records(samples)
 
 
-def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
-    """The release layout -> OUT/dataset: ``all_samples`` and ``test_samples`` as TSV (as
-    the release writes them), JSON Lines and Parquet (with ``license``), the survey's
-    targets, the baselines' scores on the evaluation set (always "unknown", always the
-    biased answer: the bounds), the readers' scores when there was a check round, and
-    the data card (``pipelines.export.family``)."""
-    from pipelines.export.family import export_dataset
-    from pipelines.export.records import jsonl
-    from pipelines.families.kobbq.templates import release_tsv
-
-    out, recipe = ctx.out, ctx.recipe
-    inputs = {
+def export_inputs(ctx: RunContext) -> dict[str, Path]:
+    """The files KoBBQ's release and card are made from."""
+    out = ctx.out
+    return {
         "samples": out / "expand" / "samples.parquet",
         "expand": out / "expand" / "expand.json",
         "test": out / "evaluation" / "test.parquet",
         "targets": out / "survey" / "targets.parquet",
         "survey": out / "survey" / "survey.json",
     }
+
+
+@family_export(export_inputs)
+def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """The release layout -> OUT/dataset: ``all_samples`` and ``test_samples`` as TSV (as
+    the release writes them), JSON Lines and Parquet (with ``license``), the survey's
+    targets, the baselines' scores on the evaluation set (always "unknown", always the
+    biased answer: the bounds), the readers' scores when there was a check round, and
+    the data card (``pipelines.export.family``)."""
+    from pipelines.export.records import jsonl
+    from pipelines.families.kobbq.templates import release_tsv
+
+    out, recipe = ctx.out, ctx.recipe
+    inputs = files_of(export_step).reads(ctx, arg)
     samples = pd.read_parquet(inputs["samples"])
     test = pd.read_parquet(inputs["test"])
     licence = recipe.release_licence().release

@@ -20,7 +20,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached
+from pipelines.core.steps import (
+    STEPS,
+    Paths,
+    Rows,
+    RunContext,
+    StepOutcome,
+    cached,
+    declares,
+    out_files,
+)
 from pipelines.families import Round
 
 CONFIGS = Path(__file__).resolve().parents[3] / "annotation_configs"
@@ -106,6 +115,22 @@ def round_step(op: str, name: str):  # noqa: ANN202 - a step function
 # ------------------------------------------------------------------------------ steps
 
 
+def _inputs(ctx: RunContext) -> dict[str, Path]:
+    survey = ctx.recipe.resolve(_spec(ctx).survey)
+    return {"templates": templates_path(ctx.recipe), "survey": survey}
+
+
+def _if_round(name: str, files: Paths) -> Paths:
+    """``files``, or none when the recipe has no round ``name`` (the step is skipped)."""
+    return lambda ctx, arg: files(ctx, arg) if _round_spec(ctx, name) is not None else {}
+
+
+@declares(
+    reads=_if_round("survey", lambda ctx, arg: _inputs(ctx)),
+    writes=_if_round("survey", out_files("survey-round/items.parquet", "survey-round/items.json")),
+    # only asked when the recipe has the round (no writes: nothing cached)
+    settings=lambda ctx, arg: [_round_spec(ctx, "survey").per_category, _spec(ctx).rules],
+)
 def survey_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The survey round's items: ``per_category`` of the release's questions per
     category, in the questionnaire of their type, with latent respondents rebuilt from
@@ -127,13 +152,23 @@ def survey_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "categories": int(items["category"].nunique()),
         }
 
-    inputs = [templates_path(ctx.recipe), ctx.recipe.resolve(k.survey)]
-    info, hit = cached(ctx.out / "survey-round", inputs, [spec.per_category, k.rules], compute,
-                       "items.json", ["items.parquet"])  # fmt: skip
+    info, hit = cached(ctx, compute)
     return StepOutcome(f"{info['questions']} survey questions for Label Studio"
                        + (" (cached)" if hit else ""), info)  # fmt: skip
 
 
+def _survey_reads(ctx: RunContext, arg: str) -> dict[str, Path]:
+    r = rounds(ctx).get("survey")
+    extra = {"round items": r.items, "round annotations": r.annotations} if r else {}
+    return {**_inputs(ctx), **extra}
+
+
+def _survey_writes(ctx: RunContext, arg: str) -> dict[str, Path]:
+    names = ["targets.parquet"] + (["round_targets.parquet"] if "survey" in rounds(ctx) else [])
+    return {n: ctx.out / "survey" / n for n in [*names, "survey.json"]}
+
+
+@declares(reads=_survey_reads, writes=_survey_writes, settings=lambda ctx, arg: [_spec(ctx).rules])
 def survey_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The survey rules (KoBBQ 3.2.5) on the release's survey -> OUT/survey/targets.parquet
     (one row per question: type, groups with votes, share and role, kept, reason) and
@@ -151,9 +186,6 @@ def survey_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     k = _spec(ctx)
     settings = k.survey_settings()
     r = rounds(ctx).get("survey")
-    inputs = [templates_path(ctx.recipe), ctx.recipe.resolve(k.survey)]
-    if r is not None:
-        inputs += [r.items, r.annotations]
 
     def compute() -> tuple[dict, dict]:
         templates = _templates(ctx.recipe)
@@ -169,8 +201,7 @@ def survey_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             info["round"] = {**invalid, **compare(targets, got)}
         return tables, info
 
-    names = ["targets.parquet"] + (["round_targets.parquet"] if r is not None else [])
-    info, hit = cached(ctx.out / "survey", inputs, [k.rules], compute, "survey.json", names)
+    info, hit = cached(ctx, compute)
     n, kept = info["questions"], info["kept"]
     t1, t2 = info["per_type"]["type1"], info["per_type"]["type2"]
     return StepOutcome(
@@ -204,6 +235,18 @@ def compare(release: pd.DataFrame, got: pd.DataFrame) -> dict:
             "same_decision_share": round(same_kept / n, 4) if n else None}  # fmt: skip
 
 
+def _expand_reads(ctx: RunContext, arg: str) -> dict[str, Path]:
+    k = _spec(ctx)
+    src = "round_targets.parquet" if k.targets_from == "round" else "targets.parquet"
+    return {"templates": templates_path(ctx.recipe),
+            **({"targets": ctx.out / "survey" / src} if k.use_targets else {})}  # fmt: skip
+
+
+@declares(
+    reads=_expand_reads,
+    writes=out_files("expand/samples.parquet", "expand/dropped.parquet", "expand/expand.json"),
+    settings=lambda ctx, arg: [_spec(ctx).unknown, _spec(ctx).use_targets, _spec(ctx).targets_from],
+)
 def expand_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """Every sample of every template (``pipelines.families.kobbq.templates.expand``) ->
     OUT/expand/samples.parquet; with ``use_targets``, the samples whose template's
@@ -215,7 +258,7 @@ def expand_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
     k = _spec(ctx)
     src = "round_targets.parquet" if k.targets_from == "round" else "targets.parquet"
-    inputs = [templates_path(ctx.recipe)] + ([ctx.out / "survey" / src] if k.use_targets else [])
+    template_file = templates_path(ctx.recipe)
 
     def compute() -> tuple[dict, dict]:
         started = time.perf_counter()
@@ -238,15 +281,14 @@ def expand_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "counts_all": tp.counts(every, templates).to_dict(orient="records"),
             "classes": tp.class_counts(templates),
             "warnings": [
-                w.replace(str(inputs[0]), inputs[0].name) for w in tp.warnings_of(templates)
+                w.replace(str(template_file), template_file.name) for w in tp.warnings_of(templates)
             ],
             "particles": tp.particle_report(templates),
             "seconds": seconds,
         }
         return {"samples.parquet": kept, "dropped.parquet": dropped}, info
 
-    info, hit = cached(ctx.out / "expand", inputs, [k.unknown, k.use_targets, k.targets_from],
-                       compute, "expand.json", ["samples.parquet", "dropped.parquet"])  # fmt: skip
+    info, hit = cached(ctx, compute)
     total = info["samples_all"]
     return StepOutcome(
         f"{info['templates']} templates, {info['template_rows']} rows -> {info['samples']:,} "
@@ -256,6 +298,11 @@ def expand_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     )
 
 
+@declares(
+    reads=out_files("expand/samples.parquet"),
+    writes=out_files("evaluation/test.parquet", "evaluation/evaluation.json"),
+    settings=lambda ctx, arg: [_spec(ctx).evaluation_seed],
+)
 def evaluation_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The evaluation set: one filler combination per template (seeded), all its
     samples, as the release's test file (``pipelines.families.kobbq.templates.evaluation_set``)."""
@@ -271,18 +318,16 @@ def evaluation_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "templates": int(test["template_id"].nunique()),
         }
 
-    info, hit = cached(
-        ctx.out / "evaluation",
-        [ctx.out / "expand" / "samples.parquet"],
-        [k.evaluation_seed],
-        compute,
-        "evaluation.json",
-        ["test.parquet"],
-    )
+    info, hit = cached(ctx, compute)
     return StepOutcome(f"{info['samples']:,} samples of {info['templates']} templates"
                        + (" (cached)" if hit else ""), info)  # fmt: skip
 
 
+@declares(
+    reads=_if_round("check", out_files("evaluation/test.parquet")),
+    writes=_if_round("check", out_files("check-round/items.parquet", "check-round/items.json")),
+    settings=lambda ctx, arg: [_round_spec(ctx, "check").per_category],
+)
 def check_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The reading-check round's items: the evaluation samples of ``per_category``
     templates per category (``pipelines.families.kobbq.templates.check_items``)."""
@@ -301,7 +346,6 @@ def check_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         items = check_items(test)
         return {"items.parquet": items}, {"samples": len(items)}
 
-    info, hit = cached(ctx.out / "check-round", [ctx.out / "evaluation" / "test.parquet"],
-                       [spec.per_category], compute, "items.json", ["items.parquet"])  # fmt: skip
+    info, hit = cached(ctx, compute)
     return StepOutcome(f"{info['samples']} samples for the reading check"
                        + (" (cached)" if hit else ""), info)  # fmt: skip

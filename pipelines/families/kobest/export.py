@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipelines.core.steps import Rows, RunContext, StepOutcome
-from pipelines.export.family import inline_counts
+from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
+from pipelines.export.family import export_dataset, family_export, inline_counts
 from pipelines.families.kobest.revision import (
     current_items,
 )
@@ -38,17 +38,10 @@ def release_tables(items: pd.DataFrame, splits: pd.DataFrame) -> dict[str, pd.Da
     return {s: g.sort_values("item_id", ignore_index=True) for s, g in frame.groupby("split")}
 
 
-def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
-    """KoBEST's layout per split -> OUT/dataset: ``<split>.jsonl`` (the task's fields and
-    ``label``), ``<split>.parquet`` (with ``item_id``, ``version`` and ``license``),
-    ``versions.parquet`` (every version of every released item), ``duplicates.parquet``
-    (the near-duplicate review table) and the data card."""
-    from pipelines.export.family import export_dataset
-    from pipelines.export.records import jsonl
-
-    out, task, rules = ctx.out, _task(ctx), _rules(ctx)
-    n = rules.iterations + 1
-    inputs = {
+def export_inputs(ctx: RunContext) -> dict[str, Path]:
+    """The files KoBEST's release and card are made from."""
+    out, n = ctx.out, _rules(ctx).iterations + 1
+    return {
         "prompts": out / "prompts" / "prompts.json",
         "written": out / "written" / "written.json",
         "reviewed": out / "reviewed" / "reviewed.json",
@@ -59,6 +52,19 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         **{f"artifacts-{k}": out / f"artifacts-{k}" / "artifacts.json" for k in range(1, n + 1)},
         **{f"revision-{k}": out / f"revision-{k}" / "revision.json" for k in range(1, n)},
     }
+
+
+@family_export(export_inputs)
+def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """KoBEST's layout per split -> OUT/dataset: ``<split>.jsonl`` (the task's fields and
+    ``label``), ``<split>.parquet`` (with ``item_id``, ``version`` and ``license``),
+    ``versions.parquet`` (every version of every released item), ``duplicates.parquet``
+    (the near-duplicate review table) and the data card."""
+    from pipelines.export.records import jsonl
+
+    out, task, rules = ctx.out, _task(ctx), _rules(ctx)
+    n = rules.iterations + 1
+    inputs = files_of(export_step).reads(ctx, arg)
     items = pd.read_parquet(inputs["items"])
     tables = release_tables(items, pd.read_parquet(inputs["splits"]))
     versions = pd.concat(

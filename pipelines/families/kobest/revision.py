@@ -10,7 +10,15 @@ import pandas as pd
 
 from pipelines.core.io import write_parquet
 from pipelines.core.stage import value_counts
-from pipelines.core.steps import Rows, RunContext, StepOutcome, cached, step_function
+from pipelines.core.steps import (
+    Rows,
+    RunContext,
+    StepOutcome,
+    cached,
+    declares,
+    out_files,
+    step_function,
+)
 from pipelines.families.kobest.rounds import (
     DROP_COLUMNS,
     _lang,
@@ -24,6 +32,13 @@ from pipelines.families.kobest.writing import (
 )
 
 
+@declares(
+    reads=out_files("reviewed/items.parquet"),
+    writes=out_files(*(f"duplicates/{n}" for n in (
+        "pairs.parquet", "items.parquet", "dropped.parquet", "duplicates.json"))),
+    settings=lambda ctx, arg: [
+        _rules(ctx).near_duplicate_min, _rules(ctx).swap_min, _rules(ctx).duplicates],
+)  # fmt: skip
 def duplicates_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The near-duplicate review (``pipelines.families.kobest.duplicates``): the review table of
     pairs and scores (``pairs.parquet``); with ``duplicates: drop`` the later item of
@@ -78,14 +93,7 @@ def duplicates_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "dropped.parquet": pd.DataFrame(list(dropped.values()), columns=DROP_COLUMNS),
         }, info
 
-    info, hit = cached(
-        ctx.out / "duplicates",
-        [src],
-        [rules.near_duplicate_min, rules.swap_min, rules.duplicates],
-        compute,
-        "duplicates.json",
-        ["pairs.parquet", "items.parquet", "dropped.parquet"],
-    )
+    info, hit = cached(ctx, compute)
     return StepOutcome(
         f"pairs {info['pairs']}; {info['kept']} of {info['items']} kept"
         + (" (cached)" if hit else ""),
@@ -118,6 +126,21 @@ def current_items(ctx: RunContext, k: int) -> Path:
     return ctx.out / ("duplicates" if k == 1 else f"revision-{k - 1}") / "items.parquet"
 
 
+def _artifacts_settings(ctx: RunContext, arg: str) -> list:
+    rules, k = _rules(ctx), int(arg)
+    seed = ctx.seed if ctx.seed is not None else _spec(ctx).seed
+    return [rules.skew_share, rules.min_count, rules.cue_margin, k > rules.iterations, seed,
+            ctx.simulated]  # fmt: skip
+
+
+@declares(
+    reads=lambda ctx, arg: {
+        "items": current_items(ctx, int(arg)), "splits": ctx.out / "split" / "splits.parquet"
+    },
+    writes=lambda ctx, arg: {n: ctx.out / f"artifacts-{arg}" / n for n in (
+        "carriers.parquet", "revision_items.parquet", "report.parquet", "artifacts.json")},
+    settings=_artifacts_settings,
+)  # fmt: skip
 def artifacts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The ``k``-th model-driven artifact review (``review.artifact_review``): on the
     partial input, the cues, the partial-input accuracy against the majority baseline,
@@ -183,14 +206,7 @@ def artifacts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "report.parquet": pd.DataFrame({"markdown": [md]}),
         }, info
 
-    info, hit = cached(
-        ctx.out / f"artifacts-{k}",
-        [src, splits],
-        [rules.skew_share, rules.min_count, rules.cue_margin, last, seed, ctx.simulated],
-        compute,
-        "artifacts.json",
-        ["carriers.parquet", "revision_items.parquet", "report.parquet"],
-    )
+    info, hit = cached(ctx, compute)
     acc = info["partial_input"]
     cues = ", ".join(f"{c['morpheme']}->{c['label']}" for c in info["cues"][:5]) or "none"
     return StepOutcome(
@@ -201,6 +217,21 @@ def artifacts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     )
 
 
+def _revision_pulls(ctx: RunContext, arg: str) -> dict[str, Path]:
+    r = rounds(ctx)[f"revision{arg}"]
+    flagged = len(pd.read_parquet(r.items, columns=["item_id"]))
+    return {"annotations": r.annotations} if flagged else {}  # pulled by the step's round
+
+
+@declares(
+    reads=lambda ctx, arg: {
+        "items": current_items(ctx, int(arg)), "flagged": rounds(ctx)[f"revision{arg}"].items
+    },
+    writes=lambda ctx, arg: {n: ctx.out / f"revision-{arg}" / n for n in (
+        "items.parquet", "versions.parquet", "dropped.parquet", "revision.json")},
+    settings=lambda ctx, arg: [int(arg)],
+    pulls=_revision_pulls,
+)  # fmt: skip
 def revision_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The ``k``-th revision round: the items the review flagged go to Label Studio
     (push, simulate, wait, pull: the shared steps); their revisions are decided like a
@@ -210,7 +241,6 @@ def revision_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     name = f"revision{k}"
     r = rounds(ctx)[name]
     src = current_items(ctx, k)
-    out = ctx.out / f"revision-{k}"
     flagged = pd.read_parquet(r.items)
     info: dict = {"iteration": k, "flagged": len(flagged)}
     if len(flagged):
@@ -258,15 +288,7 @@ def revision_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "skipped": False,
         }
 
-    inputs = [src, r.items] + ([r.annotations] if len(flagged) else [])
-    got, hit = cached(
-        out,
-        inputs,
-        [k],
-        compute,
-        "revision.json",
-        ["items.parquet", "versions.parquet", "dropped.parquet"],
-    )
+    got, hit = cached(ctx, compute)
     info.update(got)
     summary = (
         "nothing flagged: skipped"

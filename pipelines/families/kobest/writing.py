@@ -4,10 +4,12 @@ and ``reviewed`` (the linguists' decisions, edits kept as versions)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
 from pipelines.core.stage import value_counts
-from pipelines.core.steps import Rows, RunContext, StepOutcome, cached
+from pipelines.core.steps import Rows, RunContext, StepOutcome, cached, declares, out_files
 from pipelines.families import Round
 from pipelines.families.kobest.rounds import (
     DROP_COLUMNS,
@@ -24,6 +26,30 @@ from pipelines.families.kobest.tasks import KobestTask, label_of
 # ------------------------------------------------------------------------------ steps
 
 
+def _seeds(ctx: RunContext) -> Path | None:
+    spec = _spec(ctx)
+    if ctx.simulated and spec.simulation and spec.simulation.seeds:
+        return _corpus(ctx.recipe, spec.simulation.seeds)
+    return None
+
+
+def _prompts_reads(ctx: RunContext, arg: str) -> dict[str, Path]:
+    spec, seeds = _spec(ctx), _seeds(ctx)
+    return {**({"source": _corpus(ctx.recipe, spec.source)} if spec.source else {}),
+            **({"seeds": seeds} if seeds else {})}  # fmt: skip
+
+
+def _prompts_settings(ctx: RunContext, arg: str) -> list:
+    spec = _spec(ctx)
+    plants = spec.simulation.model_dump() if spec.simulation else {}
+    return [spec.items, spec.seed, plants, ctx.simulated, _task(ctx).name, _rules(ctx).antonyms]
+
+
+@declares(
+    reads=_prompts_reads,
+    writes=out_files("prompts/items.parquet", "prompts/prompts.json"),
+    settings=_prompts_settings,  # the prompt and simulation modules' code is in the key
+)
 def prompts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The writing round's items: the given fields and the assigned label per prompt
     (``pipelines.families.kobest.prompts``); simulated rounds: the latent answers
@@ -32,11 +58,7 @@ def prompts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     from pipelines.families.kobest import simulate as sim
 
     spec, task = _spec(ctx), _task(ctx)
-    inputs = [_corpus(ctx.recipe, spec.source)] if spec.source else []
-    seeds_path = None
-    if ctx.simulated and spec.simulation and spec.simulation.seeds:
-        seeds_path = _corpus(ctx.recipe, spec.simulation.seeds)
-        inputs.append(seeds_path)
+    seeds_path = _seeds(ctx)
     plants = spec.simulation.model_dump() if spec.simulation else {}
 
     def compute() -> tuple[dict, dict]:
@@ -73,22 +95,7 @@ def prompts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             )
         return {"items.parquet": items}, info
 
-    from pipelines.core.steps import code_hash
-
-    # the prompt and simulation modules' code too: a change there rebuilds the prompts
-    settings = [
-        spec.items,
-        spec.seed,
-        plants,
-        ctx.simulated,
-        task.name,
-        _rules(ctx).antonyms,
-        code_hash(p.prompts),
-        code_hash(sim.copa_latent),
-    ]
-    info, hit = cached(
-        ctx.out / "prompts", inputs, settings, compute, "prompts.json", ["items.parquet"]
-    )
+    info, hit = cached(ctx, compute)
     return StepOutcome(
         f"{info['prompts']} prompts {info['labels']}" + (" (cached)" if hit else ""),
         {**info, "cached": hit},
@@ -235,6 +242,23 @@ def _review_items(items: list[dict], task: KobestTask, simulated: bool, latent) 
     return latent(frame, task) if simulated and "sim_review" in frame else frame
 
 
+def _written_settings(ctx: RunContext, arg: str) -> list:
+    rules = _rules(ctx)
+    return [list(_task(ctx).checks), rules.actions, rules.min_context_sentences,
+            list(rules.wh_words), rules.brands, rules.antonyms, ctx.simulated,
+            ctx.recipe.filters.classifiers.model_dump()]  # fmt: skip
+
+
+@declares(
+    reads=lambda ctx, arg: {
+        "writing annotations": rounds(ctx)["writing"].annotations,
+        "writing items": rounds(ctx)["writing"].items,
+    },
+    writes=out_files(*(f"written/{n}" for n in (
+        "items.parquet", "review_items.parquet", "dropped.parquet", "checks.parquet",
+        "versions.parquet", "written.json"))),
+    settings=_written_settings,
+)  # fmt: skip
 def written_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The written items: bad input dropped (``written_items``), the guideline checks
     (``pipelines.families.kobest.checks``) and the toxic-content detectors run on each; the kept
@@ -280,30 +304,7 @@ def written_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "versions.parquet": pd.DataFrame(versions),
         }, info
 
-    rules = _rules(ctx)
-    info, hit = cached(
-        ctx.out / "written",
-        [r.annotations, r.items],
-        [
-            list(task.checks),
-            rules.actions,
-            rules.min_context_sentences,
-            list(rules.wh_words),
-            rules.brands,
-            rules.antonyms,
-            ctx.simulated,
-            ctx.recipe.filters.classifiers.model_dump(),
-        ],
-        compute,
-        "written.json",
-        [
-            "items.parquet",
-            "review_items.parquet",
-            "dropped.parquet",
-            "checks.parquet",
-            "versions.parquet",
-        ],
-    )
+    info, hit = cached(ctx, compute)
     return StepOutcome(
         f"{info['kept']} of {info['prompts']} prompts kept {info['dropped']}"
         + (" (cached)" if hit else ""),
@@ -333,6 +334,15 @@ def apply_round(
     return decided, versions, [*dropped, *bad], {**decisions, "rechecked_dropped": len(bad)}
 
 
+@declares(
+    reads=lambda ctx, arg: {
+        "review annotations": rounds(ctx)["review"].annotations,
+        "written": ctx.out / "written" / "items.parquet",
+    },
+    writes=out_files(*(f"reviewed/{n}" for n in (
+        "items.parquet", "versions.parquet", "dropped.parquet", "reviewed.json"))),
+    settings=lambda ctx, arg: [_rules(ctx).review_votes],
+)  # fmt: skip
 def reviewed_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The linguists' review (``review.decide``): rejected and unreviewed items dropped
     with the reason, edits kept as versions (and checked again)."""
@@ -358,14 +368,7 @@ def reviewed_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "dropped.parquet": pd.DataFrame(dropped, columns=DROP_COLUMNS),
         }, info
 
-    info, hit = cached(
-        ctx.out / "reviewed",
-        [r.annotations, written],
-        [rules.review_votes],
-        compute,
-        "reviewed.json",
-        ["items.parquet", "versions.parquet", "dropped.parquet"],
-    )
+    info, hit = cached(ctx, compute)
     return StepOutcome(
         f"{info['kept']} of {info['items']} items kept; decisions {info['decisions']}"
         + (" (cached)" if hit else ""),

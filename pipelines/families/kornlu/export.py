@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 
 from pipelines.core.stage import value_counts
-from pipelines.core.steps import Rows, RunContext, StepOutcome
+from pipelines.core.steps import Rows, RunContext, StepOutcome, declares
+from pipelines.export.family import CARD_FILES, export_code, export_settings
 from pipelines.families import ExportInputs
 from pipelines.families.kornlu.sources import (
     HALVES,
@@ -66,16 +68,9 @@ def tsv(records: list[dict], spreadsheet_safe: bool = True) -> str:
                    for r in [dict(zip(cols, cols, strict=True)), *records])  # fmt: skip
 
 
-def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
-    """The dataset in the KorSTS or KorNLI layout per split (``<split>.tsv`` as the
-    release, ``.jsonl`` and ``.parquet`` with ``license``) and the data card ->
-    OUT/dataset."""
-    from pipelines.core.io import outputs_current, sha256_file, write_outputs
-    from pipelines.core.steps import code_hash
-    from pipelines.export import card_facts, data_card
-    from pipelines.export.records import jsonl
-
-    kind, out = ctx.task, ctx.out
+def export_inputs(ctx: RunContext, arg: str = "") -> dict[str, Path]:
+    """The files the KorSTS / KorNLI release and card are made from."""
+    out = ctx.out
     inputs = {n: out / "qa" / f"{n}.parquet" for n in ("dropped", "review", "sentences")}
     inputs["pairs"] = out / "relabel" / "pairs.parquet"
     inputs["relabel"] = out / "relabel" / "relabel.json"
@@ -84,12 +79,31 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     for h in HALVES:
         for r in ("postedit", "crosscheck"):
             inputs[f"{r}-{h}"] = out / "annotate" / f"{r}-{h}.parquet"
+    return inputs
+
+
+@declares(
+    reads=export_inputs,
+    writes=lambda ctx, arg: {n: ctx.out / "dataset" / n for n in CARD_FILES},
+    # the trained translator's held-out figures are the card's
+    settings=lambda ctx, arg: [
+        *export_settings(ctx, arg),
+        ctx.steps.get("mt-model", {}).get("heldout"),
+    ],
+    code=export_code,
+)
+def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """The dataset in the KorSTS or KorNLI layout per split (``<split>.tsv`` as the
+    release, ``.jsonl`` and ``.parquet`` with ``license``) and the data card ->
+    OUT/dataset."""
+    from pipelines.core.io import outputs_current, sha256_file, write_outputs
+    from pipelines.export import data_card
+    from pipelines.export.records import jsonl
+
+    kind = ctx.task
+    inputs = export_inputs(ctx, arg)
     hashes = {k: sha256_file(p) for k, p in inputs.items()}
-    code = [code_hash(f) for f in (export_step, data_card.render_card, card_facts.label_facts)]
-    key = json.dumps([hashes, code, ctx.recipe.model_dump(exclude={"base_dir"}),
-                      sha256_file(data_card.TEMPLATE), ctx.steps.get("mt-model", {})
-                      .get("heldout")], sort_keys=True, default=str)  # fmt: skip
-    dataset = out / "dataset"
+    key, dataset = ctx.cache.key, ctx.cache.folder  # from the declaration
     pairs = pd.read_parquet(inputs["pairs"])
     records = kind.records(ExportInputs(gold=pairs, items=pairs, splits=pairs,
                                         annotations=pd.DataFrame(), dropped=pd.DataFrame(),

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from pipelines.core.stage import value_counts
-from pipelines.core.steps import Rows, RunContext, StepOutcome, cached
+from pipelines.core.steps import Rows, RunContext, StepOutcome, cached, declares, out_files
 from pipelines.families.kornlu.sources import (
     DEFAULT_CHECKS,
     HALVES,
@@ -18,7 +18,29 @@ from pipelines.families.kornlu.translate import (
     final_sentences,
 )
 
+QA_READS = (
+    "translate/pairs.parquet",
+    "translate/sentences.parquet",
+    *(f"crosscheck/items-{h}.parquet" for h in HALVES),
+    *(f"annotate/crosscheck-{h}.parquet" for h in HALVES),
+)
 
+
+def _qa_settings(ctx: RunContext, arg: str) -> list:
+    from pipelines.quality.translation_qa import QaSettings
+
+    qa = ctx.recipe.translation.qa
+    settings = QaSettings(near_identical=qa.near_identical, latin_min_words=qa.latin_min_words,
+                          length_ratio_z=qa.length_ratio_z)  # fmt: skip
+    return [qa.checks or DEFAULT_CHECKS[ctx.task.name], settings.__dict__, qa.on_flag]
+
+
+@declares(
+    reads=out_files(*QA_READS),
+    writes=out_files(*(f"qa/{n}" for n in (
+        "pairs.parquet", "dropped.parquet", "review.parquet", "sentences.parquet", "qa.json"))),
+    settings=_qa_settings,
+)  # fmt: skip
 def qa_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """Translation QA (pipelines.quality.translation_qa) and the label-risk checks ->
     OUT/qa: ``pairs.parquet`` (kept, with the final Korean sentences and the English
@@ -28,9 +50,6 @@ def qa_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     from pipelines.quality.translation_qa import QaSettings, edit_figures, run_checks
 
     kind, qa = ctx.task, ctx.recipe.translation.qa
-    inputs = [ctx.out / "translate" / "pairs.parquet", ctx.out / "translate" / "sentences.parquet"]
-    inputs += [ctx.out / d / f"items-{h}.parquet" for d in ("crosscheck",) for h in HALVES]
-    inputs += [ctx.out / "annotate" / f"crosscheck-{h}.parquet" for h in HALVES]
     names = qa.checks or DEFAULT_CHECKS[kind.name]
     settings = QaSettings(near_identical=qa.near_identical, latin_min_words=qa.latin_min_words,
                           length_ratio_z=qa.length_ratio_z)  # fmt: skip
@@ -38,7 +57,7 @@ def qa_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     def compute() -> tuple[dict, dict]:
         s = final_sentences(ctx)
         final = s.set_index("sentence_id")["final"]
-        pairs = pd.read_parquet(inputs[0])
+        pairs = pd.read_parquet(ctx.out / "translate" / "pairs.parquet")
         pairs["ko1"], pairs["ko2"] = pairs["s1"].map(final), pairs["s2"].map(final)
         flags = run_checks(pairs, names, settings)
         joined = lambda c: "|".join(dict.fromkeys(c))  # noqa: E731 - first-seen order
@@ -106,9 +125,7 @@ def qa_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         return {"pairs.parquet": kept, "dropped.parquet": dropped, "review.parquet": review,
                 "sentences.parquet": s}, info  # fmt: skip
 
-    info, hit = cached(ctx.out / "qa", inputs, [names, settings.__dict__, qa.on_flag],
-                       compute, "qa.json", ["pairs.parquet", "dropped.parquet",
-                                            "review.parquet", "sentences.parquet"])  # fmt: skip
+    info, hit = cached(ctx, compute)
     overall = {k: v["mt_vs_final"] for k, v in info["figures"]["per_split"].items()}
     summary = ", ".join(
         f"{k}: BLEU {v.get('bleu')}, chrF {v.get('chrf')}, unchanged "
@@ -185,6 +202,10 @@ def relabelled(pairs: pd.DataFrame, votes: pd.DataFrame, kind: str) -> tuple[pd.
     return kept, ({"relabel_no_majority": len(dropped)} if dropped else {})
 
 
+@declares(
+    reads=out_files("qa/pairs.parquet", "qa/review.parquet"),
+    writes=out_files("relabel/pairs.parquet", "relabel/relabel.json"),
+)
 def relabel_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """``on_flag: relabel``: the flagged pairs go through a Label Studio round of their own
     (push, simulate, wait, pull, as every round) and take its label; otherwise the QA's

@@ -12,13 +12,12 @@ import numpy as np
 import pandas as pd
 
 from pipelines.core.stage import value_counts
-from pipelines.core.steps import Rows, RunContext, StepOutcome, cached
+from pipelines.core.steps import Rows, RunContext, StepOutcome, cached, declares, out_files
 from pipelines.families import Round
 from pipelines.families.kornlu.sources import (
     HALVES,
     LABEL_FIELDS,
     LABELS,
-    SourceError,
     source_tables,
 )
 
@@ -87,7 +86,6 @@ def _trained_dir(ctx: RunContext) -> Path:
 def mt_model_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """Train the translator (``translation.train``) into OUT/mt-model, once: a rerun with
     the same data and settings keeps it (pipelines.models.train_mt)."""
-    from pipelines.core.io import sha256_file
     from pipelines.models.train_mt import MtSettings, train_mt
 
     spec = ctx.recipe.translation.train
@@ -99,11 +97,10 @@ def mt_model_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     parallel = ctx.recipe.resolve(spec.parallel)
     settings = MtSettings(**{k: v for k, v in spec.model_dump().items()
                              if k in MtSettings.__dataclass_fields__})  # fmt: skip
-    from pipelines.core.steps import code_hash
+    from pipelines.core.code import cache_key
 
-    key = json.dumps([sha256_file(parallel) if parallel.is_file() else None, spec.model_dump(),
-                      code_hash(train_mt)],
-                     sort_keys=True)  # fmt: skip
+    key = cache_key({"parallel": parallel} if parallel.is_file() else {}, spec.model_dump(),
+                    ["pipelines.models.train_mt"])  # fmt: skip
     stamp = out / "trained-with.json"
     if (out / "metrics.json").is_file() and stamp.is_file() and stamp.read_text() == key:
         metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
@@ -142,6 +139,29 @@ def translator_of(ctx: RunContext) -> object | None:
     return None
 
 
+def _translate_reads(ctx: RunContext, arg: str) -> dict[str, Path]:
+    t = ctx.recipe.translation
+    corpora = {c.name: c for c in ctx.recipe.corpora}
+    inputs = {"source": ctx.recipe.corpus_path(corpora[t.source])}
+    if t.reference:
+        inputs["reference"] = ctx.recipe.corpus_path(corpora[t.reference])
+    if t.memory:
+        inputs["memory"] = ctx.recipe.resolve(t.memory.path)
+    if t.train:
+        inputs["mt-model"] = _trained_dir(ctx) / "model.safetensors"
+    return inputs
+
+
+@declares(
+    reads=_translate_reads,
+    writes=out_files(
+        "translate/pairs.parquet", "translate/sentences.parquet", "translate/translate.json"
+    ),
+    settings=lambda ctx, arg: [
+        ctx.recipe.translation.model_dump(exclude={"postedit", "qa"}),
+        [c.model_dump() for c in ctx.recipe.corpora],
+    ],
+)
 def translate_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """Read the English dataset (and its aligned reference), translate every distinct
     sentence (memory, then the machine translator, cached per sentence: a crash resumes
@@ -149,19 +169,6 @@ def translate_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     from pipelines.pairing.memory import TranslationMemory, translate_with_memory
 
     kind, t = ctx.task, ctx.recipe.translation
-    corpora = {c.name: c for c in ctx.recipe.corpora}
-    inputs = [ctx.recipe.corpus_path(corpora[t.source])]
-    if t.reference:
-        inputs.append(ctx.recipe.corpus_path(corpora[t.reference]))
-    if t.memory:
-        inputs.append(ctx.recipe.resolve(t.memory.path))
-    if t.train:
-        inputs.append(_trained_dir(ctx) / "model.safetensors")
-    for path in inputs:
-        if not path.is_file():
-            raise SourceError(f"{path}: file not found")
-    settings = [t.model_dump(exclude={"postedit", "qa"}),
-                [c.model_dump() for c in ctx.recipe.corpora]]  # fmt: skip
 
     def compute() -> tuple[dict, dict]:
         pairs, sentences = source_tables(
@@ -186,8 +193,7 @@ def translate_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }  # fmt: skip
         return {"pairs.parquet": pairs, "sentences.parquet": sentences}, info
 
-    info, hit = cached(ctx.out / "translate", inputs, settings, compute, "translate.json",
-                       ["pairs.parquet", "sentences.parquet"])  # fmt: skip
+    info, hit = cached(ctx, compute)
     return StepOutcome(
         f"{info['pairs']:,} pairs, {info['sentences']:,} sentences{' (cached)' if hit else ''}: "
         f"{info['per_backend']}",
@@ -221,6 +227,16 @@ def _sim(ctx: RunContext) -> object | None:
     return ctx.recipe.translation.postedit.simulate if ctx.simulated else None
 
 
+def _sim_settings(ctx: RunContext, arg: str) -> list:
+    sim = _sim(ctx)
+    return [sim.model_dump() if sim else None]
+
+
+@declares(
+    reads=out_files("translate/sentences.parquet"),
+    writes=out_files(*(f"postedit/items-{h}.parquet" for h in HALVES), "postedit/postedit.json"),
+    settings=_sim_settings,
+)
 def postedit_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The post-editing items of each half (OUT/postedit/items-a.parquet, -b): the
     English sentence and its draft, never the label."""
@@ -244,14 +260,7 @@ def postedit_step(ctx: RunContext, arg: str = "") -> StepOutcome:
                 "simulated": sim is not None}  # fmt: skip
         return tables, info
 
-    info, hit = cached(
-        ctx.out / "postedit",
-        [sentences],
-        [sim.model_dump() if sim else None],
-        compute,
-        "postedit.json",
-        [f"items-{h}.parquet" for h in HALVES],
-    )
+    info, hit = cached(ctx, compute)
     n = sum(info["items"].values())
     return StepOutcome(f"{info['items']} sentences per post-editor{' (cached)' if hit else ''}",
                        {**info, "cached": hit}, Rows("sentence", n, n))  # fmt: skip
@@ -270,6 +279,17 @@ def _answers(table: pd.DataFrame, field: str) -> pd.DataFrame:
                          "report": meta["report_flags"].fillna("")}).reset_index()  # fmt: skip
 
 
+@declares(
+    reads=out_files(
+        *(f"annotate/postedit-{h}.parquet" for h in HALVES),
+        *(f"postedit/items-{h}.parquet" for h in HALVES),
+        "translate/sentences.parquet",
+    ),
+    writes=out_files(
+        *(f"crosscheck/items-{h}.parquet" for h in HALVES), "crosscheck/crosscheck.json"
+    ),
+    settings=_sim_settings,
+)
 def crosscheck_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The cross-check items: each half's post-edits, for the other post-editor
     (OUT/crosscheck/items-a.parquet is half a, reviewed by b's post-editor). A sentence
@@ -303,9 +323,7 @@ def crosscheck_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             info["not_postedited"][h] = int(missing.sum())
         return tables, info
 
-    info, hit = cached(ctx.out / "crosscheck", [*pulls, *items_in, sentences],
-                       [sim.model_dump() if sim else None], compute, "crosscheck.json",
-                       [f"items-{h}.parquet" for h in HALVES])  # fmt: skip
+    info, hit = cached(ctx, compute)
     n = sum(info["items"].values())
     return StepOutcome(f"{info['items']} post-edits to cross-check{' (cached)' if hit else ''}",
                        {**info, "cached": hit}, Rows("sentence", n, n))  # fmt: skip
