@@ -33,7 +33,7 @@ from pipelines.export.card_facts import (
     server_record,
 )
 from pipelines.export.family import export_code, export_settings
-from pipelines.families import ExportInputs, Round
+from pipelines.families import ExportInputs, Round, SharedSteps
 
 
 class AnnotationsPending(RuntimeError):
@@ -175,11 +175,22 @@ def pull_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     )  # fmt: skip
 
 
+def shared_of(ctx: RunContext) -> SharedSteps:
+    """What the shared agree and export steps need of the task kind."""
+    if ctx.task.shared is None:
+        raise ValueError(
+            f"task kind {ctx.task.name!r} runs a shared agree or export step and registers "
+            "no SharedSteps (pipelines.families.SharedSteps)"
+        )
+    return ctx.task.shared
+
+
 def votes_path(ctx: RunContext) -> Path:
     """The table the agreement step reads: the task kind's (``votes``) or the main
     round's pull."""
-    if ctx.task.votes is not None:
-        return ctx.task.votes(ctx)
+    shared = ctx.task.shared
+    if shared is not None and shared.votes is not None:
+        return shared.votes(ctx)
     return _round(ctx, "").annotations
 
 
@@ -293,7 +304,7 @@ def export_reads(ctx: RunContext, arg: str = "") -> dict[str, Path]:
     the splits and their artifact report, the annotations agreed on, the agreement
     figures, the ingest's statistics, and the files the task kind's card reads
     (``export_inputs``)."""
-    out, kind = ctx.out, ctx.task
+    out, kind = ctx.out, shared_of(ctx)
     return {
         "gold": out / "agree" / "gold.parquet",
         "dropped": out / "agree" / "dropped.parquet",
@@ -320,8 +331,9 @@ EXPORT_NAMES = [f"{s}.{ext}" for s in ("train", "dev", "test") for ext in ("json
     code=export_code,
 )
 def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
-    """The dataset in the task kind's release layout (its ``records``) as JSON Lines and
-    Parquet per split, and the data card (its ``card`` section) -> OUT/dataset."""
+    """The dataset in the task kind's release layout (its ``shared.records``) as JSON
+    Lines and Parquet per split, and the data card (its ``card`` section) ->
+    OUT/dataset."""
     from pipelines.export.records import jsonl
 
     inputs = export_reads(ctx, arg)  # its declaration: the orchestrator has checked them
@@ -352,7 +364,8 @@ def _export(ctx: RunContext, inputs: dict, hashes: dict, dataset: Path, key: str
     splits = pd.read_parquet(inputs["splits"])
     table = pd.read_parquet(inputs["annotations"])
     gold = pd.read_parquet(inputs["gold"])
-    records = kind.records(ExportInputs(
+    shared = shared_of(ctx)
+    records = shared.records(ExportInputs(
         gold=gold, items=items, splits=splits, annotations=table,
         dropped=pd.read_parquet(inputs["dropped"]), prefix=recipe.export.guid_prefix or recipe.name,
     ))  # fmt: skip
@@ -368,12 +381,12 @@ def _export(ctx: RunContext, inputs: dict, hashes: dict, dataset: Path, key: str
     facts = {
         "task": kind.title,
         "task_kind": kind.name,
-        "paper_agreement": kind.paper_agreement,
+        "paper_agreement": shared.paper_agreement,
         "recipe": recipe.model_dump(mode="json", exclude={"base_dir"}),
         "ingest": ingest,
-        "dates": _dates(out / kind.ingest_dir),
+        "dates": _dates(out / shared.ingest_dir),
         "classifier_cards": _classifier_cards(recipe),
-        "items": ctx.steps[kind.items_step],
+        "items": ctx.steps[shared.items_step],
         "annotation": annotation_facts(rounds[""], validation, ctx.simulated),
         "agreement": json.loads(inputs["agreement"].read_text(encoding="utf-8")),
         "split": json.loads(inputs["artifacts"].read_text(encoding="utf-8")),
@@ -393,7 +406,7 @@ def _export(ctx: RunContext, inputs: dict, hashes: dict, dataset: Path, key: str
             "inputs (sha256, first 12)": ", ".join(f"{k} {h[:12]}" for k, h in hashes.items()),
         },
     }
-    for fact, name in kind.card_json.items():
+    for fact, name in shared.card_json.items():
         facts[fact] = json.loads(inputs[name].read_text(encoding="utf-8"))
     for name, r in rounds.items():
         if name:

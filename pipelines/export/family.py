@@ -41,8 +41,11 @@ def export_settings(ctx: RunContext, arg: str = "") -> list:
 
 def export_code(ctx: RunContext, arg: str = "") -> list[str]:
     """The code of every export's cache key beyond its step's module: the shared export
-    package and the task kind's records and card modules (with its card template)."""
-    return ["pipelines.export", ctx.task.records.__module__, ctx.task.card.__module__]
+    package, the task kind's card module (with its card template) and, for the shared
+    export, its records' module."""
+    shared = ctx.task.shared
+    return ["pipelines.export", ctx.task.card.__module__,
+            *([shared.records.__module__] if shared else [])]  # fmt: skip
 
 
 def family_export(inputs: Callable[[RunContext], dict[str, Path]]) -> Callable:

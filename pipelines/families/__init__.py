@@ -8,19 +8,22 @@ one by name:
 - ``steps``: registered step names, in order, or ``plan(recipe)`` when the recipe decides
   them (``pipelines.core.steps.STEPS``; the
   shared ones such as ``ingest``, ``push``, ``agree``, ``split`` and ``export`` live in
-  ``flows/steps.py``, a family's own ones in its module);
+  ``flows/steps.py``, a family's own ones in its package);
 - ``rounds``: its Label Studio rounds by name (``""`` is the round whose annotations
   the agreement step reads; ``push-writing`` runs the ``writing`` round);
-- ``records``: its export records per split (the release layout);
 - ``card``: its section of the data card (:class:`CardSection`);
 - ``needs``: the recipe sections it needs (annotation, agreement and split by default;
   checked before any work);
-- ``export_inputs`` and ``card_json``: the files its card reads (hashed into the export's
-  key and listed in the card's provenance) and the JSON facts taken from them.
+- ``shared``: what the shared ``agree`` and ``export`` steps need of a family that uses
+  them (:class:`SharedSteps`: its release records, the files its card reads, ...); a
+  family that writes its own release leaves it out;
+- the hooks run before any step (``plan``, ``simulated``, ``configs``, ``preflight``),
+  each optional.
 
 A recipe names its task kind (``task: klue-sts``). Registering a new family is one
-``TASK_KINDS.add(TaskKind(...))`` in a new module of this package (see docs/architecture.md,
-"How to add a dataset family").
+``register_task(TaskKind(...))`` in the ``__init__.py`` of its package
+``pipelines/families/<family>/`` (see docs/architecture.md, "How to add a dataset
+family").
 """
 
 from __future__ import annotations
@@ -36,7 +39,15 @@ from pipelines.core import plugins
 from pipelines.core.registry import Registry
 from pipelines.export.card_section import CardSection
 
-__all__ = ["CardSection", "ExportInputs", "Round", "TaskKind", "register_task", "task_kind"]
+__all__ = [
+    "CardSection",
+    "ExportInputs",
+    "Round",
+    "SharedSteps",
+    "TaskKind",
+    "register_task",
+    "task_kind",
+]
 
 
 @dataclass
@@ -52,6 +63,23 @@ class ExportInputs:
 
 
 @dataclass
+class SharedSteps:
+    """What the shared ``agree`` and ``export`` steps (``flows/steps.py``) need of a family
+    that uses them rather than writing its own release (the KLUE kinds): its release
+    ``records`` per split, and the files and facts of its card."""
+
+    records: Callable[[ExportInputs], dict[str, list[dict]]]
+    ingest_dir: str = "ingest"  # the ingest whose statistics the card reads
+    items_step: str = "items"  # the step whose info is the card's "items"
+    export_inputs: dict[str, str] = field(default_factory=dict)  # name -> path under OUT
+    # facts of the card read from JSON export inputs: fact name -> export input name
+    card_json: dict[str, str] = field(default_factory=dict)
+    # the agreement the paper reports: {"level": ..., "alpha": ..., "source": ...}
+    paper_agreement: dict | None = None
+    votes: Callable[[object], Path] | None = None  # the table agree reads, when not pull's
+
+
+@dataclass
 class TaskKind:
     """A dataset family (see the module docstring)."""
 
@@ -60,18 +88,10 @@ class TaskKind:
     layout: str
     steps: list[str]
     rounds: Callable[[object], dict[str, Round]]  # RunContext -> rounds by name
-    records: Callable[[ExportInputs], dict[str, list[dict]]]
     card: Callable[[dict], CardSection]
     # the recipe sections it needs (dotted), checked before any work
     needs: list[str] = field(default_factory=lambda: ["annotation", "agreement", "split"])
-    ingest_dir: str = "ingest"
-    items_step: str = "items"  # the step whose info is the card's "items"
-    export_inputs: dict[str, str] = field(default_factory=dict)  # name -> path under OUT
-    # facts of the card read from JSON export inputs: fact name -> export input name
-    card_json: dict[str, str] = field(default_factory=dict)
-    # the agreement the paper reports: {"level": ..., "alpha": ..., "source": ...}
-    paper_agreement: dict | None = None
-    votes: Callable[[object], Path] | None = None  # the table agree reads, when not pull's
+    shared: SharedSteps | None = None  # when it uses the shared agree and export steps
     # whether a recipe's rounds are simulated by default (None: its annotation section's)
     simulated: Callable[[object], bool] | None = None
     # the annotation configs a recipe names, checked before any work: (field, path)
@@ -86,6 +106,11 @@ class TaskKind:
     def steps_for(self, recipe: object | None) -> list[str]:
         """The steps of a rebuild of ``recipe``."""
         return list(self.plan(recipe)) if self.plan and recipe is not None else list(self.steps)
+
+    @property
+    def paper_agreement(self) -> dict | None:
+        """The agreement its paper reports (:class:`SharedSteps`), if it says."""
+        return self.shared.paper_agreement if self.shared else None
 
     def uses_label_studio(self, recipe: object | None) -> bool:
         """Whether a rebuild of ``recipe`` has a Label Studio round (a ``push`` step, bare

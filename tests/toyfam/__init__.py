@@ -161,7 +161,6 @@ register_task(
         steps=["sentences", "keywords", "export"],
         needs=[],
         rounds=lambda ctx: {},
-        records=lambda inputs: {},
         card=lambda facts: None,
     )
 )

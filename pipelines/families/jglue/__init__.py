@@ -31,7 +31,7 @@ from pipelines.core.steps import STEPS
 from pipelines.families import TaskKind, register_task
 from pipelines.families.jglue import section  # noqa: F401 - the recipe section
 from pipelines.families.jglue.card import card
-from pipelines.families.jglue.export import export_step, records_of, split_step
+from pipelines.families.jglue.export import export_step, split_step
 from pipelines.families.jglue.nli import nli_step, validation_step, writing_items_step, written_step
 from pipelines.families.jglue.rounds import TASK_ROUNDS, configs, preflight, rounds
 from pipelines.families.jglue.steps import captions_step, pairs_step, sts_step
@@ -88,7 +88,6 @@ for _kind, _steps, _title in (
             layout="jglue",
             steps=_steps,
             rounds=rounds,
-            records=lambda inputs: {"all": records_of(inputs.gold)},
             card=card,
             needs=["jglue", "split"],
             simulated=lambda recipe: any(

@@ -46,7 +46,15 @@ from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached, d
 from pipelines.export.card_section import from_template
 from pipelines.export.data_card import annotation_round, inline, table
 from pipelines.export.records import SPLITS, split_rows
-from pipelines.families import CardSection, ExportInputs, Round, TaskKind, register_task, simulation
+from pipelines.families import (
+    CardSection,
+    ExportInputs,
+    Round,
+    SharedSteps,
+    TaskKind,
+    register_task,
+    simulation,
+)
 
 LABELS = ("entailment", "contradiction", "neutral")
 SUFFIX = {"entailment": "e", "contradiction": "c", "neutral": "n"}
@@ -373,11 +381,13 @@ register_task(TaskKind(
            "export"],
     needs=["annotation", "agreement", "split", "items.premises", "annotation.writing"],
     rounds=rounds,
-    records=records,
     card=card,
-    items_step="hypotheses",
-    export_inputs={"premises": "premises/premises.json", "hypotheses": "items/items.json",
-                   "writing": "annotate/writing.parquet"},
-    card_json={"premises": "premises"},
-    votes=votes,
+    shared=SharedSteps(
+        records=records,
+        items_step="hypotheses",
+        export_inputs={"premises": "premises/premises.json", "hypotheses": "items/items.json",
+                       "writing": "annotate/writing.parquet"},
+        card_json={"premises": "premises"},
+        votes=votes,
+    ),
 ))  # fmt: skip

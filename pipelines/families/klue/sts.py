@@ -43,7 +43,14 @@ from pipelines.core.steps import (
 from pipelines.export.card_section import from_template
 from pipelines.export.data_card import annotation_round, inline, table
 from pipelines.export.records import SPLITS, split_rows
-from pipelines.families import CardSection, ExportInputs, TaskKind, one_round, register_task
+from pipelines.families import (
+    CardSection,
+    ExportInputs,
+    SharedSteps,
+    TaskKind,
+    one_round,
+    register_task,
+)
 from pipelines.families.klue.sampling import sample_evenly
 
 ITEM_COLUMNS = ["item_id", "sentence1", "sentence2", "source", "method", "score", "license"]
@@ -218,9 +225,11 @@ register_task(TaskKind(
     steps=["pairs", "items", "push", "simulate", "wait", "pull", "agree", "split", "export"],
     needs=["annotation", "agreement", "split", "pairing"],
     rounds=one_round,
-    records=records,
     card=card,
-    ingest_dir="pairs/ingest",
-    export_inputs={"pairs_stats": "pairs/stats.json"},
-    card_json={"pairs": "pairs_stats"},
+    shared=SharedSteps(
+        records=records,
+        ingest_dir="pairs/ingest",
+        export_inputs={"pairs_stats": "pairs/stats.json"},
+        card_json={"pairs": "pairs_stats"},
+    ),
 ))  # fmt: skip

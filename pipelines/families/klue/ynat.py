@@ -29,7 +29,14 @@ from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached, d
 from pipelines.export.card_section import from_template
 from pipelines.export.data_card import annotation_round, inline
 from pipelines.export.records import SPLITS, split_rows
-from pipelines.families import CardSection, ExportInputs, TaskKind, one_round, register_task
+from pipelines.families import (
+    CardSection,
+    ExportInputs,
+    SharedSteps,
+    TaskKind,
+    one_round,
+    register_task,
+)
 from pipelines.families.klue.sampling import sample_evenly
 from pipelines.lang import language
 
@@ -209,9 +216,11 @@ register_task(TaskKind(
     layout="klue-ynat",
     steps=["ingest", "items", "push", "simulate", "wait", "pull", "agree", "split", "export"],
     rounds=one_round,
-    records=records,
     card=card,
-    export_inputs={"titles": "items/items.json"},
-    card_json={"titles": "titles"},
-    paper_agreement={"level": "nominal", "alpha": 0.713, "source": "KLUE 3.1.1 (YNAT)"},
+    shared=SharedSteps(
+        records=records,
+        export_inputs={"titles": "items/items.json"},
+        card_json={"titles": "titles"},
+        paper_agreement={"level": "nominal", "alpha": 0.713, "source": "KLUE 3.1.1 (YNAT)"},
+    ),
 ))  # fmt: skip

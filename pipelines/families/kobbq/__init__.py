@@ -15,7 +15,7 @@ from pipelines.core.steps import STEPS
 from pipelines.families import TaskKind, register_task
 from pipelines.families.kobbq import section  # noqa: F401 - the kobbq: recipe section
 from pipelines.families.kobbq.card import card
-from pipelines.families.kobbq.export import export_step, records_of
+from pipelines.families.kobbq.export import export_step
 from pipelines.families.kobbq.steps import (
     check_items_step,
     configs,
@@ -47,7 +47,7 @@ for _round in ("survey", "check"):
 register_task(TaskKind(
     name="kobbq", title="KoBBQ-style bias benchmark (Jin et al. 2024)", layout="kobbq",
     steps=STEP_NAMES, rounds=rounds,
-    records=lambda inputs: {"all_samples": records_of(inputs.gold)}, card=card,
+    card=card,
     needs=["kobbq"],
     simulated=lambda recipe: bool(recipe.kobbq and any(
         r and r.simulate for r in (recipe.kobbq.survey_round, recipe.kobbq.check_round))),

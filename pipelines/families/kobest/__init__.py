@@ -36,7 +36,7 @@ from pipelines.core.steps import STEPS
 from pipelines.families import TaskKind, register_task
 from pipelines.families.kobest import section  # noqa: F401 - the recipe section
 from pipelines.families.kobest.card import card
-from pipelines.families.kobest.export import export_step, records_of
+from pipelines.families.kobest.export import export_step
 from pipelines.families.kobest.revision import (
     artifacts_step,
     duplicates_step,
@@ -70,7 +70,6 @@ for _name in KOBEST_TASKS.names():
             steps=[],
             plan=plan,
             rounds=rounds,
-            records=lambda inputs, t=_t: {"all": records_of(inputs.gold, t)},
             card=card,
             needs=["kobest", "split"],
             simulated=lambda recipe: any(

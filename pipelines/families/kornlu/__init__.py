@@ -69,7 +69,7 @@ for _name, _title, _records_fn in (
         STEPS.add(f"{_name}:{_step}", _fn, (_fn.__doc__ or "").split("\n")[0])
     register_task(TaskKind(
         name=_name, title=_title, layout=_name, steps=STEP_NAMES, rounds=rounds,
-        records=lambda inputs, fn=_records_fn: fn(inputs.gold), card=card,
+        card=card,
         needs=["translation"],
         simulated=lambda recipe: bool(recipe.translation and recipe.translation.postedit.simulate),
         preflight=lambda recipe, n=_name: preflight(recipe, LABELS[n] is None, LABEL_FIELDS[n]),

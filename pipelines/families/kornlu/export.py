@@ -10,7 +10,6 @@ import pandas as pd
 from pipelines.core.stage import value_counts
 from pipelines.core.steps import Rows, RunContext, StepOutcome, declares
 from pipelines.export.family import CARD_FILES, export_code, export_settings
-from pipelines.families import ExportInputs
 from pipelines.families.kornlu.sources import (
     HALVES,
     KORSTS_META,
@@ -47,6 +46,9 @@ def kornli_records(pairs: pd.DataFrame) -> dict[str, list[dict]]:
             }
         )
     return out
+
+
+RECORDS = {"korsts": korsts_records, "kornli": kornli_records}  # the release layout per kind
 
 
 def tsv(records: list[dict], spreadsheet_safe: bool = True) -> str:
@@ -105,9 +107,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     hashes = {k: sha256_file(p) for k, p in inputs.items()}
     key, dataset = ctx.cache.key, ctx.cache.folder  # from the declaration
     pairs = pd.read_parquet(inputs["pairs"])
-    records = kind.records(ExportInputs(gold=pairs, items=pairs, splits=pairs,
-                                        annotations=pd.DataFrame(), dropped=pd.DataFrame(),
-                                        prefix=""))  # fmt: skip
+    records = RECORDS[kind.name](pairs)
     names = [f"{s}.{e}" for s in records for e in ("tsv", "jsonl", "parquet")]
     names += ["DATA_CARD.md", "DATA_CARD.html", "card.json"]
     if outputs_current(dataset, key, names):
