@@ -28,21 +28,30 @@ Figures: Krippendorff's alpha at the nominal, ordinal, interval and ratio levels
 (statsmodels; over the items with the most common number of ratings, since it needs an
 equal count per item), Pearson per annotator against the others, and for NLI the
 validation table of KLUE's Table 5.
+
+Modules: ``settings`` (each rule's settings class, the registry, the ``agreement:``
+recipe section), ``annotations`` (the input table read, checked and split; the
+per-annotator and per-label figures), ``measures`` (alpha, Fleiss' kappa) and this one
+(the rules, ``agree`` and ``run_agree``); the names of the first two are re-exported here.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
-from typing import ClassVar
 
 import numpy as np
 import pandas as pd
 
+from pipelines.agreement.annotations import (  # noqa: F401 - re-exported
+    annotator_figures,
+    check_values,
+    label_agreement,
+    read_annotations,
+    split_annotations,
+)
 from pipelines.agreement.measures import (  # noqa: F401 - re-exported: the rules' figures
     _round,
     alpha,
@@ -51,378 +60,20 @@ from pipelines.agreement.measures import (  # noqa: F401 - re-exported: the rule
     numeric_values,
     reliability_matrix,
 )
-from pipelines.annotation.label_config import REPORT_FIELDS
-from pipelines.annotation.values import VALUE_TYPES
-from pipelines.core.errors import BenchforgeError
-from pipelines.core.io import read_table
-from pipelines.core.plugins import RecipeSection, register_section
-from pipelines.core.recipe import Recipe, StageOptions, check_stage_options
-from pipelines.core.registry import Registry
-from pipelines.core.settings import rule_settings
-
-DROPPED_COLUMNS = ["kind", "id", "reason", "detail"]
-
-
-class AgreementError(BenchforgeError, ValueError):
-    """Annotations that cannot be used; the message names the file, the row or column."""
-
-
-@dataclass
-class AgreementSettingsBase:
-    """What every agreement rule's settings start with: the rule and the answer field."""
-
-    rule: str = "mean"
-    answer_field: str | None = None  # the field to aggregate (default: the only one)
-
-    numeric: ClassVar[bool] = False  # the rule averages: every value must be a number
-    summary: ClassVar[tuple[str, ...]] = ()  # the settings an error message quotes
-
-
-@dataclass
-class _Answers(AgreementSettingsBase):
-    """What every rule's settings end with (after the rule's own thresholds)."""
-
-    # the answers the annotation interface allows (a single-choice control's options; the
-    # rebuild takes them from the recipe's config): any other value is an error
-    values: list[str] | None = None
-    # report flags
-    report_min: int = 1
-    report_flags: list[str] = field(
-        default_factory=lambda: [
-            "personal_information",
-            "hate_or_bias",
-            "translation_error",
-            "unable_to_decide",
-        ]
-    )
-
-
-@dataclass
-class _MeanThresholds(AgreementSettingsBase):
-    pearson_min: float | None = 0.80
-    alpha_min: float | None = 0.20
-    min_shared_items: int = 3  # an annotator sharing fewer items is not screened (kept)
-    decimals: int = 1
-    binary_threshold: float = 3.0
-    sd_max: float | None = 2.0
-    variance_max: float | None = None  # JSTS: 1.0
-
-
-@dataclass
-class MeanSettings(_Answers, _MeanThresholds):
-    """KLUE-STS (3.2.1): annotator screening, mean label, disagreement drops."""
-
-    rule: str = "mean"
-
-    numeric: ClassVar[bool] = True
-    summary: ClassVar[tuple[str, ...]] = ("pearson_min", "alpha_min", "sd_max", "variance_max")
-
-    def __post_init__(self) -> None:
-        """Thresholds in their ranges (issue 32: ``pearson_min: -2`` or ``nan`` silently
-        turned screening off): a correlation and an alpha in [-1, 1], ``null`` to turn the
-        screen off; spreads and variances finite and not negative."""
-        for name in ("pearson_min", "alpha_min"):
-            value = getattr(self, name)
-            if value is not None and not (math.isfinite(value) and -1 <= value <= 1):
-                raise AgreementError(
-                    f"{name} must be in [-1, 1] (null or 'off' turns the screen off), got {value}"
-                )
-        for name in ("sd_max", "variance_max"):
-            value = getattr(self, name)
-            if value is not None and not (math.isfinite(value) and value >= 0):
-                raise AgreementError(f"{name} must be a finite number >= 0 or null, got {value}")
-        if not math.isfinite(self.binary_threshold):
-            raise AgreementError(f"binary_threshold must be finite, got {self.binary_threshold}")
-        if self.min_shared_items < 1:
-            raise AgreementError(f"min_shared_items must be >= 1, got {self.min_shared_items}")
-        if not 0 <= self.decimals <= 6:
-            raise AgreementError(f"decimals must be in [0, 6], got {self.decimals}")
-
-
-@dataclass
-class _MajorityThreshold(AgreementSettingsBase):
-    min_votes: int | None = None
-
-
-@dataclass
-class MajoritySettings(_Answers, _MajorityThreshold):
-    """KLUE-NLI / KLUE-TC: the label with at least ``min_votes`` votes."""
-
-    rule: str = "majority"
-
-    summary: ClassVar[tuple[str, ...]] = ("min_votes",)
-
-    def __post_init__(self) -> None:
-        if self.min_votes is None or self.min_votes < 1:
-            raise AgreementError("the majority rule needs --min-votes K (K >= 1)")
-
-
-@dataclass
-class _SpanVoteThreshold(AgreementSettingsBase):
-    min_votes: int | None = None
-    value_type: str = "span_set"  # a set-valued type: span_set, relation, dependency_tree
-
-
-@dataclass
-class SpanVoteSettings(_Answers, _SpanVoteThreshold):
-    """Span sets, relations and trees: the elements at least ``min_votes`` annotators
-    marked (KLUE 3.4.1 / 3.5.1 / 3.7 keep one reviewed annotation; without a review
-    round the elements a majority shares)."""
-
-    rule: str = "span_vote"
-
-    summary: ClassVar[tuple[str, ...]] = ("min_votes", "value_type")
-
-    def __post_init__(self) -> None:
-        if self.min_votes is None or self.min_votes < 1:
-            raise AgreementError("the span_vote rule needs --min-votes K (K >= 1)")
-        kind = VALUE_TYPES.get(self.value_type)
-        if "span_vote" not in kind.rules:
-            raise AgreementError(
-                f"value type {self.value_type!r} is not voted on element by element (its "
-                f"rules: {list(kind.rules)})"
-            )
-
-
-@dataclass
-class AgreementRule:
-    """A registered agreement rule: its settings class and its function
-    ``rule(ratings, settings) -> (gold, dropped records, per-annotator figures or None)``."""
-
-    name: str
-    settings: type[AgreementSettingsBase]
-    apply: Callable[..., tuple[pd.DataFrame, list[dict], pd.DataFrame | None]]
-
-
-AGREEMENT_RULES: Registry[AgreementRule] = Registry(
-    "agreement rule", "pipelines.agreement", "agreement rules"
+from pipelines.agreement.settings import (  # noqa: F401 - re-exported
+    AGREEMENT_RULES,
+    DROPPED_COLUMNS,
+    AgreementError,
+    AgreementRule,
+    AgreementSettings,
+    AgreementSettingsBase,
+    MajoritySettings,
+    MeanSettings,
+    SpanVoteSettings,
+    agreement_rule,
+    recipe_agreement_settings,
 )
-
-
-def agreement_rule(name: str, settings: type[AgreementSettingsBase]) -> Callable:
-    """Decorator registering an agreement rule with its settings class."""
-
-    def add(fn: Callable) -> Callable:
-        AGREEMENT_RULES.add(name, AgreementRule(name, settings, fn), (fn.__doc__ or "").strip())
-        return fn
-
-    return add
-
-
-def AgreementSettings(**options: object) -> AgreementSettingsBase:  # noqa: N802 - a class to read
-    """The settings of the rule ``options["rule"]`` (``mean`` by default): the tagged union
-    over the registered rules' settings classes."""
-    return rule_settings(AGREEMENT_RULES, options, AgreementError, "agreement", "mean")
-
-
-def recipe_agreement_settings(
-    recipe: Recipe, values: list[str] | None = None
-) -> AgreementSettingsBase:
-    """The typed settings of the recipe's ``agreement`` section (``values``: the
-    interface's answers, when the recipe gives none)."""
-    options = recipe.agreement.model_dump()
-    if options.get("values") is None and values is not None:
-        options["values"] = values
-    return AgreementSettings(**options)
-
-
-def _check_section(recipe: Recipe, options: StageOptions) -> None:
-    """The section against its rule's settings; ``min_votes`` above the annotation's
-    overlap keeps no item (issue 32): known at load, not after the annotation round."""
-    check_stage_options(options, AGREEMENT_RULES, "agreement")
-    votes = options.model_dump().get("min_votes")
-    if recipe.annotation is not None and isinstance(votes, int) and not isinstance(
-            votes, bool) and votes > recipe.annotation.overlap:  # fmt: skip
-        raise ValueError(
-            f"agreement.min_votes {votes} > annotation.overlap {recipe.annotation.overlap}: "
-            "no item could reach it"
-        )
-
-
-register_section(RecipeSection(
-    "agreement", StageOptions,
-    "The agreement rule (rule: mean, majority, ...) and its settings (pipelines.agreement)",
-    _check_section,
-))  # fmt: skip
-
-
-# ------------------------------------------------------------------------------ input
-
-
-def read_annotations(path: Path) -> pd.DataFrame:
-    """A Parquet or CSV long table with at least item_id, annotator_id and value."""
-    if not path.is_file():
-        raise AgreementError(f"{path}: file not found")
-    if path.suffix not in (".parquet", ".csv"):
-        raise AgreementError(f"{path}: expected a .parquet or .csv file")
-    frame = read_table(path, AgreementError, {"item_id": str, "annotator_id": str, "value": str})
-    missing = [c for c in ("item_id", "annotator_id", "value") if c not in frame.columns]
-    if missing:
-        raise AgreementError(f"{path}: no column {missing} (columns: {list(frame.columns)})")
-    for col in ("item_id", "annotator_id"):
-        empty = frame[col].isna()
-        if empty.any():
-            row = int(np.flatnonzero(empty.to_numpy())[0]) + 2 if path.suffix == ".csv" else None
-            where = f"line {row}" if row else f"row {int(np.flatnonzero(empty.to_numpy())[0])}"
-            raise AgreementError(f"{path}: {where}: empty {col}")
-    frame = frame.copy()
-    frame["item_id"] = frame["item_id"].astype(str)
-    frame["annotator_id"] = frame["annotator_id"].astype(str)
-    return frame
-
-
-def split_annotations(
-    frame: pd.DataFrame, settings: AgreementSettingsBase
-) -> tuple[pd.DataFrame, dict[str, dict[str, int]], list[dict]]:
-    """The ratings of the chosen field (item_id, annotator_id, value, role), the report
-    flags per item ({item: {flag: annotators}}) and a dropped record (kind ``rating``,
-    reason ``empty_value``, the table row) for each annotation that is not cancelled but
-    has no value: nothing is dropped silently (issue 32). Cancelled annotations carry no
-    rating."""
-    work = frame
-    if "cancelled" in work.columns:
-        work = work[~work["cancelled"].fillna(False).astype(bool)]
-    flags: dict[str, dict[str, set]] = {}
-
-    def add_flag(item: str, who: str, text: object) -> None:
-        if isinstance(text, str) and text:
-            for flag in text.split("|"):
-                flags.setdefault(item, {}).setdefault(flag, set()).add(who)
-
-    if "report_flags" in work.columns:
-        for item, who, text in work[["item_id", "annotator_id", "report_flags"]].itertuples(
-            index=False
-        ):
-            add_flag(item, who, text)
-    if "field" in work.columns:
-        reports = work[work["field"].isin(REPORT_FIELDS)]
-        for item, who, text in reports[["item_id", "annotator_id", "value"]].itertuples(
-            index=False
-        ):
-            add_flag(item, who, text)
-        answers = work[~work["field"].isin(REPORT_FIELDS) & work["field"].notna()]
-        fields = sorted(answers["field"].unique())
-        chosen = settings.answer_field or (fields[0] if len(fields) == 1 else None)
-        if chosen is None:
-            raise AgreementError(f"the annotations hold fields {fields}: choose one with --field")
-        if chosen not in fields:
-            raise AgreementError(f"no field {chosen!r} in the annotations (fields: {fields})")
-        work = answers[answers["field"] == chosen]
-    ratings = work[["item_id", "annotator_id", "value"]].copy()
-    ratings["role"] = work["role"].fillna("") if "role" in work.columns else ""
-    empty = ratings["value"].isna() | (ratings["value"].astype(str).str.strip() == "")
-    check_values(ratings[~empty], settings)
-    dup = ratings.duplicated(["item_id", "annotator_id"], keep=False)
-    if dup.any():
-        first = ratings[dup].iloc[0]
-        raise AgreementError(
-            f"annotator {first.annotator_id!r} rated item {first.item_id!r} more than once"
-        )
-    counts = {item: {f: len(who) for f, who in per.items()} for item, per in flags.items()}
-    blanks = [
-        {"kind": "rating", "id": f"{row.item_id}/{row.annotator_id}", "reason": "empty_value",
-         "detail": f"row {int(index) + 1}: an annotation that is not cancelled has no value"}
-        for index, row in ratings[empty].iterrows()
-    ]  # fmt: skip
-    return ratings[~empty].reset_index(drop=True), counts, blanks
-
-
-def _canonical(value: object) -> str:
-    """A value as compared with the allowed answers: numbers by value ("5" == "5.0")."""
-    text = str(value).strip()
-    try:
-        number = float(text)
-    except ValueError:
-        return text
-    return repr(number) if math.isfinite(number) else text
-
-
-def check_values(ratings: pd.DataFrame, settings: AgreementSettingsBase) -> None:
-    """Every rating is one of ``settings.values`` (when given), and for the mean rule a
-    finite number; the error names the table row (counted from 1), the annotator, the
-    item and the value."""
-
-    def fail(index: object, problem: str) -> None:
-        row = ratings.loc[index]
-        raise AgreementError(
-            f"row {int(index) + 1}: annotator {row['annotator_id']!r}, item "
-            f"{row['item_id']!r}: value {row['value']!r} {problem}"
-        )
-
-    if settings.values is not None:
-        allowed = {_canonical(v) for v in settings.values}
-        bad = ~ratings["value"].map(_canonical).isin(allowed)
-        if bad.any():
-            fail(bad.idxmax(), f"is not one of the interface's answers {settings.values}")
-    if settings.numeric:
-        numbers = pd.to_numeric(ratings["value"], errors="coerce").astype(float)
-        bad = ~np.isfinite(numbers.to_numpy())
-        if bad.any():
-            fail(ratings.index[int(np.flatnonzero(bad)[0])], "is not a finite number")
-
-
-def annotator_figures(matrix: pd.DataFrame, min_shared: int) -> pd.DataFrame:
-    """Per annotator: items rated, items shared with others, Pearson r and Krippendorff's
-    alpha (interval) of their ratings against the mean of the other annotators."""
-    rows = []
-    values = matrix.to_numpy()
-    for pos, annotator in enumerate(matrix.index):
-        own = values[pos]
-        others = np.delete(values, pos, axis=0)
-        with np.errstate(invalid="ignore"), np.testing.suppress_warnings() as sup:
-            sup.filter(RuntimeWarning)
-            mean_others = np.nanmean(others, axis=0) if len(others) else np.full_like(own, np.nan)
-        shared = ~np.isnan(own) & ~np.isnan(mean_others)
-        r = a = None
-        if shared.sum() >= max(2, min_shared):
-            x, y = own[shared], mean_others[shared]
-            if x.std() > 0 and y.std() > 0:
-                r = float(np.corrcoef(x, y)[0, 1])
-            a = alpha(np.vstack([x, y]), "interval")
-        rows.append(
-            {
-                "annotator_id": annotator,
-                "items": int((~np.isnan(own)).sum()),
-                "shared_items": int(shared.sum()),
-                "pearson": _round(r),
-                "alpha": _round(a),
-            }
-        )
-    return pd.DataFrame(rows, columns=["annotator_id", "items", "shared_items", "pearson", "alpha"])
-
-
-def label_agreement(ratings: pd.DataFrame, gold: pd.DataFrame) -> pd.DataFrame:
-    """Per annotator of a categorical rule (no screening): items answered, how many of
-    them have a gold label, the share of those where the annotator chose the gold label,
-    and the share where they chose what the other annotators' majority chose (their own
-    vote left out; items where the others tie or nobody else answered are not counted)."""
-    values = ratings.assign(value=ratings["value"].astype(str))
-    gold_of = dict(zip(gold["item_id"], gold["label"].astype(str), strict=True))
-    counts = values.groupby(["item_id", "value"]).size()
-    rows = []
-    for annotator, own in values.groupby("annotator_id", sort=True):
-        with_gold = [(i, v) for i, v in zip(own["item_id"], own["value"], strict=True)
-                     if i in gold_of]  # fmt: skip
-        same, compared = 0, 0
-        for item, value in zip(own["item_id"], own["value"], strict=True):
-            others = counts.loc[item].copy()
-            others[value] -= 1
-            others = others[others > 0]
-            if others.empty or (others == others.max()).sum() > 1:
-                continue
-            compared += 1
-            same += int(others.idxmax() == value)
-        rows.append({
-            "annotator_id": annotator,
-            "items": int(len(own)),
-            "gold_items": len(with_gold),
-            "gold_agreement": _round(sum(v == gold_of[i] for i, v in with_gold) / len(with_gold))
-            if with_gold else None,
-            "others_agreement": _round(same / compared) if compared else None,
-        })  # fmt: skip
-    return pd.DataFrame(rows, columns=["annotator_id", "items", "gold_items", "gold_agreement",
-                                       "others_agreement"])  # fmt: skip
-
+from pipelines.annotation.values import VALUE_TYPES
 
 # ------------------------------------------------------------------------------ rules
 

@@ -49,7 +49,7 @@ class RecipeSection:
 
 RECIPE_SECTIONS: Registry[RecipeSection] = Registry(
     "recipe section",
-    ("pipelines.agreement.rules", "pipelines.splits.base", "pipelines.families"),
+    ("pipelines.agreement.settings", "pipelines.splits.base", "pipelines.families"),
     "recipe sections owned by stages and families",
 )
 
