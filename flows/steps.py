@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -34,6 +35,9 @@ from pipelines.export.card_facts import (
 )
 from pipelines.export.family import export_code, export_settings
 from pipelines.families import ExportInputs, Round, SharedSteps
+
+if TYPE_CHECKING:
+    from pipelines.core.recipe import Recipe
 
 
 class AnnotationsPending(RuntimeError):
@@ -226,7 +230,7 @@ def agree_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     )
 
 
-def interface_answers(recipe: object, field: str | None) -> list[str] | None:
+def interface_answers(recipe: Recipe, field: str | None) -> list[str] | None:
     """The options of the recipe interface's single-choice answer control ``field`` (or
     its only answer control): the values the agreement step accepts."""
     from pipelines.annotation.label_config import parse_label_config
@@ -237,7 +241,7 @@ def interface_answers(recipe: object, field: str | None) -> list[str] | None:
     return None
 
 
-def interface_value_type(recipe: object, field: str | None) -> str | None:
+def interface_value_type(recipe: Recipe, field: str | None) -> str | None:
     """The value type of the recipe interface's answer control ``field`` (or its only
     one): the recipe's pin, else the type that claims the control; None when the
     interface has several answer controls and no field is named."""
@@ -280,7 +284,7 @@ def split_step(ctx: RunContext, arg: str = "") -> StepOutcome:
                        "written": split["written"]}, Rows("item", n, n))  # fmt: skip
 
 
-def _classifier_cards(recipe: object) -> dict:
+def _classifier_cards(recipe: Recipe) -> dict:
     cards = {}
     for name, spec in recipe.filters.classifiers.detectors.items():
         metrics = recipe.resolve(spec.model) / "metrics.json"

@@ -6,6 +6,10 @@ import argparse
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pipelines.core.recipe import Recipe
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -81,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         return _run(args, recipe, out)
 
 
-def _run(args: argparse.Namespace, recipe: object, out: Path) -> int:
+def _run(args: argparse.Namespace, recipe: Recipe, out: Path) -> int:
     from flows.runtime import prefect_server
     from pipelines.annotation import ls_server
     from pipelines.families import task_kind
@@ -122,7 +126,7 @@ def _run(args: argparse.Namespace, recipe: object, out: Path) -> int:
     return 0
 
 
-def check_rounds(recipe: object, path: Path, out: Path, reuse: bool) -> None:
+def check_rounds(recipe: Recipe, path: Path, out: Path, reuse: bool) -> None:
     """Before any work (issue 32): every Label Studio round the task kind plans, whose
     labeling config is a file already, has a config that parses and checks, and its
     project, when it exists, was made with the same config and overlap."""

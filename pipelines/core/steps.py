@@ -30,10 +30,14 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pipelines.core.errors import BenchforgeError
 from pipelines.core.io import outputs_current, sha256_file, write_outputs
 from pipelines.core.registry import Registry
+
+if TYPE_CHECKING:
+    from pipelines.core.recipe import Recipe
 
 
 @dataclass
@@ -71,7 +75,7 @@ class StepOutcome:
 class RunContext:
     """What every step of one rebuild sees."""
 
-    recipe: object  # pipelines.core.recipe.Recipe
+    recipe: Recipe
     recipe_path: Path
     out: Path
     task: object  # pipelines.families.TaskKind

@@ -20,6 +20,9 @@ import pandas as pd
 from pipelines.export.records import SPLITS, split_rows
 
 if TYPE_CHECKING:
+    from pipelines.core.recipe import Recipe
+
+if TYPE_CHECKING:
     from pipelines.annotation.rounds import Round
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -209,7 +212,7 @@ def annotation_facts(r: Round, table: pd.DataFrame, simulated: bool) -> dict:
     }
 
 
-def licence_facts(recipe: object, items: pd.DataFrame) -> dict:
+def licence_facts(recipe: Recipe, items: pd.DataFrame) -> dict:
     """The release licence, why, the attribution lines and the exported rows per source
     licence."""
     from pipelines.core.licenses import attribution_lines

@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -38,6 +39,9 @@ from pipelines.annotation.rounds import Round
 from pipelines.core import plugins
 from pipelines.core.registry import Registry
 from pipelines.export.card_section import CardSection
+
+if TYPE_CHECKING:
+    from pipelines.core.recipe import Recipe
 
 __all__ = [
     "CardSection",
@@ -103,7 +107,7 @@ class TaskKind:
     plan: Callable[[object], list[str]] | None = None
     doc: str = ""
 
-    def steps_for(self, recipe: object | None) -> list[str]:
+    def steps_for(self, recipe: Recipe | None) -> list[str]:
         """The steps of a rebuild of ``recipe``."""
         return list(self.plan(recipe)) if self.plan and recipe is not None else list(self.steps)
 
@@ -112,7 +116,7 @@ class TaskKind:
         """The agreement its paper reports (:class:`SharedSteps`), if it says."""
         return self.shared.paper_agreement if self.shared else None
 
-    def uses_label_studio(self, recipe: object | None) -> bool:
+    def uses_label_studio(self, recipe: Recipe | None) -> bool:
         """Whether a rebuild of ``recipe`` has a Label Studio round (a ``push`` step, bare
         or ``push-ROUND``): the server is then checked before the first step (issue 32:
         kinds whose rounds sit in their own recipe section ran their first step and then

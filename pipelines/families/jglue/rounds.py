@@ -4,9 +4,13 @@ recipe's checks before any work."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pipelines.core.steps import Paths, RunContext
 from pipelines.families import Round
+
+if TYPE_CHECKING:
+    from pipelines.core.recipe import Recipe
 
 CONFIGS = Path(__file__).resolve().parents[3] / "annotation_configs"
 ROUND_CONFIGS = {
@@ -20,7 +24,7 @@ TASK_ROUNDS = {"jsts": ["sts"], "jnli": ["nli", "writing", "validation", "sts"]}
 SPLIT_NAMES = {"train": "train", "dev": "valid", "test": "test"}  # JGLUE calls dev "valid"
 
 
-def _spec(ctx_or_recipe: object) -> object:
+def _spec(ctx_or_recipe: RunContext | Recipe) -> object:
     recipe = getattr(ctx_or_recipe, "recipe", ctx_or_recipe)
     return recipe.jglue
 
@@ -29,7 +33,7 @@ def _rules(ctx: RunContext) -> object:
     return _spec(ctx).construction_rules()
 
 
-def release_paths(recipe: object) -> list[Path]:
+def release_paths(recipe: Recipe) -> list[Path]:
     by_name = {c.name: c for c in recipe.corpora}
     return [recipe.corpus_path(by_name[n]) for n in recipe.jglue.releases]
 
@@ -66,7 +70,7 @@ def rounds(ctx: RunContext) -> dict[str, Round]:
     return out
 
 
-def configs(recipe: object) -> list[tuple[str, Path]]:
+def configs(recipe: Recipe) -> list[tuple[str, Path]]:
     out = []
     for name in ROUND_CONFIGS:
         spec = getattr(recipe.jglue, f"{name}_round")
@@ -76,7 +80,7 @@ def configs(recipe: object) -> list[tuple[str, Path]]:
     return out
 
 
-def preflight(recipe: object) -> None:
+def preflight(recipe: Recipe) -> None:
     """Every release file reads (a malformed line fails here, naming the file and line)
     and the task's rounds are in the recipe."""
     from pipelines.core.recipe import RecipeError

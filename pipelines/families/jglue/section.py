@@ -4,13 +4,16 @@ family in ``jglue.py``): releases, pair drawing, rules and rounds. Registered wi
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, model_validator
 
 from pipelines.core.plugins import RecipeSection, register_section
 from pipelines.core.recipe import SimulateSpec, Strict, typed_rules
 from pipelines.families.jglue.construct import JglueRules
+
+if TYPE_CHECKING:
+    from pipelines.core.recipe import Recipe
 
 
 class JglueRound(Strict):
@@ -60,7 +63,7 @@ class JglueSpec(Strict):
         return typed_rules(JglueRules, dict(self.rules), "jglue.rules")
 
 
-def _check(recipe: object, spec: JglueSpec) -> None:
+def _check(recipe: Recipe, spec: JglueSpec) -> None:
     names = [c.name for c in recipe.corpora]
     unknown = sorted(set(spec.releases) - set(names))
     if unknown:

@@ -4,13 +4,16 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, model_validator
 
 from pipelines.core.plugins import RecipeSection, register_section
 from pipelines.core.recipe import SimulateSpec, Strict, typed_rules
 from pipelines.families.kobbq.survey import SurveySettings
+
+if TYPE_CHECKING:
+    from pipelines.core.recipe import Recipe
 
 
 class KobbqRound(Strict):
@@ -58,7 +61,7 @@ class KobbqSpec(Strict):
         return typed_rules(SurveySettings, self.rules, "kobbq.rules")
 
 
-def _check(recipe: object, spec: KobbqSpec) -> None:
+def _check(recipe: Recipe, spec: KobbqSpec) -> None:
     names = [c.name for c in recipe.corpora]
     if spec.templates not in names:
         raise ValueError(f"kobbq.templates: no corpus named {spec.templates!r} ({names})")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -32,6 +33,9 @@ from pipelines.core.steps import (
 )
 from pipelines.families import Round
 
+if TYPE_CHECKING:
+    from pipelines.core.recipe import Recipe
+
 CONFIGS = Path(__file__).resolve().parents[3] / "annotation_configs"
 ROUND_CONFIGS = {"survey": "kobbq_survey.xml", "check": "kobbq_check.xml"}
 
@@ -40,25 +44,25 @@ def _spec(ctx: RunContext) -> object:
     return ctx.recipe.kobbq
 
 
-def templates_path(recipe: object) -> Path:
+def templates_path(recipe: Recipe) -> Path:
     corpus = next(c for c in recipe.corpora if c.name == recipe.kobbq.templates)
     return recipe.corpus_path(corpus)
 
 
-def _templates(recipe: object) -> list:
+def _templates(recipe: Recipe) -> list:
     from pipelines.families.kobbq.templates import read_templates
 
     return read_templates(templates_path(recipe))
 
 
-def _questions(recipe: object) -> list:
+def _questions(recipe: Recipe) -> list:
     from pipelines.families.kobbq.survey import read_survey
 
     k = recipe.kobbq
     return read_survey(recipe.resolve(k.survey), k.survey_settings())
 
 
-def preflight(recipe: object) -> None:
+def preflight(recipe: Recipe) -> None:
     """Read the templates and the survey before any work: a slot that does not parse, a
     survey entry without ``no_stereo`` or an unknown category fails here."""
     _templates(recipe)
@@ -91,7 +95,7 @@ def rounds(ctx: RunContext) -> dict[str, Round]:
     return out
 
 
-def configs(recipe: object) -> list[tuple[str, Path]]:
+def configs(recipe: Recipe) -> list[tuple[str, Path]]:
     k = recipe.kobbq
     return [
         (f"kobbq.{name}_round.config",

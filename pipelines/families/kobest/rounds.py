@@ -4,6 +4,7 @@ and the checks before any work."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -11,12 +12,15 @@ from pipelines.core.steps import RunContext
 from pipelines.families import Round
 from pipelines.families.kobest.tasks import KobestTask, kobest_task
 
+if TYPE_CHECKING:
+    from pipelines.core.recipe import Recipe
+
 CONFIGS = Path(__file__).resolve().parents[3] / "annotation_configs"
 POOLS = {"writing": "writer", "review": "linguist", "revision": "reviser"}
 DROP_COLUMNS = ["item_id", "stage", "reason", "detail"]
 
 
-def _spec(ctx_or_recipe: object) -> object:
+def _spec(ctx_or_recipe: RunContext | Recipe) -> object:
     return getattr(ctx_or_recipe, "recipe", ctx_or_recipe).kobest
 
 
@@ -24,7 +28,7 @@ def _task(ctx: RunContext) -> KobestTask:
     return kobest_task(ctx.task.name.removeprefix("kobest-"))
 
 
-def _rules(ctx_or_recipe: object) -> object:
+def _rules(ctx_or_recipe: RunContext | Recipe) -> object:
     return _spec(ctx_or_recipe).kobest_rules()
 
 
@@ -34,7 +38,7 @@ def _lang(ctx: RunContext) -> object:
     return language(ctx.recipe.language)
 
 
-def round_config(recipe: object, task: str, name: str) -> Path:
+def round_config(recipe: Recipe, task: str, name: str) -> Path:
     spec = getattr(recipe.kobest, f"{name}_round")
     if spec is not None and spec.config:
         return recipe.resolve(spec.config)
@@ -93,7 +97,7 @@ def rounds(ctx: RunContext) -> dict[str, Round]:
     return r
 
 
-def plan(recipe: object) -> list[str]:
+def plan(recipe: Recipe) -> list[str]:
     """The steps of a recipe: the artifact reviews and revision rounds follow
     ``rules.iterations``."""
     ops = ("push", "simulate", "wait", "pull")
@@ -112,7 +116,7 @@ def plan(recipe: object) -> list[str]:
     return [*steps, f"artifacts-{n + 1}", "export"]
 
 
-def configs(recipe: object) -> list[tuple[str, Path]]:
+def configs(recipe: Recipe) -> list[tuple[str, Path]]:
     task = recipe.task.removeprefix("kobest-")
     return [
         (f"kobest.{n}_round.config", round_config(recipe, task, n))
@@ -120,12 +124,12 @@ def configs(recipe: object) -> list[tuple[str, Path]]:
     ]
 
 
-def _corpus(recipe: object, name: str) -> Path:
+def _corpus(recipe: Recipe, name: str) -> Path:
     by_name = {c.name: c for c in recipe.corpora}
     return recipe.corpus_path(by_name[name])
 
 
-def preflight(recipe: object) -> None:
+def preflight(recipe: Recipe) -> None:
     """The sources read (a malformed line fails here, naming the file and line), and the
     task has what its prompts need."""
     from pipelines.core.recipe import RecipeError
@@ -142,7 +146,7 @@ def preflight(recipe: object) -> None:
         read_seeds(_corpus(recipe, sim.seeds))
 
 
-def _source_rows(recipe: object, task: KobestTask) -> pd.DataFrame:
+def _source_rows(recipe: Recipe, task: KobestTask) -> pd.DataFrame:
     """The source corpus as a table (JSON Lines, gzip allowed); a malformed line, or a
     row missing a given field or holding it empty, is an error naming the file and line."""
     from pipelines.core.recipe import RecipeError

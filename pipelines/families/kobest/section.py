@@ -4,11 +4,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import Field, model_validator
 
 from pipelines.core.plugins import RecipeSection, register_section
 from pipelines.core.recipe import SimulateSpec, Strict, typed_rules
 from pipelines.families.kobest.rules import KobestRules
+
+if TYPE_CHECKING:
+    from pipelines.core.recipe import Recipe
 
 
 class KobestRound(Strict):
@@ -64,7 +69,7 @@ class KobestSpec(Strict):
         return typed_rules(KobestRules, dict(self.rules), "kobest.rules")
 
 
-def _check(recipe: object, spec: KobestSpec) -> None:
+def _check(recipe: Recipe, spec: KobestSpec) -> None:
     names = [c.name for c in recipe.corpora]
     wanted = [spec.source, spec.simulation and spec.simulation.seeds]
     unknown = sorted({w for w in wanted if w} - set(names))

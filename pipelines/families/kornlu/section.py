@@ -4,13 +4,16 @@ relabel round. Registered with :data:`pipelines.core.plugins.RECIPE_SECTIONS`.""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, field_validator, model_validator
 
 from pipelines.core.plugins import RecipeSection, register_section
 from pipelines.core.recipe import Strict, TranslatorSpec
 from pipelines.quality.translation_qa import TRANSLATION_CHECKS
+
+if TYPE_CHECKING:
+    from pipelines.core.recipe import Recipe
 
 
 class MemorySpec(Strict):
@@ -129,7 +132,7 @@ class TranslationSpec(Strict):
         return self
 
 
-def _check(recipe: object, spec: TranslationSpec) -> None:
+def _check(recipe: Recipe, spec: TranslationSpec) -> None:
     names = [c.name for c in recipe.corpora]
     for field in ("source", "reference"):
         name = getattr(spec, field)

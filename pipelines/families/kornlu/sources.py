@@ -6,11 +6,15 @@ from __future__ import annotations
 import hashlib
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from pipelines.core.errors import BenchforgeError
+
+if TYPE_CHECKING:
+    from pipelines.core.recipe import Recipe
 
 HALVES = ("a", "b")
 NLI_LABELS = ("entailment", "neutral", "contradiction")
@@ -106,7 +110,7 @@ def aligned_reference(source: pd.DataFrame, reference: pd.DataFrame, src_path: P
     return ref
 
 
-def preflight(recipe: object, numeric: bool, label_field: str) -> None:
+def preflight(recipe: Recipe, numeric: bool, label_field: str) -> None:
     """Read the English pairs, check the reference's alignment and load the translation
     memory: bad input fails here, before any server starts or any output is written."""
     from pipelines.pairing.memory import TranslationMemory
@@ -122,7 +126,7 @@ def sentence_id(text: str) -> str:
     return "s-" + hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def source_tables(recipe: object, numeric: bool, label_field: str
+def source_tables(recipe: Recipe, numeric: bool, label_field: str
                   ) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
     """(pairs, sentences) of the recipe's English dataset: one row per pair (its split,
     the English sentences and their ids, the label, the reference's translations and

@@ -7,6 +7,7 @@ import hashlib
 import json
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -21,6 +22,9 @@ from pipelines.families.kornlu.sources import (
     source_tables,
 )
 
+if TYPE_CHECKING:
+    from pipelines.core.recipe import Recipe
+
 # ------------------------------------------------------------------------------ steps
 
 
@@ -33,7 +37,7 @@ RELABEL = {
 }  # fmt: skip
 
 
-def configs(recipe: object) -> list[tuple[str, Path]]:
+def configs(recipe: Recipe) -> list[tuple[str, Path]]:
     """The post-editing and cross-check interfaces: the recipe's, else benchforge's."""
     pe = recipe.translation.postedit
     return [
