@@ -222,8 +222,28 @@ def _parser() -> argparse.ArgumentParser:
     add_translate(sub)
     add_kobbq(sub)
     add_jglue(sub)
-    card = sub.add_parser(
+    card_cmd = sub.add_parser(
         "card",
+        help="a finished run's data card: render it again, or check it against its files",
+        description="Work on a finished rebuild's data card: `render` writes it again from "
+        "the run's facts; `check` recomputes what it states from the released files.",
+    )
+    card_sub = card_cmd.add_subparsers(dest="action", required=True, metavar="ACTION")
+    check = card_sub.add_parser(
+        "check",
+        help="recompute the card's counts from the release files; exit 1 on a mismatch",
+        description="Recompute every count the card of RUN_DIR states from the released "
+        "files themselves: the records of each release file, the items of each split and "
+        "each split's label distribution (pipelines.export.card_check). Print each check, "
+        "each mismatch (what the card says, what the files hold) and what could not be "
+        "recomputed; exit 1 when any count differs, 2 when RUN_DIR has no card.",
+    )
+    check.add_argument(
+        "run_dir", type=Path, help="a rebuild's output folder (runs/<recipe>) or its dataset/"
+    )
+    check.add_argument("--json", action="store_true", help="print the result as JSON")
+    card = card_sub.add_parser(
+        "render",
         help="render a finished run's data card again (nothing recomputed)",
         description="Render RUN_DIR/dataset/DATA_CARD.md, DATA_CARD.html (figures embedded) "
         "and figures/*.png again from the run's card.json and split/artifacts.md, with the "
@@ -277,7 +297,8 @@ COMMANDS = {
     "annotate repair": "flows.cli.annotate:repair",
     "annotate pull": "flows.cli.annotate:pull",
     "list": "flows.cli.app:_list",
-    "card": "flows.cli.app:_card",
+    "card render": "flows.cli.app:_card",
+    "card check": "flows.cli.app:_card_check",
 }
 
 
@@ -302,6 +323,31 @@ def _card(args: argparse.Namespace) -> int:
         return 2
     print(f"Data card written to {path}")
     return 0
+
+
+def _card_check(args: argparse.Namespace) -> int:
+    from pipelines.export.card_check import check_card
+
+    try:
+        result = check_card(args.run_dir)
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"benchforge: error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps({"dataset": str(result.dataset), "ok": result.ok,
+                          "checked": result.checked, "unchecked": result.unchecked,
+                          "mismatches": [str(m) for m in result.mismatches]},
+                         ensure_ascii=False, indent=2))  # fmt: skip
+    else:
+        for line in result.mismatches:
+            print(f"MISMATCH {line}")
+        for line in result.unchecked:
+            print(f"unchecked {line}")
+        print(
+            f"{result.dataset}/card.json: {len(result.checked)} counts checked, "
+            f"{len(result.mismatches)} mismatch(es), {len(result.unchecked)} unchecked"
+        )
+    return 0 if result.ok else 1
 
 
 def _list(args: argparse.Namespace) -> int:

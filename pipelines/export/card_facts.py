@@ -1,7 +1,7 @@
 """Facts the data card reads, gathered at export from the run's own tables.
 
 Every function here turns stage outputs into plain JSON (written to ``card.json``), so
-that ``benchforge card RUN_DIR`` renders the card and its figures again from that file
+that ``benchforge card render RUN_DIR`` renders the card and its figures again from that file
 alone, and the card never computes a number the data does not hold.
 """
 
@@ -35,13 +35,16 @@ def _bin(score: float, width: float) -> str:
 
 
 def label_facts(gold: pd.DataFrame, items: pd.DataFrame, splits: pd.DataFrame,
-                width: float = 0.5) -> dict:  # fmt: skip
+                width: float = 0.5, numeric: bool | None = None) -> dict:  # fmt: skip
     """Gold labels per split and per source. Numeric gold (STS scores, 0-5) is counted
-    in bins of ``width``; categorical gold per label."""
+    in bins of ``width``; categorical gold per label. ``numeric``: whether the labels
+    are scores (None: when every label reads as a number; class indices such as
+    KoBEST's 0/1 say False)."""
     frame = gold[["item_id", "label"]].merge(splits[["item_id", "split"]], on="item_id")
     frame = frame.merge(items[["item_id", "source"]], on="item_id")
     values = pd.to_numeric(frame["label"], errors="coerce")
-    numeric = bool(len(frame)) and not values.isna().any()
+    if numeric is None:
+        numeric = bool(len(frame)) and not values.isna().any()
     if numeric:
         frame = frame.assign(label=[_bin(float(v), width) for v in values])
         n = round(5.0 / width)

@@ -413,7 +413,7 @@ def _warnings(facts: dict) -> str:
 
 def regenerate(run_dir: Path) -> Path:
     """Render RUN_DIR/dataset/DATA_CARD.md, DATA_CARD.html and the figures again from
-    the finished run's ``card.json`` and ``split/artifacts.md`` (``benchforge card``):
+    the finished run's ``card.json`` and ``split/artifacts.md`` (``benchforge card render``):
     nothing is recomputed. The manifest keeps its key and records the new files' hashes."""
     from pipelines.core.io import read_manifest, sha256_file, write_bytes, write_json, write_text
     from pipelines.core.plugins import TASK_KINDS

@@ -171,7 +171,7 @@ def test_card_numbers_match_the_stage_outputs(rebuilt):
 
 
 def test_benchforge_card_renders_the_same_card_again(rebuilt, tmp_path):
-    """Issue 18: `benchforge card RUN` renders the card from the finished run without
+    """Issue 18: `benchforge card render RUN` renders the card from the finished run without
     recomputing anything; the card has its warnings section, and the manifest stays
     current."""
     import shutil
@@ -184,14 +184,14 @@ def test_benchforge_card_renders_the_same_card_again(rebuilt, tmp_path):
     before = card.read_bytes()
     assert b"## Warnings" in before and b"**Simulated rounds** (annotation)" in before
     card.write_text("stale", encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-m", "flows.cli", "card", str(run)], cwd=ROOT,
+    proc = subprocess.run([sys.executable, "-m", "flows.cli", "card", "render", str(run)], cwd=ROOT,
                           capture_output=True, text=True)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     html, figure = run / "dataset" / "DATA_CARD.html", run / "dataset" / "figures" / "labels.png"
     pages = (html.read_bytes(), figure.read_bytes())
     html.unlink()
     figure.unlink()
-    proc = subprocess.run([sys.executable, "-m", "flows.cli", "card", str(run)], cwd=ROOT,
+    proc = subprocess.run([sys.executable, "-m", "flows.cli", "card", "render", str(run)], cwd=ROOT,
                           capture_output=True, text=True)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert card.read_bytes() == before
@@ -199,8 +199,9 @@ def test_benchforge_card_renders_the_same_card_again(rebuilt, tmp_path):
     files = read_manifest(run / "dataset")["files"]
     assert files["DATA_CARD.md"] == sha256_file(card)
     assert files["figures/labels.png"] == sha256_file(figure)
-    bad = subprocess.run([sys.executable, "-m", "flows.cli", "card", str(tmp_path / "none")],
-                         cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    bad = subprocess.run([sys.executable, "-m", "flows.cli", "card", "render",
+                          str(tmp_path / "none")], cwd=ROOT, capture_output=True,
+                         text=True)  # fmt: skip
     assert bad.returncode == 2 and "no manifest.json" in bad.stderr
 
 
@@ -457,6 +458,17 @@ def _load_with_datasets(folder: Path, cache: Path) -> tuple:
         "parquet", data_files={s: str(folder / f"{s}.parquet") for s in splits}, **kwargs
     )
     return as_json, as_parquet
+
+
+@pytest.mark.parametrize("which", ["rebuilt", "nli_rebuilt", "tc_rebuilt", "korsts_rebuilt"])
+def test_card_check_finds_the_card_true_to_its_files(which, request):
+    """Issue 34: `benchforge card check` on each rebuild: every count the card states
+    (release files, splits, label distributions) is what the files hold."""
+    out = request.getfixturevalue(which)["out"]
+    proc = subprocess.run([sys.executable, "-m", "flows.cli", "card", "check", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert " 0 mismatch(es), 0 unchecked" in proc.stdout
 
 
 @pytest.mark.parametrize("which", ["rebuilt", "nli_rebuilt", "tc_rebuilt"])

@@ -286,3 +286,27 @@ def test_kobest_sentineg_drops_unnegated_and_branded_writing(kobest_rebuilt):
         for line in (out / "dataset" / f"{s}.jsonl").read_text("utf-8").splitlines()
     ]
     assert rows and all(set(r) == {"sentence", "label"} and r["label"] in (0, 1) for r in rows)
+
+
+def test_card_check_finds_every_family_card_true_to_its_files(
+    kobbq_rebuilt, jglue_rebuilt, kobest_rebuilt
+):
+    """Issue 34: `benchforge card check` on the KoBBQ, JSTS, JNLI, COPA and SentiNeg
+    rebuilds. COPA's revision rounds drop items after the split: its card states the
+    released items per split, and what the rounds dropped."""
+    from pipelines.export.card_check import check_card
+
+    runs = {"kobbq": kobbq_rebuilt["out"], **{k: v["out"] for k, v in jglue_rebuilt.items()},
+            **{k: v["out"] for k, v in kobest_rebuilt.items()}}  # fmt: skip
+    for name, out in runs.items():
+        result = check_card(out)
+        assert result.ok, (name, [str(m) for m in result.mismatches])
+        assert not result.unchecked, (name, result.unchecked)
+    copa = json.loads((runs["copa"] / "dataset" / "card.json").read_text(encoding="utf-8"))
+    released = sum(copa["split"]["splits"].values())
+    assert released == sum(copa["export"]["files"].values())
+    if sum(copa["split"]["before_revisions"].values()) > released:
+        card = (runs["copa"] / "dataset" / "DATA_CARD.md").read_text(encoding="utf-8")
+        assert "The split (`" in card and "the rounds dropped" in card
+    # classes, not STS score bins
+    assert copa["labels"]["numeric"] is False and set(copa["labels"]["order"]) <= {"0", "1"}

@@ -49,4 +49,8 @@ def card(facts: dict) -> CardSection:
         "simulated": facts["annotation"]["simulated"],
         "last_cues": len((f.get(f"artifacts-{n}") or {}).get("cues") or []),
         "corpora": [c["name"] for c in facts["recipe"]["corpora"]],
+        "split": facts["split"],
+        "split_drops": {s: n - facts["split"]["splits"].get(s, 0)
+                        for s, n in facts["split"].get("before_revisions", {}).items()
+                        if n != facts["split"]["splits"].get(s, 0)},
     })  # fmt: skip

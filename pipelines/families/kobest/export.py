@@ -138,16 +138,25 @@ def card_facts(ctx: RunContext, inputs: dict[str, Path]) -> dict:
         "family": family,
         "rules": asdict(_rules(ctx)),
         "kobest_task": _task(ctx).name,
-        "labels": label_facts(items, items, splits),
+        # KoBEST's labels are classes (0/1: which alternative, which polarity), not scores
+        "labels": label_facts(items, items, splits, numeric=False),
         "pairs": pairs.head(20).to_dict("records"),
         "reports_md": reports,
         "artifacts_md": (ctx.out / "split" / "artifacts.md").read_text(encoding="utf-8"),
+        # the split is drawn before the revision rounds, which may drop items: the card
+        # states the released items per split, and how many the rounds dropped from each
         "split": {
             "rule": ctx.recipe.split.rule,
             "settings": {},
-            "splits": {k: int(v) for k, v in splits["split"].value_counts().items()},
+            "splits": _per_split(splits[splits["item_id"].isin(set(items["item_id"]))]),
+            "before_revisions": _per_split(splits),
         },
     }
+
+
+def _per_split(splits: pd.DataFrame) -> dict[str, int]:
+    counts = splits["split"].value_counts()
+    return {s: int(counts[s]) for s in ("train", "dev", "test") if s in counts}
 
 
 # ------------------------------------------------------------------------------- card

@@ -1,5 +1,5 @@
 """Issue 18 (part): the data card's warnings, each with the figure and the setting that
-triggered it, and `benchforge card`, which renders a finished run's card again."""
+triggered it, and `benchforge card render`, which renders a finished run's card again."""
 
 from __future__ import annotations
 

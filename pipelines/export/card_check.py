@@ -1,0 +1,147 @@
+"""``benchforge card check RUN_DIR``: does the card say what its files show?
+
+A data card states counts: how many records each release file holds, how many items
+each split has, and how the labels are distributed per split. The card's facts
+(``card.json``, from which DATA_CARD.md is rendered) are computed while the rebuild
+runs, from intermediate tables; a step that drops items after those tables were read
+(KoBEST's revision rounds drop items after the split) makes the card say one thing and
+the files another. This check recomputes each stated count from the released files
+themselves and names every mismatch:
+
+- ``files``: each release file the card lists holds the number of records it states
+  (JSON Lines and JSON: one record a non-empty line; TSV: the lines after the header;
+  Parquet: its rows);
+- ``splits``: each split the card states has that many records in the release's
+  Parquet file of that split (``dev`` is also the JGLUE release's ``valid``);
+- ``labels``: each split's label distribution in the card equals the one counted in that
+  file's label column (``label``, ``gold_label``, ``score``, or ``labels.label`` for the
+  KLUE-STS layout), binned as the card bins it (numeric labels in its bins of 0.5).
+
+What the check could not recompute (a split without a Parquet file, a layout without a
+label column) is listed as unchecked, never as passed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+# the release's name of a split, where it is not the split's own (JGLUE: valid)
+SPLIT_ALIASES = {"dev": ("dev", "valid", "validation")}
+LABEL_COLUMNS = ("label", "gold_label", "score")
+
+
+@dataclass
+class Mismatch:
+    """One stated count the files contradict."""
+
+    what: str
+    card: object
+    files: object
+
+    def __str__(self) -> str:
+        return f"{self.what}: the card says {self.card}, the files hold {self.files}"
+
+
+@dataclass
+class CardCheck:
+    """What was compared, what did not match, and what could not be recomputed."""
+
+    dataset: Path
+    checked: list[str] = field(default_factory=list)
+    mismatches: list[Mismatch] = field(default_factory=list)
+    unchecked: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+
+def records_in(path: Path) -> int:
+    """The records of one release file (see the module docstring)."""
+    if path.suffix == ".parquet":
+        return int(pd.read_parquet(path, columns=[]).shape[0])
+    with path.open(encoding="utf-8") as handle:
+        lines = sum(1 for line in handle if line.strip())
+    return lines - 1 if path.suffix == ".tsv" and lines else lines
+
+
+def split_file(dataset: Path, split: str) -> Path | None:
+    """The release's Parquet file of ``split``, if it has one."""
+    for name in SPLIT_ALIASES.get(split, (split,)):
+        if (dataset / f"{name}.parquet").is_file():
+            return dataset / f"{name}.parquet"
+    return None
+
+
+def _labels(frame: pd.DataFrame) -> pd.Series | None:
+    for column in LABEL_COLUMNS:
+        if column in frame.columns:
+            return frame[column]
+    if "labels" in frame.columns:  # KLUE-STS: {"label": ..., "real-label": ..., ...}
+        return frame["labels"].map(lambda d: d.get("label") if isinstance(d, dict) else None)
+    return None
+
+
+def _bin(value: float, order: list[str]) -> str:
+    for name in order:
+        low, high = (float(x) for x in name.split("-"))
+        if low <= value < high or (value == high and name == order[-1]):
+            return name
+    return str(value)
+
+
+def label_counts(labels: pd.Series, numeric: bool, order: list[str]) -> dict[str, int]:
+    """The distribution of ``labels`` as a card states it (numeric: in the card's bins)."""
+    if numeric:
+        values = [_bin(float(v), order) for v in pd.to_numeric(labels, errors="coerce")]
+    else:
+        values = [str(v) for v in labels]
+    counts = pd.Series(values, dtype=object).value_counts()
+    return {k: int(counts[k]) for k in [*order, *sorted(set(counts.index) - set(order))]
+            if k in counts}  # fmt: skip
+
+
+def check_card(run_dir: Path) -> CardCheck:
+    """Compare the card of ``run_dir`` (a rebuild's output folder, or its ``dataset``
+    folder) with its release files."""
+    dataset = run_dir / "dataset" if (run_dir / "dataset" / "card.json").is_file() else run_dir
+    card = dataset / "card.json"
+    if not card.is_file():
+        raise FileNotFoundError(f"{run_dir}: no dataset/card.json (is it a finished rebuild?)")
+    facts = json.loads(card.read_text(encoding="utf-8"))
+    result = CardCheck(dataset)
+    for name, stated in facts.get("export", {}).get("files", {}).items():
+        path = dataset / name
+        result.checked.append(f"file {name}")
+        if not path.is_file():
+            result.mismatches.append(Mismatch(f"file {name}", f"{stated} records", "no such file"))
+        elif (n := records_in(path)) != stated:
+            result.mismatches.append(Mismatch(f"file {name}", f"{stated} records", f"{n}"))
+    labels = facts.get("labels") or {}
+    for split, stated in (facts.get("split", {}).get("splits") or {}).items():
+        path = split_file(dataset, split)
+        if path is None:
+            result.unchecked.append(f"split {split}: no Parquet file of that split")
+            continue
+        frame = pd.read_parquet(path)
+        result.checked.append(f"split {split}")
+        if len(frame) != stated:
+            result.mismatches.append(Mismatch(f"split {split} ({path.name})", f"{stated} items",
+                                              f"{len(frame)}"))  # fmt: skip
+        per_split = labels.get("per_split", {})
+        if split not in per_split:
+            continue
+        column = _labels(frame)
+        if column is None:
+            result.unchecked.append(f"labels of {split}: no label column in {path.name}")
+            continue
+        got = label_counts(column, bool(labels.get("numeric")), list(labels.get("order", [])))
+        result.checked.append(f"labels of {split}")
+        if got != per_split[split]:
+            result.mismatches.append(Mismatch(f"labels of {split} ({path.name})",
+                                              per_split[split], got))  # fmt: skip
+    return result
