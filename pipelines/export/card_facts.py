@@ -81,6 +81,16 @@ def rounds_of(facts: dict) -> list[tuple[str, dict]]:
     return [*named, ("annotation", facts["annotation"])]
 
 
+def round_states(facts: dict) -> list[tuple[str, bool]]:
+    """Each Label Studio round of the card (its project's name) and whether simulated
+    people answered it: a family release's ``rounds``, else the rounds the shared
+    export records (:func:`rounds_of`)."""
+    rounds = facts.get("rounds")
+    pairs = list(rounds.items()) if isinstance(rounds, dict) and rounds else rounds_of(facts)
+    return [(r.get("project") or name, bool(r.get("simulated"))) for name, r in pairs
+            if isinstance(r, dict) and "simulated" in r]  # fmt: skip
+
+
 def funnel(ingest: dict, steps: dict, released: int) -> list[dict]:
     """Rows kept after each step: the raw documents, each ingest stage, each rebuild step
     that keeps or drops rows (its ``rows`` record), and the released rows."""

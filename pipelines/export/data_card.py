@@ -370,9 +370,46 @@ def _distribution(facts: dict) -> str:
     ])  # fmt: skip
 
 
+def _simulated(facts: dict) -> tuple[list[str], list[str]]:
+    """The rounds simulated people answered, and those people answered."""
+    from pipelines.export.card_facts import round_states
+
+    states = round_states(facts)
+    return [n for n, s in states if s], [n for n, s in states if not s]
+
+
+def _labels_from(section: CardSection | None) -> str:
+    """What the family says its labels come from (its template's ``labels_from``)."""
+    return (section.sections.get("labels_from") or "").strip() if section else ""
+
+
+def simulated_banner(facts: dict, section: CardSection | None) -> str:
+    """Round by round, which rounds simulated people answered and which people did, and
+    where the labels come from: the family's ``labels_from`` (a translated dataset's
+    labels are the source's human scores; KoBBQ's answers come from its templates), else
+    every label comes from the simulated rounds when no round had people."""
+    simulated, people = _simulated(facts)
+    if not simulated:
+        return ""
+    rounds = "Label Studio rounds answered by **simulated** people through its API (a demo "
+    rounds += f"or test run): {', '.join(f'`{n}`' for n in simulated)}"
+    rounds += f"; answered by people: {', '.join(f'`{n}`' for n in people)}." if people else "."
+    origin = _labels_from(section) or (
+        "Every label in this dataset comes from simulated annotators." if not people else ""
+    )
+    return "> **Simulated rounds.** " + rounds + (f" {origin}" if origin else "")
+
+
 def _limitations(facts: dict, section: CardSection | None = None) -> str:
     out = []
-    if facts["annotation"]["simulated"]:
+    simulated, people = _simulated(facts)
+    origin = _labels_from(section)
+    if simulated and origin:
+        out.append(
+            f"Rounds answered by **simulated** people ({', '.join(simulated)}). {origin} "
+            "What those rounds decided demonstrates the pipeline, not people's judgement."
+        )
+    elif simulated:
         out.append(
             "The labels come from **simulated annotators** (pipelines/annotation/simulate.py noise "
             "model over an assumed latent answer), not from people: the dataset "
@@ -473,15 +510,9 @@ def render_card(facts: dict, section: CardSection, template: Path = TEMPLATE) ->
 
     figures = render_figures(facts)
     facts = {**facts, "_figures": set(figures)}
-    simulated = facts["annotation"]["simulated"]
     computed = {
         "name": lambda: escape(facts["recipe"]["name"]),
-        "simulated_banner": lambda: (
-            "> **Simulated annotations.** Every label in this dataset comes from simulated "
-            "annotators posted through Label Studio's API (a demo or test run)."
-            if simulated
-            else ""
-        ),
+        "simulated_banner": lambda: simulated_banner(facts, section),
         "to_complete": lambda: _to_complete(facts),
         "warnings": lambda: _warnings(facts),
         "motivation": lambda: (

@@ -160,12 +160,12 @@ def annotator_far_from_gold(facts: dict, settings: dict) -> list[str]:
 @CARD_WARNINGS.register("simulated-round")
 def simulated_round(facts: dict, settings: dict) -> list[str]:
     """Any annotation round answered by simulated annotators or writers."""
-    from pipelines.export.card_facts import rounds_of
+    from pipelines.export.card_facts import round_states
 
-    names = sorted(name for name, r in rounds_of(facts) if r.get("simulated"))
+    names = [name for name, simulated in round_states(facts) if simulated]
     if not names:
         return []
     return [
-        f"**Simulated rounds** ({', '.join(names)}): their labels and agreement figures "
+        f"**Simulated rounds** ({', '.join(names)}): their answers and agreement figures "
         "describe the simulator's noise settings, not people."
     ]

@@ -142,7 +142,7 @@ def test_export_follows_the_klue_sts_layout(rebuilt):
 def test_card_numbers_match_the_stage_outputs(rebuilt):
     out = rebuilt["out"]
     card = (out / "dataset" / "DATA_CARD.md").read_text(encoding="utf-8")
-    assert "{{" not in card and "Simulated annotations" in card
+    assert "{{" not in card and "> **Simulated rounds.**" in card
     agreement = json.loads((out / "agree" / "agreement.json").read_text(encoding="utf-8"))
     splits = pd.read_parquet(out / "split" / "splits.parquet")["split"].value_counts()
     annotations = pd.read_parquet(out / "annotate" / "annotations.parquet")
@@ -182,7 +182,7 @@ def test_benchforge_card_renders_the_same_card_again(rebuilt, tmp_path):
     shutil.copytree(rebuilt["out"], run, ignore=shutil.ignore_patterns(".benchforge.lock"))
     card = run / "dataset" / "DATA_CARD.md"
     before = card.read_bytes()
-    assert b"## Warnings" in before and b"**Simulated rounds** (annotation)" in before
+    assert b"## Warnings" in before and b"**Simulated rounds** (" in before
     card.write_text("stale", encoding="utf-8")
     proc = subprocess.run([sys.executable, "-m", "flows.cli", "card", "render", str(run)], cwd=ROOT,
                           capture_output=True, text=True)  # fmt: skip

@@ -90,3 +90,27 @@ def test_a_single_source_eval_split_and_a_far_annotator_are_named():
         "the dataset draws on 2 sources.",
     ]
     assert not card_warnings(facts, {**SETTINGS, "min_annotator_agreement": 0.05})[:-1]
+
+
+def test_the_banner_says_round_by_round_what_is_simulated_and_where_labels_come_from():
+    """Issue 34 item 3: a translated dataset's labels are the source's human scores, and
+    a round people answered is named as such; a card with no simulated round has no
+    banner."""
+    from pipelines.export.card_section import CardSection
+    from pipelines.export.data_card import simulated_banner
+
+    facts = {"rounds": {
+        "postedit": {"project": "p-postedit", "simulated": True},
+        "relabel": {"project": "p-relabel", "simulated": False},
+    }}  # fmt: skip
+    section = CardSection("item", "", "", sections={"labels_from": "Labels are STS-B's."})
+    banner = simulated_banner(facts, section)
+    assert banner.startswith("> **Simulated rounds.**")
+    assert "`p-postedit`; answered by people: `p-relabel`. Labels are STS-B's." in banner
+    assert "Every label" not in simulated_banner(facts, None)  # people answered a round
+    facts["rounds"]["relabel"]["simulated"] = True
+    assert simulated_banner(facts, None).endswith(
+        "`p-postedit`, `p-relabel`. Every label in this dataset comes from simulated annotators."
+    )
+    facts["rounds"] = {"postedit": {"project": "p", "simulated": False}}
+    assert simulated_banner(facts, section) == ""
