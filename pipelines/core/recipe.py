@@ -491,6 +491,8 @@ class CardSpec(Strict):
 
     alpha_ratio_min: float = Field(default=0.5, gt=0)  # alpha below this share of the paper's
     max_label_share: float = Field(default=0.5, gt=0, le=1)  # one gold label's share
+    # one label's share of one split (any split; categorical labels)
+    max_split_label_share: float = Field(default=0.8, gt=0, le=1)
     max_drop_share: float = Field(default=0.5, gt=0, le=1)  # one filter, one source
     # an annotator choosing the gold label less often (rules that screen no annotator)
     min_annotator_agreement: float = Field(default=0.5, ge=0, le=1)

@@ -439,13 +439,17 @@ def _limitations(facts: dict, section: CardSection | None = None) -> str:
     return "\n".join(f"- {line}" for line in out) or "- none recorded."
 
 
-def _warnings(facts: dict) -> str:
+def _warnings(facts: dict, section: CardSection | None = None) -> str:
+    """The shared rules' warnings, then the family's own (its template's ``warnings``
+    block adds lines; it does not replace the shared rules)."""
     from pipelines.core.recipe import CardSpec
     from pipelines.export.warnings import card_warnings
 
     settings = {**CardSpec().model_dump(), **(facts["recipe"].get("card") or {})}
-    found = card_warnings(facts, settings)
-    return "\n".join(f"- {w}" for w in found) or "- none raised."
+    found = [f"- {w}" for w in card_warnings(facts, settings)]
+    own = (section.sections.get("warnings") or "") if section else ""
+    found += [line for line in own.split("\n") if line.strip() and line.strip() != "- none"]
+    return "\n".join(found) or "- none raised."
 
 
 def regenerate(run_dir: Path) -> Path:
@@ -514,7 +518,7 @@ def render_card(facts: dict, section: CardSection, template: Path = TEMPLATE) ->
         "name": lambda: escape(facts["recipe"]["name"]),
         "simulated_banner": lambda: simulated_banner(facts, section),
         "to_complete": lambda: _to_complete(facts),
-        "warnings": lambda: _warnings(facts),
+        "warnings": lambda: _warnings(facts, section),
         "motivation": lambda: (
             escape((facts["recipe"].get("description") or "").strip(), lines=True)
             or "(no description in the recipe)"
@@ -539,8 +543,9 @@ def render_card(facts: dict, section: CardSection, template: Path = TEMPLATE) ->
             ["", ""], [[k, _fmt(v)] for k, v in facts["provenance"].items()]
         ),
     }
-    # a family's own sections replace the shared ones (computed only when not given)
-    values = {k: section.sections[k] if k in section.sections else v()
+    # a family's own sections replace the shared ones (computed only when not given),
+    # except its warnings, which add to the shared rules' (_warnings)
+    values = {k: section.sections[k] if k in section.sections and k != "warnings" else v()
               for k, v in computed.items()}  # fmt: skip
     text = template.read_text(encoding="utf-8")
     text = re.sub(r"<!--.*?-->\n*", "", text, flags=re.S)

@@ -6,6 +6,11 @@ A warning rule is one registration (``@CARD_WARNINGS.register("name")``): a func
 card's ``card.json``). The thresholds are the recipe's ``card`` section
 (:class:`pipelines.core.recipe.CardSpec`); the agreement the paper reports comes from the
 task kind (``TaskKind.paper_agreement``).
+
+Every rule runs on every family's card: a rule reads only the facts it needs and says
+nothing when a card has none of them (a family release has no ingest statistics). A
+family adds warnings of its own (its template's ``warnings`` block, listed after these);
+it never replaces them.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ def agreement_below_paper(facts: dict, settings: dict) -> list[str]:
     if not paper:
         return []
     level, figure, source = paper["level"], paper["alpha"], paper["source"]
-    measured = facts["agreement"]["krippendorff_alpha"].get(level)
+    measured = ((facts.get("agreement") or {}).get("krippendorff_alpha") or {}).get(level)
     ratio = settings["alpha_ratio_min"]
     if measured is None or measured >= ratio * figure:
         return []
@@ -44,7 +49,7 @@ def agreement_below_paper(facts: dict, settings: dict) -> list[str]:
 
 
 def _gold_labels(facts: dict) -> dict[str, int]:
-    split = facts["split"]
+    split = facts.get("split") or {}
     out: dict[str, int] = {}
     for part in ("train", "dev+test"):
         for label, n in (split.get(part) or {}).get("labels", {}).items():
@@ -75,7 +80,7 @@ def heavy_filter(facts: dict, settings: dict) -> list[str]:
     """A filter stage removed more than ``max_drop_share`` of one source's rows."""
     limit = settings["max_drop_share"]
     out = []
-    for stage in facts["ingest"]["stages"]:
+    for stage in (facts.get("ingest") or {}).get("stages") or []:
         for corpus, c in (stage.get("corpora") or {}).items():
             if not c.get("in"):
                 continue
@@ -95,7 +100,7 @@ def heavy_filter(facts: dict, settings: dict) -> list[str]:
 def split_criterion(facts: dict, settings: dict) -> list[str]:
     """The unseen-term criterion of the tc rule gives the same share in train and
     dev+test, so it did not tell them apart."""
-    shares = (facts["split"].get("rule_figures") or {}).get("unseen_term_share") or {}
+    shares = ((facts.get("split") or {}).get("rule_figures") or {}).get("unseen_term_share") or {}
     values = list(shares.values())
     if len(values) < 2 or len(set(values)) > 1:
         return []
@@ -111,7 +116,7 @@ def split_criterion(facts: dict, settings: dict) -> list[str]:
 @CARD_WARNINGS.register("quota-not-met")
 def quota_not_met(facts: dict, settings: dict) -> list[str]:
     """A per-source quota of the split rule that dev+test does not meet."""
-    figures = facts["split"].get("rule_figures") or {}
+    figures = (facts.get("split") or {}).get("rule_figures") or {}
     quotas, got = figures.get("source_quotas") or {}, figures.get("dev_test_per_source") or {}
     short = {s: (q, got.get(s, 0)) for s, q in quotas.items() if got.get(s, 0) < round(q)}
     if not short:
@@ -119,7 +124,7 @@ def quota_not_met(facts: dict, settings: dict) -> list[str]:
     styles = figures.get("source_styles") or {}
     text = ", ".join(f"{s}{f' ({styles[s]})' if s in styles else ''} {n} of {q:g} items"
                      for s, (q, n) in sorted(short.items()))  # fmt: skip
-    shares = (facts["split"].get("settings") or {}).get("style_shares")
+    shares = ((facts.get("split") or {}).get("settings") or {}).get("style_shares")
     target = (" against the style shares the rule aims at ("
               + ", ".join(f"{k} {v:.0%}" for k, v in shares.items()) + ", `split.style_shares`)"
               if shares and styles else "")  # fmt: skip
@@ -146,7 +151,7 @@ def annotator_far_from_gold(facts: dict, settings: dict) -> list[str]:
     """An annotator who chose the gold label on fewer than ``min_annotator_agreement``
     of their items (rules that screen no annotator)."""
     limit = settings["min_annotator_agreement"]
-    table = facts["agreement"].get("annotator_label_agreement") or []
+    table = (facts.get("agreement") or {}).get("annotator_label_agreement") or []
     return [
         f"**An annotator disagrees with the gold labels**: {a['annotator_id']} chose the gold "
         f"label on {a['gold_agreement']:.0%} of {a['gold_items']} items (below "
@@ -169,3 +174,48 @@ def simulated_round(facts: dict, settings: dict) -> list[str]:
         f"**Simulated rounds** ({', '.join(names)}): their answers and agreement figures "
         "describe the simulator's noise settings, not people."
     ]
+
+
+def _categorical(facts: dict) -> dict | None:
+    labels = facts.get("labels") or {}
+    return None if labels.get("numeric") or not labels.get("per_split") else labels
+
+
+@CARD_WARNINGS.register("label-absent-from-split")
+def label_absent_from_split(facts: dict, settings: dict) -> list[str]:
+    """A label of the dataset that an evaluation split (dev, test) does not hold."""
+    labels = _categorical(facts)
+    if labels is None:
+        return []
+    per_split = labels["per_split"]
+    known = [k for k in labels.get("order", []) if any(k in c for c in per_split.values())]
+    out = []
+    for split, counts in per_split.items():
+        missing = [k for k in known if k not in counts]
+        if split != "train" and missing:
+            out.append(
+                f"**A label is absent from an evaluation split**: {split} ({sum(counts.values())} "
+                f"items) has no {', '.join(f'`{k}`' for k in missing)}; a model is not tested "
+                "on it there."
+            )
+    return out
+
+
+@CARD_WARNINGS.register("split-label-share")
+def split_label_share(facts: dict, settings: dict) -> list[str]:
+    """One label holds more than ``max_split_label_share`` of one split."""
+    labels = _categorical(facts)
+    if labels is None:
+        return []
+    limit, out = settings["max_split_label_share"], []
+    for split, counts in labels["per_split"].items():
+        total = sum(counts.values())
+        if not total:
+            continue
+        label, n = max(counts.items(), key=lambda kv: kv[1])
+        if n / total > limit:
+            out.append(
+                f"**One label fills a split**: `{label}` is {n} of {total} items of {split} "
+                f"({n / total:.0%}; more than {limit:.0%}, `card.max_split_label_share`)."
+            )
+    return out

@@ -67,7 +67,8 @@ def test_thresholds_come_from_the_recipe():
 def test_every_rule_is_registered():
     assert CARD_WARNINGS.names() == [
         "agreement-below-paper", "annotator-far-from-gold", "dominant-label", "heavy-filter",
-        "quota-not-met", "simulated-round", "single-source-split", "split-criterion",
+        "label-absent-from-split", "quota-not-met", "simulated-round", "single-source-split",
+        "split-criterion", "split-label-share",
     ]  # fmt: skip
 
 
@@ -114,3 +115,41 @@ def test_the_banner_says_round_by_round_what_is_simulated_and_where_labels_come_
     )
     facts["rounds"] = {"postedit": {"project": "p", "simulated": False}}
     assert simulated_banner(facts, section) == ""
+
+
+def test_every_rule_runs_on_a_family_release_and_the_label_rules_fire_at_their_setting():
+    """Issue 34 item 2: the shared rules run on every card (a family release has no
+    ingest statistics or agreement section: they say nothing there); an evaluation split
+    without a label, and one label above `max_split_label_share` of a split, warn."""
+    facts = {
+        "recipe": {},
+        "labels": {"numeric": False, "order": ["c", "e", "n"], "per_split": {
+            "train": {"c": 50, "e": 12, "n": 17}, "dev": {"c": 14, "n": 5},
+            "test": {"e": 2, "n": 13}}},
+        "rounds": {"nli": {"project": "jnli-nli", "simulated": False}},
+    }  # fmt: skip
+    settings = {**SETTINGS, "max_split_label_share": 0.8}
+    found = card_warnings(facts, settings)
+    assert found == [
+        "**A label is absent from an evaluation split**: dev (19 items) has no `e`; a model "
+        "is not tested on it there.",
+        "**A label is absent from an evaluation split**: test (15 items) has no `c`; a model "
+        "is not tested on it there.",
+        "**One label fills a split**: `n` is 13 of 15 items of test (87%; more than 80%, "
+        "`card.max_split_label_share`).",
+    ]
+    settings["max_split_label_share"] = 0.87  # 13/15 = 86.7%: at the setting, no warning
+    assert not any("fills a split" in w for w in card_warnings(facts, settings))
+    facts["labels"]["numeric"] = True  # scores in bins: a bin may well be empty
+    assert card_warnings(facts, settings) == []
+
+
+def test_a_familys_warnings_add_to_the_shared_rules():
+    from pipelines.export.card_section import CardSection
+    from pipelines.export.data_card import _warnings
+
+    facts = {"recipe": {}, "annotation": {"simulated": True, "overlap": 3}}
+    section = CardSection("item", "", "", sections={"warnings": "- A family's own warning."})
+    lines = _warnings(facts, section).splitlines()
+    assert lines[0].startswith("- **Simulated rounds** (annotation)")
+    assert lines[1] == "- A family's own warning."
