@@ -547,6 +547,8 @@ def render_card(facts: dict, section: CardSection, template: Path = TEMPLATE) ->
     # except its warnings, which add to the shared rules' (_warnings)
     values = {k: section.sections[k] if k in section.sections and k != "warnings" else v()
               for k, v in computed.items()}  # fmt: skip
+    if "filters" in section.sections:  # the funnel figure goes with the family's filters
+        values["filters"] += _figure(facts, "funnel")
     text = template.read_text(encoding="utf-8")
     text = re.sub(r"<!--.*?-->\n*", "", text, flags=re.S)
     for key, value in values.items():

@@ -203,7 +203,10 @@ def funnel(facts: dict) -> Figure | None:
     names = [f"{s['step']} ({s['unit']})" for s in steps][::-1]
     counts = [s["count"] for s in steps][::-1]
     fig, ax = plt.subplots(figsize=(7, 0.32 * len(steps) + 1.2))
-    ax.barh(names, counts, color="#4C72B0")
+    # bars at numeric positions, labelled after: two steps of one name (a stage and a
+    # step both called qa) would share one category row and shift every label
+    ax.barh(range(len(counts)), counts, color="#4C72B0")
+    ax.set_yticks(range(len(counts)), names)
     ax.set_xscale("log")
     ax.xaxis.set_minor_formatter(NullFormatter())
     for y, n in enumerate(counts):

@@ -173,7 +173,8 @@ def card_facts_of(ctx: RunContext, pairs: pd.DataFrame, records: dict[str, list[
                   "settings": {}},  # fmt: skip
         "agreement": {},
         "labels": card_facts.label_facts(gold, gold, gold),
-        "funnel": card_facts.funnel(ingest, ctx.steps, released),
+        # the pairs read, then the rebuild's steps (qa among them: not twice)
+        "funnel": card_facts.funnel({"stages": stages[:1]}, ctx.steps, released),
         "export": {"layout": kind.layout, "files": {f"{s}.tsv": len(v) for s, v in
                                                     records.items()},
                    # the reference's sentences are released too (the targets of post-editing)
