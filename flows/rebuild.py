@@ -37,8 +37,8 @@ from pipelines.core.recipe import Recipe, load_recipe
 from pipelines.core.steps import (
     RunContext,
     StepOutcome,
-    check_inputs,
     check_outputs,
+    input_digests,
     step_cache,
     step_function,
 )
@@ -86,8 +86,8 @@ def run_steps(ctx: RunContext, record: Path) -> dict:
         fn, arg = step_function(ctx.task.name, name)
         started = time.perf_counter()
         enter_step(name)
-        inputs = check_inputs(ctx, name, fn, arg, names)  # declared inputs, before any work
-        ctx.cache = step_cache(ctx, fn, arg)  # its key, from its declaration
+        digests = input_digests(ctx, name, fn, arg, names)  # declared inputs, before any work
+        ctx.cache = step_cache(ctx, fn, arg, digests)  # its key, from its declaration
         try:
             outcome = task(name=f"rebuild-{name}", cache_policy=NO_CACHE)(fn)(ctx, arg)
         finally:
@@ -97,8 +97,8 @@ def run_steps(ctx: RunContext, record: Path) -> dict:
             outcome.rows.check(name)
         entry = {"seconds": round(time.perf_counter() - started, 1), "summary": outcome.summary,
                  **{k: v for k, v in outcome.info.items() if k != "payloads"}}  # fmt: skip
-        if inputs:
-            entry["inputs"] = inputs  # the declared inputs' SHA-256 (first 12)
+        if digests:  # the declared inputs' SHA-256 (first 12)
+            entry["inputs"] = {key: h[:12] for key, h in digests.items()}
         if outcome.rows is not None:
             entry["rows"] = outcome.rows.to_dict()
         ctx.steps[name] = entry

@@ -21,7 +21,6 @@ import pandas as pd
 
 from pipelines.core.io import (
     outputs_current,
-    sha256_file,
     write_json,
     write_outputs,
     write_parquet,
@@ -341,8 +340,8 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     from pipelines.export.records import jsonl
 
     inputs = export_reads(ctx, arg)  # its declaration: the orchestrator has checked them
-    hashes = {k: sha256_file(p) for k, p in inputs.items()}
-    key, dataset = ctx.cache.key, ctx.cache.folder  # the key its declaration gives
+    # the key its declaration gives, and its inputs' SHA-256 (read once, before it ran)
+    key, dataset, hashes = ctx.cache.key, ctx.cache.folder, ctx.cache.digests
     names = [*EXPORT_NAMES, "DATA_CARD.md", "DATA_CARD.html", "card.json"]
     if outputs_current(dataset, key, names):
         facts = json.loads((dataset / "card.json").read_text(encoding="utf-8"))

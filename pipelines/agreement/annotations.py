@@ -10,13 +10,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pipelines.agreement.measures import (  # noqa: F401 - re-exported: the rules' figures
+from pipelines.agreement.measures import (
     _round,
     alpha,
-    alphas,
-    fleiss,
-    numeric_values,
-    reliability_matrix,
 )
 from pipelines.agreement.settings import (
     AgreementError,

@@ -12,14 +12,6 @@ from typing import ClassVar
 
 import pandas as pd
 
-from pipelines.agreement.measures import (  # noqa: F401 - re-exported: the rules' figures
-    _round,
-    alpha,
-    alphas,
-    fleiss,
-    numeric_values,
-    reliability_matrix,
-)
 from pipelines.annotation.values import VALUE_TYPES
 from pipelines.core.errors import BenchforgeError
 from pipelines.core.plugins import RecipeSection, register_section

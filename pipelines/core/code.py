@@ -77,12 +77,11 @@ def code_key(roots: Iterable[str], package: str = "pipelines") -> str:
     return digest.hexdigest()[:16]
 
 
-def cache_key(inputs: Mapping[str, Path], settings: object, roots: Iterable[str]) -> str:
+def cache_key(inputs: Mapping[str, Path], settings: object, roots: Iterable[str],
+              digests: Mapping[str, str] | None = None) -> str:  # fmt: skip
     """The cache key of a result computed from the files ``inputs`` (name -> path; their
+    SHA-256) and those whose SHA-256 the caller has already read (``digests``: name ->
     SHA-256), with ``settings`` (JSON-able; a value JSON cannot hold counts as its
     ``str``) by the code of ``roots`` (:func:`code_key`)."""
-    return json.dumps(
-        [{name: sha256_file(Path(p)) for name, p in inputs.items()}, settings, code_key(roots)],
-        sort_keys=True,
-        default=str,
-    )
+    hashes = {**(digests or {}), **{name: sha256_file(Path(p)) for name, p in inputs.items()}}
+    return json.dumps([hashes, settings, code_key(roots)], sort_keys=True, default=str)

@@ -135,11 +135,13 @@ class StepFiles:
 
 class StepCache:
     """The running step's cache: the folder and file names of its declared outputs
-    (written with a manifest recording the key) and its key, derived when first asked
-    (after the pulls of a step that runs a round inside)."""
+    (written with a manifest recording the key), the SHA-256 of its declared inputs by
+    name, and its key, derived when first asked (after the pulls of a step that runs a
+    round inside)."""
 
-    def __init__(self, folder: Path, names: list[str], key_of: Callable[[], str]) -> None:
-        self.folder, self.names, self._key_of = folder, names, key_of
+    def __init__(self, folder: Path, names: list[str], digests: dict[str, str],
+                 key_of: Callable[[], str]) -> None:  # fmt: skip
+        self.folder, self.names, self.digests, self._key_of = folder, names, digests, key_of
 
     @functools.cached_property
     def key(self) -> str:
@@ -174,9 +176,17 @@ def files_of(fn: StepFn) -> StepFiles | None:
 
 def check_inputs(ctx: RunContext, name: str, fn: StepFn, arg: str,
                  names: list[str]) -> dict[str, str]:  # fmt: skip
+    """:func:`input_digests`, each SHA-256 cut to its first 12 (as OUT/rebuild.json
+    records them)."""
+    return {key: h[:12] for key, h in input_digests(ctx, name, fn, arg, names).items()}
+
+
+def input_digests(ctx: RunContext, name: str, fn: StepFn, arg: str,
+                  names: list[str]) -> dict[str, str]:  # fmt: skip
     """Before step ``name`` runs: every declared input exists, else
     :class:`StepInputMissing` naming the file and the step of ``names`` (the run's
-    steps) that writes it; returns the inputs' SHA-256 (first 12) by name."""
+    steps) that writes it; returns the inputs' SHA-256 by name (read once: the step's
+    cache key and its card's provenance take them from here)."""
     files = files_of(fn)
     if files is None:
         return {}
@@ -189,7 +199,7 @@ def check_inputs(ctx: RunContext, name: str, fn: StepFn, arg: str,
                 f"step {name!r} needs its input {key!r}, {path}{by}, and it is not there: "
                 "run the whole recipe again (finished steps are skipped)"
             )
-    return {key: sha256_file(Path(path))[:12] for key, path in reads.items()}
+    return {key: sha256_file(Path(path)) for key, path in reads.items()}
 
 
 def check_outputs(ctx: RunContext, name: str, fn: StepFn, arg: str) -> None:
@@ -228,10 +238,12 @@ def step_function(kind: str, name: str) -> tuple[StepFn, str]:
     return STEPS.get(name), ""  # raises, naming the nearest step
 
 
-def step_cache(ctx: RunContext, fn: StepFn, arg: str) -> StepCache | None:
+def step_cache(ctx: RunContext, fn: StepFn, arg: str,
+               digests: dict[str, str] | None = None) -> StepCache | None:  # fmt: skip
     """The cache of step ``fn`` (None unless it declares its settings): the key over
     its declared reads, settings and code (``pipelines.core.code.cache_key``); its
-    declared writes must share one folder."""
+    declared writes must share one folder. ``digests``: the reads' SHA-256 when the
+    caller has them (:func:`input_digests`), else they are computed here."""
     from pipelines.core.code import cache_key
 
     files = files_of(fn)
@@ -245,12 +257,14 @@ def step_cache(ctx: RunContext, fn: StepFn, arg: str) -> StepCache | None:
         raise ValueError(f"{fn.__module__}.{fn.__name__}: a cached step writes into one "
                          f"folder, not {sorted(map(str, folders))}")  # fmt: skip
     roots = [fn.__module__, *(files.code(ctx, arg) if files.code else ())]
+    if digests is None:
+        digests = {k: sha256_file(Path(p)) for k, p in files.reads(ctx, arg).items()}
 
     def key_of() -> str:
-        inputs = {**files.reads(ctx, arg), **(files.pulls(ctx, arg) if files.pulls else {})}
-        return cache_key(inputs, files.settings(ctx, arg), roots)
+        pulls = files.pulls(ctx, arg) if files.pulls else {}
+        return cache_key(pulls, files.settings(ctx, arg), roots, digests)
 
-    return StepCache(folders.pop(), [p.name for p in writes.values()], key_of)
+    return StepCache(folders.pop(), [p.name for p in writes.values()], digests, key_of)
 
 
 def cached(ctx: RunContext, compute: Callable[[], tuple[dict, dict]]) -> tuple[dict, bool]:

@@ -144,8 +144,8 @@ def export_dataset(
     from pipelines.core.io import outputs_current, write_outputs
     from pipelines.export import data_card
 
-    hashes = {n: sha256_file(p) for n, p in inputs.items()}
-    key, dataset = ctx.cache.key, ctx.cache.folder  # from the step's declaration
+    # from the step's declaration: its key, and its inputs' SHA-256 (read once)
+    key, dataset, hashes = ctx.cache.key, ctx.cache.folder, ctx.cache.digests
     if outputs_current(dataset, key, [*names, *CARD_FILES]):
         return json.loads((dataset / "card.json").read_text(encoding="utf-8")), True
     facts = {**base_facts(ctx, hashes, rounds, files, sources, rebuild), **facts_of(ctx, inputs)}

@@ -98,14 +98,14 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The dataset in the KorSTS or KorNLI layout per split (``<split>.tsv`` as the
     release, ``.jsonl`` and ``.parquet`` with ``license``) and the data card ->
     OUT/dataset."""
-    from pipelines.core.io import outputs_current, sha256_file, write_outputs
+    from pipelines.core.io import outputs_current, write_outputs
     from pipelines.export import data_card
     from pipelines.export.records import jsonl
 
     kind = ctx.task
     inputs = export_inputs(ctx, arg)
-    hashes = {k: sha256_file(p) for k, p in inputs.items()}
-    key, dataset = ctx.cache.key, ctx.cache.folder  # from the declaration
+    # from the declaration: its key, and its inputs' SHA-256 (read once)
+    key, dataset, hashes = ctx.cache.key, ctx.cache.folder, ctx.cache.digests
     pairs = pd.read_parquet(inputs["pairs"])
     records = RECORDS[kind.name](pairs)
     names = [f"{s}.{e}" for s in records for e in ("tsv", "jsonl", "parquet")]
