@@ -29,6 +29,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from pipelines.export.card_facts import _bin
+
 # the release's name of a split, where it is not the split's own (JGLUE: valid)
 SPLIT_ALIASES = {"dev": ("dev", "valid", "validation")}
 LABEL_COLUMNS = ("label", "gold_label", "score")
@@ -86,18 +88,13 @@ def _labels(frame: pd.DataFrame) -> pd.Series | None:
     return None
 
 
-def _bin(value: float, order: list[str]) -> str:
-    for name in order:
-        low, high = (float(x) for x in name.split("-"))
-        if low <= value < high or (value == high and name == order[-1]):
-            return name
-    return str(value)
-
-
 def label_counts(labels: pd.Series, numeric: bool, order: list[str]) -> dict[str, int]:
-    """The distribution of ``labels`` as a card states it (numeric: in the card's bins)."""
+    """The distribution of ``labels`` as a card states it (numeric: in the card's bins,
+    binned by the function that binned them, ``card_facts._bin``, at the width of the
+    card's first bin)."""
     if numeric:
-        values = [_bin(float(v), order) for v in pd.to_numeric(labels, errors="coerce")]
+        low, high = (float(x) for x in order[0].split("-"))
+        values = [_bin(float(v), high - low) for v in pd.to_numeric(labels, errors="coerce")]
     else:
         values = [str(v) for v in labels]
     counts = pd.Series(values, dtype=object).value_counts()
