@@ -91,9 +91,14 @@ def dedup_task(key: str, shards: list[ShardOutput], settings: DedupSettings) -> 
 
 @task(name="classify", **CACHE_OPTIONS)
 def classify_task(
-    key: str, sentences: pd.DataFrame, settings: ClassifierSettings, models: dict[str, str]
+    key: str,
+    sentences: pd.DataFrame,
+    settings: ClassifierSettings,
+    models: dict[str, str],
+    publishers: dict[str, str | None],
 ) -> StageResult:
-    return filter_toxic(sentences, settings, load_detectors(settings, models), progress=True)
+    return filter_toxic(sentences, settings, load_detectors(settings, models), progress=True,
+                        publishers=publishers)  # fmt: skip
 
 
 def pii_kind_counts(rejects: pd.DataFrame) -> dict[str, int]:
@@ -165,15 +170,17 @@ def ingest_flow(recipe_path: str, out_dir: str, overrides: dict | None = None) -
     deduped = dedup_future.result()
     final, final_key, classified, classify_future = deduped, dedup_key, None, None
     if detectors:
+        publishers = {c.name: c.publisher for c in recipe.corpora}
         final_key = settings_key(
             "classify",
             dedup_key,
             code,
             recipe.filters.classifiers,
             {n: folder_stamp(Path(p)) for n, p in models.items()},
+            publishers,
         )
         classify_future = classify_task.submit(
-            final_key, deduped.kept, recipe.filters.classifiers, models
+            final_key, deduped.kept, recipe.filters.classifiers, models, publishers
         )
         classified = final = classify_future.result()
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from pipelines.agreement.rules import AGREEMENT_RULES, AgreementSettings, MeanSettings
+from pipelines.agreement.settings import ALPHA_LEVELS
 from pipelines.annotation.values import VALUE_TYPES
 from pipelines.core.settings import from_namespace
 
@@ -71,6 +72,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=defaults.alpha_min,
         help="mean: drop an annotator whose Krippendorff alpha with the others' mean is "
         f"lower, in [-1, 1]; 'off' screens no one on it ({defaults.alpha_min}; KLUE-STS)",
+    )
+    agree.add_argument(
+        "--alpha-level",
+        choices=list(ALPHA_LEVELS),
+        default=defaults.alpha_level,
+        help="mean: the level of that alpha; nominal and ordinal compare the annotator with "
+        f"the others' most common rating, interval and ratio with their mean "
+        f"({defaults.alpha_level}; KLUE 3.2.1)",
     )
     agree.add_argument(
         "--min-shared-items",

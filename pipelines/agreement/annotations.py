@@ -134,11 +134,31 @@ def check_values(ratings: pd.DataFrame, settings: AgreementSettingsBase) -> None
             fail(ratings.index[int(np.flatnonzero(bad)[0])], "is not a finite number")
 
 
-def annotator_figures(matrix: pd.DataFrame, min_shared: int) -> pd.DataFrame:
+def _others_mode(values: np.ndarray, scale: np.ndarray, pos: int,
+                 mean_others: np.ndarray) -> np.ndarray:  # fmt: skip
+    """Per item, the rating most of the other annotators (all rows but ``pos``) gave; a
+    tie goes to the tied rating nearest their mean; NaN where nobody else rated."""
+    counts = np.stack([(values == v).sum(axis=0) for v in scale]).astype(float)
+    own = values[pos]
+    for k, v in enumerate(scale):
+        counts[k] -= own == v
+    distance = np.abs(scale[:, None] - np.nan_to_num(mean_others)[None, :])
+    best = scale[np.argmax(counts - 1e-6 * distance, axis=0)]
+    return np.where(counts.sum(axis=0) > 0, best, np.nan)
+
+
+def annotator_figures(matrix: pd.DataFrame, min_shared: int, level: str = "interval") -> pd.DataFrame:
     """Per annotator: items rated, items shared with others, Pearson r and Krippendorff's
-    alpha (interval) of their ratings against the mean of the other annotators."""
+    alpha at ``level`` of their ratings against the mean of the other annotators.
+
+    KLUE 3.2.1 screens STS annotators by alpha **(nominal)**: a nominal (or ordinal)
+    alpha compares categories, and a mean of ratings is not one, so at those levels the
+    annotator is compared with the others' most common rating per item (their mode; a
+    tie goes to the tied rating nearest their mean). Pearson is always against the mean."""
     rows = []
     values = matrix.to_numpy()
+    scale = np.unique(values[~np.isnan(values)])
+    categorical = level in ("nominal", "ordinal")
     for pos, annotator in enumerate(matrix.index):
         own = values[pos]
         others = np.delete(values, pos, axis=0)
@@ -151,7 +171,9 @@ def annotator_figures(matrix: pd.DataFrame, min_shared: int) -> pd.DataFrame:
             x, y = own[shared], mean_others[shared]
             if x.std() > 0 and y.std() > 0:
                 r = float(np.corrcoef(x, y)[0, 1])
-            a = alpha(np.vstack([x, y]), "interval")
+            if categorical:
+                y = _others_mode(values, scale, pos, mean_others)[shared]
+            a = alpha(np.vstack([x, y]), level)
         rows.append(
             {
                 "annotator_id": annotator,

@@ -10,8 +10,9 @@ Rules (the papers' settings are the defaults of ``AgreementSettings``):
 
 - ``mean`` (KLUE 3.2.1, STS): screen annotators first: an annotator whose Pearson r with
   the mean of the other annotators (on the items they share) is under 0.80, or whose
-  Krippendorff alpha (interval) with that mean is under 0.20, is dropped with all their
-  ratings. The gold label is the mean of the remaining ratings rounded to one decimal,
+  Krippendorff alpha (nominal, as the paper states: ``alpha_level``) with the others'
+  most common rating (their mean at the interval level) is under 0.20, is dropped with
+  all their ratings. The gold label is the mean of the remaining ratings rounded to one decimal,
   with a binary label at >= 3.0. Items whose ratings disagree too much are dropped: the
   item's standard deviation is more than 2 standard deviations above the mean item
   standard deviation (``sd_max``). JSTS variant (Kurihara et al. 2022, 3.2): drop items
@@ -92,7 +93,8 @@ def mean_rule(
             f"{bad.annotator_id!r} has {bad.value!r}"
         )
     ratings = ratings.assign(v=values.to_numpy())
-    figures = annotator_figures(reliability_matrix(ratings, values), settings.min_shared_items)
+    figures = annotator_figures(reliability_matrix(ratings, values), settings.min_shared_items,
+                                settings.alpha_level)  # fmt: skip
     dropped: list[dict] = []
     screened: set[str] = set()
     for row in figures.itertuples():
@@ -108,7 +110,9 @@ def mean_rule(
             and row.alpha is not None
             and (row.alpha < settings.alpha_min)
         ):
-            reasons.append(f"alpha {row.alpha:.3f} < {settings.alpha_min}")
+            reasons.append(
+                f"alpha ({settings.alpha_level}) {row.alpha:.3f} < {settings.alpha_min}"
+            )
         if reasons:
             screened.add(row.annotator_id)
             reason = "low_pearson" if reasons[0].startswith("pearson") else "low_alpha"

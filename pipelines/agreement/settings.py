@@ -56,10 +56,15 @@ class _Answers(AgreementSettingsBase):
     )
 
 
+ALPHA_LEVELS = ("nominal", "ordinal", "interval", "ratio")
+
+
 @dataclass
 class _MeanThresholds(AgreementSettingsBase):
     pearson_min: float | None = 0.80
     alpha_min: float | None = 0.20
+    # KLUE 3.2.1: "Krippendorff's alpha (nominal)"; the level of the screening alpha
+    alpha_level: str = "nominal"
     min_shared_items: int = 3  # an annotator sharing fewer items is not screened (kept)
     decimals: int = 1
     binary_threshold: float = 3.0
@@ -92,6 +97,10 @@ class MeanSettings(_Answers, _MeanThresholds):
                 raise AgreementError(f"{name} must be a finite number >= 0 or null, got {value}")
         if not math.isfinite(self.binary_threshold):
             raise AgreementError(f"binary_threshold must be finite, got {self.binary_threshold}")
+        if self.alpha_level not in ALPHA_LEVELS:
+            raise AgreementError(
+                f"alpha_level must be one of {list(ALPHA_LEVELS)}, got {self.alpha_level!r}"
+            )
         if self.min_shared_items < 1:
             raise AgreementError(f"min_shared_items must be >= 1, got {self.min_shared_items}")
         if not 0 <= self.decimals <= 6:

@@ -92,6 +92,9 @@ class CorpusSpec(Strict):
     attribution: str | None = None
     domain: str
     style: Literal["formal", "colloquial"]
+    # who published the text (a news corpus's publisher): KLUE 2.3 skips the toxic-content
+    # filter for three publishers by name (ClassifierSettings.skip_publishers)
+    publisher: str | None = None
     unit: Literal["sentence", "document"] = "sentence"
     language: str | None = None  # a registered language (pipelines.lang); None: the recipe's
     encoding: str = "utf-8"
@@ -209,8 +212,14 @@ class ClassifierSettings(Strict):
     batch_size: int | None = Field(default=None, ge=1)
     max_length: int = Field(default=128, ge=8)
     device: str | None = None  # None: cuda when present
-    # KLUE 2.3 did not run the detectors on formal news text
-    skip_styles: list[str] = Field(default_factory=lambda: ["formal"])
+    # KLUE 2.3: the detectors were not run on The Korea Economy Daily, ACROFAN and YNA
+    # (compared with each corpus's ``publisher``, case-insensitively); every other corpus
+    # is scored, formal ones included (Wikitree, policy news, Wikipedia, WikiNews)
+    skip_publishers: list[str] = Field(
+        default_factory=lambda: ["The Korea Economy Daily", "ACROFAN", "YNA"]
+    )
+    # styles skipped as well (none by default; ["formal"] skips every formal corpus)
+    skip_styles: list[str] = Field(default_factory=list)
     corpora: dict[str, CorpusClassifierOverride] = Field(default_factory=dict)
 
     def threshold(self, detector: str, corpus: str) -> float:

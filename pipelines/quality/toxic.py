@@ -2,7 +2,9 @@
 
 KLUE removed sentences that a gender-bias detector scored 0.5 or more and that a
 hate-speech detector scored 0.9 or more, both trained on the Korean HateSpeech dataset,
-and did not run them on formal news text. Here each detector is a local
+and did not run them on the text of three news publishers: The Korea Economy Daily,
+ACROFAN and YNA (KLUE 2.3; the other formal corpora, Wikitree, policy news, Wikipedia
+and WikiNews, were filtered). Here each detector is a local
 sequence-classification checkpoint; its score for a sentence is the summed probability
 of its positive labels (``hate`` for the hate detector, ``True`` for the gender-bias
 detector by default). Every scored sentence gets a ``score_<detector>`` column (empty
@@ -11,8 +13,9 @@ where the corpus was skipped); a sentence at or over a threshold is dropped with
 firing score in ``detail``.
 
 Thresholds come from the recipe: KLUE's by default, per corpus overridable, and a
-corpus is skipped when its style is in ``skip_styles`` (``formal`` by default) or its
-override says ``skip``.
+corpus is skipped when its ``publisher`` is in ``skip_publishers`` (KLUE's three by
+default), its style is in ``skip_styles`` (none by default) or its override says
+``skip``.
 """
 
 from __future__ import annotations
@@ -47,9 +50,18 @@ def load_detectors(
     }
 
 
-def scored_mask(sentences: pd.DataFrame, settings: ClassifierSettings) -> np.ndarray:
-    """Which sentences the detectors run on (not a skipped style or corpus)."""
-    skipped = {name for name, o in settings.corpora.items() if o.skip}
+def skipped_corpora(settings: ClassifierSettings, publishers: dict[str, str | None]) -> set[str]:
+    """The corpora the detectors do not run on: an override's ``skip``, or a publisher of
+    ``skip_publishers`` (``publishers``: corpus name -> its recipe ``publisher``)."""
+    skip = {p.casefold() for p in settings.skip_publishers}
+    by_publisher = {c for c, p in publishers.items() if p and p.casefold() in skip}
+    return by_publisher | {name for name, o in settings.corpora.items() if o.skip}
+
+
+def scored_mask(sentences: pd.DataFrame, settings: ClassifierSettings,
+                publishers: dict[str, str | None] | None = None) -> np.ndarray:  # fmt: skip
+    """Which sentences the detectors run on (not a skipped publisher, style or corpus)."""
+    skipped = skipped_corpora(settings, publishers or {})
     return (
         ~sentences["style"].isin(settings.skip_styles) & ~sentences["corpus"].isin(skipped)
     ).to_numpy()
@@ -60,10 +72,12 @@ def filter_toxic(
     settings: ClassifierSettings,
     classifiers: dict[str, SequenceClassifier],
     progress: bool = False,
+    publishers: dict[str, str | None] | None = None,
 ) -> StageResult:
-    """Score ``sentences`` with each detector and drop those over their thresholds."""
+    """Score ``sentences`` with each detector and drop those over their thresholds;
+    ``publishers`` maps each corpus to its recipe ``publisher`` (the skip list's key)."""
     frame = sentences.reset_index(drop=True).copy()
-    mask = scored_mask(frame, settings)
+    mask = scored_mask(frame, settings, publishers)
     texts = frame.loc[mask, "text"].tolist()
     fired: list[list[str]] = [[] for _ in range(len(frame))]
     for name in DETECTOR_ORDER:

@@ -18,7 +18,7 @@ from test_ingest_flow import ingest, make_recipe
 
 from pipelines.core.recipe import ClassifierSettings
 from pipelines.models.classifier import ClassifierError, SequenceClassifier
-from pipelines.quality.toxic import filter_toxic
+from pipelines.quality.toxic import filter_toxic, skipped_corpora
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--epochs", "2", "--layers", "1", "--hidden", "32", "--heads", "2", "--vocab-size", "800"]
@@ -90,12 +90,13 @@ def test_filter_drops_over_threshold_and_skips_formal(checkpoint):
     settings = ClassifierSettings.model_validate(
         {**base, "detectors": {"gender_bias": {"model": str(path), "threshold": cut}}}
     )
-    result = filter_toxic(sentences, settings, {"gender_bias": SequenceClassifier(path)})
+    result = filter_toxic(sentences, settings, {"gender_bias": SequenceClassifier(path)},
+                          publishers={"news": "YNA"})  # fmt: skip
     assert set(result.dropped["sent_id"]) == set(sentences["sent_id"][:4][scores >= cut])
     assert (result.dropped["reason"] == "gender_bias").all()
     assert result.dropped["detail"].str.startswith("gender_bias 0.").all()
     kept = result.kept.set_index("sent_id")
-    assert kept.loc[["s4", "s5"], "score_gender_bias"].isna().all()  # formal: not scored
+    assert kept.loc[["s4", "s5"], "score_gender_bias"].isna().all()  # YNA: not scored
 
     # per-corpus override: c2 skipped, c1 with a threshold of 0 drops everything
     settings = ClassifierSettings.model_validate(
@@ -107,6 +108,34 @@ def test_filter_drops_over_threshold_and_skips_formal(checkpoint):
     result = filter_toxic(sentences, settings, {"gender_bias": SequenceClassifier(path)})
     assert sorted(result.dropped["sent_id"]) == ["s0", "s1"]
     assert result.rows_in == 6 and len(result.kept) == 4
+
+
+def test_toxic_filter_skips_klue_2_3s_three_publishers_not_every_formal_corpus(checkpoint):
+    """KLUE 2.3 did not run the detectors on The Korea Economy Daily, ACROFAN and YNA;
+    the other formal corpora (Wikitree, policy news, Wikipedia, WikiNews) were filtered.
+    A corpus is skipped by its ``publisher`` (case-insensitively), not by its style."""
+    path = checkpoint[0]
+    settings = ClassifierSettings.model_validate(
+        {"detectors": {"gender_bias": {"model": str(path), "threshold": 0.0}}}
+    )
+    assert settings.skip_publishers == ["The Korea Economy Daily", "ACROFAN", "YNA"]
+    assert settings.skip_styles == []
+    sentences = _sentences().assign(
+        corpus=["c1", "c1", "c2", "c2", "wikitree", "acrofan"]
+    )  # s4 Wikitree (formal), s5 ACROFAN (formal)
+    publishers = {"wikitree": "Wikitree", "acrofan": "acrofan", "c1": None}
+    result = filter_toxic(sentences, settings, {"gender_bias": SequenceClassifier(path)},
+                          publishers=publishers)  # fmt: skip
+    # threshold 0: every scored sentence is dropped; ACROFAN's is kept unscored
+    assert sorted(result.dropped["sent_id"]) == ["s0", "s1", "s2", "s3", "s4"]
+    assert result.kept["sent_id"].tolist() == ["s5"]
+    assert result.kept["score_gender_bias"].isna().all()
+    assert skipped_corpora(settings, publishers) == {"acrofan"}
+    # skip_styles still skips a style when a recipe asks for it
+    formal = settings.model_copy(update={"skip_styles": ["formal"]})
+    result = filter_toxic(sentences, formal, {"gender_bias": SequenceClassifier(path)},
+                          publishers=publishers)  # fmt: skip
+    assert sorted(result.kept["sent_id"]) == ["s4", "s5"]
 
 
 def test_label_mapping_and_unknown_labels(checkpoint):
@@ -133,19 +162,34 @@ def test_ingest_flow_runs_the_filter_after_the_rule_filters(checkpoint, tmp_path
     stages = {s["stage"]: s for s in report["stats"]["stages"]}
     assert stages["classify"]["in"] == stages["dedup"]["kept"]
     dropped = stages["classify"]["corpora"]
-    # threshold 0 drops every scored sentence: colloquial corpora but nsmc (skipped)
-    for corpus in ("parakqc", "khs-comments"):
+    # threshold 0 drops every scored sentence: every corpus but nsmc (skipped)
+    for corpus in ("parakqc", "khs-comments", "khs-news-titles"):
         assert dropped[corpus]["kept"] == 0 and dropped[corpus]["dropped"] == {
             "gender_bias": dropped[corpus]["in"]
         }
     assert dropped["nsmc"]["kept"] == dropped["nsmc"]["in"]
-    assert dropped["khs-news-titles"]["kept"] == dropped["khs-news-titles"]["in"]  # formal
+    # khs-news-titles is formal, with no publisher of KLUE 2.3's skip list: filtered too
     sentences = pd.read_parquet(tmp_path / "out" / "sentences.parquet")
     assert "score_gender_bias" in sentences and sentences["score_gender_bias"].isna().all()
     rejects = pd.read_parquet(tmp_path / "out" / "rejects.parquet")
     assert (rejects["reason"] == "gender_bias").sum() == sum(
         d["dropped"].get("gender_bias", 0) for d in dropped.values()
     )
+    assert report["tasks"]["classify"] == {"cached": 0, "computed": 1}
+
+    # the recipe's publisher reaches the filter: a corpus published by one of KLUE 2.3's
+    # three (here the comments, relabelled for the test) is no longer scored, and the
+    # changed publisher changes the step's cache key (computed again, not reused)
+    for corpus in recipe["corpora"]:
+        if corpus["name"] == "khs-comments":
+            corpus["publisher"] = "YNA"
+    recipe_path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
+    proc = ingest(recipe_path, tmp_path / "out", tmp_path / "prefect")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout)
+    stages = {s["stage"]: s for s in report["stats"]["stages"]}
+    comments = stages["classify"]["corpora"]["khs-comments"]
+    assert comments["kept"] == comments["in"] > 0
     assert report["tasks"]["classify"] == {"cached": 0, "computed": 1}
 
 

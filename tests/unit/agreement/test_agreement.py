@@ -20,6 +20,7 @@ from pipelines.agreement.rules import (
     fleiss,
     reliability_matrix,
 )
+from pipelines.agreement.measures import alpha
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -94,6 +95,63 @@ def test_pearson_against_the_mean_of_the_others_by_hand():
     expected = np.corrcoef([1, 2, 3, 4], [1.5, 2, 3.5, 4.5])[0, 1]
     assert figures.loc["a", "pearson"] == pytest.approx(expected, abs=1e-4)
     assert figures.loc["a", "shared_items"] == 4
+
+
+def test_nominal_screening_compares_with_the_others_most_common_rating():
+    """KLUE 3.2.1 screens STS annotators by Krippendorff's alpha (nominal) < 0.20: a
+    nominal alpha against the others' mode (a mean is not a category). An annotator one
+    point off on every item agrees at the interval level and not at the nominal one."""
+    truth = [0.0, 1.0, 2.0, 3.0, 4.0, 1.0, 2.0, 3.0]
+    table = {f"good{k}": list(truth) for k in range(4)}
+    table["off_by_one"] = [t + 1 for t in truth]
+    ratings = long_table(table)
+    matrix = reliability_matrix(ratings, ratings["value"].astype(float))
+    nominal = annotator_figures(matrix, 3, "nominal").set_index("annotator_id")
+    interval = annotator_figures(matrix, 3, "interval").set_index("annotator_id")
+    # by hand: the others' mode is the truth; the pair (t + 1, t) never matches
+    expected = alpha(np.vstack([np.array(truth) + 1, truth]), "nominal")
+    assert nominal.loc["off_by_one", "alpha"] == pytest.approx(expected, abs=1e-4)
+    assert nominal.loc["off_by_one", "alpha"] < 0.20 < interval.loc["off_by_one", "alpha"]
+    assert nominal.loc["good0", "alpha"] == pytest.approx(1.0)
+    paper = AgreementSettings(rule="mean", pearson_min=None, sd_max=None)
+    assert paper.alpha_level == "nominal" and paper.alpha_min == 0.20
+    dropped = agree(ratings, paper)["dropped"]
+    assert dropped["id"].tolist() == ["off_by_one"]
+    assert "alpha (nominal)" in dropped.iloc[0]["detail"]
+    as_interval = AgreementSettings(rule="mean", pearson_min=None, sd_max=None,
+                                    alpha_level="interval")  # fmt: skip
+    assert agree(ratings, as_interval)["dropped"].empty
+
+
+def test_screening_alpha_threshold_is_strict_and_a_mode_tie_goes_to_the_mean():
+    """At the threshold itself the annotator is kept (KLUE 3.2.1: "below 0.20"); the
+    others' tied ratings resolve to the one nearest their mean."""
+    table = {"a": [0.0, 1.0, 2.0, 3.0, 4.0, 5.0], "b": [0.0, 1.0, 2.0, 3.0, 4.0, 5.0],
+             "c": [1.0, 1.0, 2.0, 4.0, 4.0, 3.0], "d": [0.0, 2.0, 2.0, 3.0, 5.0, 5.0]}  # fmt: skip
+    ratings = long_table(table)
+    matrix = reliability_matrix(ratings, ratings["value"].astype(float))
+    measured = annotator_figures(matrix, 3, "nominal").set_index("annotator_id")
+    worst = measured["alpha"].idxmin()
+    value = float(measured.loc[worst, "alpha"])
+    at = AgreementSettings(rule="mean", pearson_min=None, sd_max=None, alpha_min=value)
+    assert worst not in set(agree(ratings, at)["dropped"]["id"])
+    above = AgreementSettings(rule="mean", pearson_min=None, sd_max=None,
+                              alpha_min=round(value + 0.001, 4))  # fmt: skip
+    assert worst in set(agree(ratings, above)["dropped"]["id"])
+    # the others of "a" (b, c, d) per item: 0,1,0 -> 0; 1,1,2 -> 1; 2,2,2 -> 2;
+    # 3,4,3 -> 3; 4,4,5 -> 4; 5,3,5 -> 5
+    from pipelines.agreement.annotations import _others_mode
+
+    values = matrix.to_numpy()
+    scale = np.unique(values)
+    pos = list(matrix.index).index("a")
+    others = np.delete(values, pos, axis=0)
+    tie = np.array([[1.0], [2.0]])  # two others, one rating each of 1 and 2
+    got = _others_mode(np.vstack([[0.0], tie]), np.array([0.0, 1.0, 2.0]), 0,
+                       np.array([1.2]))  # fmt: skip
+    assert got.tolist() == [1.0]  # the tie between 1 and 2 goes to 1, nearer the mean 1.2
+    mode_a = _others_mode(values, scale, pos, np.nanmean(others, axis=0))
+    assert mode_a.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
 
 
 def sts_ratings() -> pd.DataFrame:
