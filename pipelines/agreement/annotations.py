@@ -147,7 +147,9 @@ def _others_mode(values: np.ndarray, scale: np.ndarray, pos: int,
     return np.where(counts.sum(axis=0) > 0, best, np.nan)
 
 
-def annotator_figures(matrix: pd.DataFrame, min_shared: int, level: str = "interval") -> pd.DataFrame:
+def annotator_figures(
+    matrix: pd.DataFrame, min_shared: int, level: str = "interval"
+) -> pd.DataFrame:
     """Per annotator: items rated, items shared with others, Pearson r and Krippendorff's
     alpha at ``level`` of their ratings against the mean of the other annotators.
 

@@ -110,9 +110,7 @@ def mean_rule(
             and row.alpha is not None
             and (row.alpha < settings.alpha_min)
         ):
-            reasons.append(
-                f"alpha ({settings.alpha_level}) {row.alpha:.3f} < {settings.alpha_min}"
-            )
+            reasons.append(f"alpha ({settings.alpha_level}) {row.alpha:.3f} < {settings.alpha_min}")
         if reasons:
             screened.add(row.annotator_id)
             reason = "low_pearson" if reasons[0].startswith("pearson") else "low_alpha"

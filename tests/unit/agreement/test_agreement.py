@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pipelines.agreement.measures import alpha
 from pipelines.agreement.rules import (
     AgreementError,
     AgreementSettings,
@@ -20,7 +21,6 @@ from pipelines.agreement.rules import (
     fleiss,
     reliability_matrix,
 )
-from pipelines.agreement.measures import alpha
 
 ROOT = Path(__file__).resolve().parents[3]
 
