@@ -414,6 +414,7 @@ def _export(ctx: RunContext, inputs: dict, hashes: dict, dataset: Path, key: str
     for name, r in rounds.items():
         if name:
             facts[name] = annotation_facts(r, pd.read_parquet(r.annotations), ctx.simulated)
+    facts["duplicates"] = card_facts.duplicate_facts(tables, files)
     card = render_card(facts, kind.card(facts))
     facts.pop("artifacts_md")
     write_outputs(dataset, key, tables, {"card.json": facts},

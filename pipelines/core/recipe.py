@@ -505,6 +505,21 @@ class CardSpec(Strict):
     max_drop_share: float = Field(default=0.5, gt=0, le=1)  # one filter, one source
     # an annotator choosing the gold label less often (rules that screen no annotator)
     min_annotator_agreement: float = Field(default=0.5, ge=0, le=1)
+    # a partial-input model's accuracy above the majority baseline (evaluation items)
+    max_partial_input_gain: float = Field(default=0.15, ge=0, le=1)
+    # one source's share of one label's items (labels with min_label_items or more)
+    max_label_source_share: float = Field(default=0.95, gt=0, le=1)
+    min_label_items: int = Field(default=10, ge=1)
+    # agreement floors of any round: Krippendorff 2004, 12.2 (alpha .667 for tentative
+    # conclusions); Landis and Koch 1977 (kappa .41: "moderate")
+    min_alpha: float = Field(default=0.667, ge=-1, le=1)
+    min_kappa: float = Field(default=0.41, ge=-1, le=1)
+    # a release file's records repeating another's content (0: any repeat is raised)
+    max_duplicate_share: float = Field(default=0.0, ge=0, le=1)
+    # a translation figure this far from the paper's, relative (0.5: under half or over
+    # one and a half times it); reviewers who leave more than max_accept_share unchanged
+    max_paper_gap: float = Field(default=0.5, gt=0)
+    max_accept_share: float = Field(default=0.95, gt=0, le=1)
     intended_uses: str | None = None
     out_of_scope_uses: str | None = None
     distribution: str | None = None

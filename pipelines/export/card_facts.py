@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 import subprocess
 from importlib import metadata
 from pathlib import Path
@@ -69,6 +70,59 @@ def label_facts(gold: pd.DataFrame, items: pd.DataFrame, splits: pd.DataFrame,
             for s, part in frame.groupby("split", sort=True)
         },
     }
+
+
+# what a record answers, or who made it, rather than what it asks: left out when records
+# are compared (two records asking the same thing are duplicates whatever their labels)
+NOT_INPUT = re.compile(
+    r"^(license|source|prediction|annotations|labels?|gold_label|score|answer|"
+    r"biased_answer|author|version|simulated|n_annotations|label_sd)$|^label\d|_label$|^sim_"
+)
+EVAL_SPLITS = ("dev", "valid", "validation", "test")
+
+
+def _is_id(name: str) -> bool:
+    return name.lower() in ("id", "guid", "idx", "index") or bool(
+        re.search(r"(_id|_guid|_idx|ID|Id)$", name)
+    )
+
+
+def _content(frame: pd.DataFrame) -> pd.DataFrame:
+    """What the record asks: every field but ids, labels, answers, annotations and
+    provenance (``NOT_INPUT``); nested values as JSON."""
+    cols = [c for c in frame.columns if not NOT_INPUT.search(c) and not _is_id(c)]
+    out = frame[cols].copy()
+    for c in cols:
+        if out[c].dtype == object:
+            out[c] = out[c].map(lambda v: json.dumps(v.tolist() if hasattr(v, "tolist") else v,
+                                                     ensure_ascii=False, sort_keys=True,
+                                                     default=str))  # fmt: skip
+    return out
+
+
+def duplicate_facts(tables: dict[str, pd.DataFrame], files: dict[str, int]) -> dict:
+    """Records that ask what another record asks, per release file (``files``: the
+    release's file names; the Parquet table of each is compared), and evaluation records
+    (dev, valid, test) that ask what a train record asks. What a record asks is every
+    field but ids (``*_id``, ``guid``, ...) and ``NOT_INPUT`` (labels, answers,
+    annotations, licence, source)."""
+    stems = {Path(name).stem for name in files}
+    parts = {Path(n).stem: t for n, t in tables.items() if n.endswith(".parquet")
+             and Path(n).stem in stems}  # fmt: skip
+    content = {stem: _content(t) for stem, t in sorted(parts.items())}
+    fields = sorted({c for t in content.values() for c in t.columns})
+    out: dict = {"fields": fields, "files": {}, "in_train": {}}
+    for stem, t in content.items():
+        out["files"][stem] = {"records": len(t), "unique": int(len(t) - t.duplicated().sum())}
+    train = content.get("train")
+    if train is not None:
+        seen = set(map(tuple, train.astype(str).itertuples(index=False)))
+        for stem in EVAL_SPLITS:
+            t = content.get(stem)
+            if t is not None and list(t.columns) == list(train.columns):
+                rows = t.astype(str).itertuples(index=False)
+                out["in_train"][stem] = int(sum(tuple(r) in seen for r in rows))
+    return out
 
 
 def rounds_of(facts: dict) -> list[tuple[str, dict]]:

@@ -142,15 +142,16 @@ def export_dataset(
 ) -> tuple[dict, bool]:
     """Write OUT/dataset (see the module docstring); return (facts, cached)."""
     from pipelines.core.io import outputs_current, write_outputs
-    from pipelines.export import data_card
+    from pipelines.export import card_facts, data_card
 
     # from the step's declaration: its key, and its inputs' SHA-256 (read once)
     key, dataset, hashes = ctx.cache.key, ctx.cache.folder, ctx.cache.digests
     if outputs_current(dataset, key, [*names, *CARD_FILES]):
         return json.loads((dataset / "card.json").read_text(encoding="utf-8")), True
     facts = {**base_facts(ctx, hashes, rounds, files, sources, rebuild), **facts_of(ctx, inputs)}
-    card = data_card.render_card(facts, ctx.task.card(facts))
     tables, texts, jsons = build(facts)
+    facts["duplicates"] = card_facts.duplicate_facts(tables, facts["export"]["files"])
+    card = data_card.render_card(facts, ctx.task.card(facts))
     write_outputs(
         dataset,
         key,

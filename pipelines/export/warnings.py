@@ -10,17 +10,22 @@ task kind (``TaskKind.paper_agreement``).
 Every rule runs on every family's card: a rule reads only the facts it needs and says
 nothing when a card has none of them (a family release has no ingest statistics). A
 family adds warnings of its own (its template's ``warnings`` block, listed after these);
-it never replaces them.
+it never replaces them, and a family package may register rules here too (KorNLU's
+``translation-far-from-paper`` reads only its translation figures).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from pipelines.core.registry import Registry
 
 Rule = Callable[[dict, dict], list[str]]
-CARD_WARNINGS: Registry[Rule] = Registry("card warning", None, "data card warnings")
+# the families register rules of their own (KorNLU's translation rule): they are
+# imported on the first lookup
+CARD_WARNINGS: Registry[Rule] = Registry("card warning", "pipelines.families",
+                                         "data card warnings")  # fmt: skip
 
 
 def card_warnings(facts: dict, settings: dict) -> list[str]:
@@ -217,5 +222,150 @@ def split_label_share(facts: dict, settings: dict) -> list[str]:
             out.append(
                 f"**One label fills a split**: `{label}` is {n} of {total} items of {split} "
                 f"({n / total:.0%}; more than {limit:.0%}, `card.max_split_label_share`)."
+            )
+    return out
+
+
+def _partial_inputs(facts: dict) -> list[tuple[str, float, float, int | None]]:
+    """Every partial-input model the card's facts record, as (where, accuracy, majority
+    baseline, items): the artifact report's last-column-only model, the split rule's
+    hypothesis-only model, and a family's review (KoBEST's ``artifacts-N``: only the last
+    round, which describes the released items)."""
+    found: dict[str, tuple[str, float, float, int | None]] = {}
+
+    def walk(node: object, path: list[str]) -> None:
+        if not isinstance(node, dict) or len(path) > 4:
+            return
+        acc, base = node.get("accuracy"), node.get("majority_baseline")
+        if acc is None:
+            acc, base = node.get("accuracy_dev_test"), node.get("majority_baseline_dev_test")
+        if isinstance(acc, int | float) and isinstance(base, int | float):
+            where = "/".join(path)
+            # one entry per review, whatever its round: later rounds replace earlier ones
+            found[re.sub(r"-\d+(?=/|$)", "", where)] = (where, acc, base, node.get("eval_items"))
+        for key, value in node.items():
+            if key != "recipe":
+                walk(value, [*path, key])
+
+    walk(facts, [])
+    return list(found.values())
+
+
+@CARD_WARNINGS.register("partial-input-above-baseline")
+def partial_input_above_baseline(facts: dict, settings: dict) -> list[str]:
+    """A model that sees only part of an item (the hypothesis, the alternatives) scores
+    more than ``max_partial_input_gain`` above always answering the majority label on
+    the evaluation items: the labels can be guessed without the whole item (Gururangan
+    et al. 2018; KLUE 3.3; JGLUE reported 0.658 against 0.553 on JNLI)."""
+    limit, out = settings["max_partial_input_gain"], []
+    for where, acc, base, n in _partial_inputs(facts):
+        gain = round(acc - base, 4)  # the figures are rounded to 4 places
+        if gain > limit:
+            items = f" on {n} evaluation items" if n else " on the evaluation items"
+            out.append(
+                f"**A partial-input model beats the baseline**: `{where}` scores {acc:.2f}"
+                f"{items} against a majority baseline of {base:.2f} (+{gain:.2f}; more "
+                f"than {limit:.2f}, `card.max_partial_input_gain`): part of each item gives "
+                "its label away."
+            )
+    return out
+
+
+@CARD_WARNINGS.register("source-predicts-label")
+def source_predicts_label(facts: dict, settings: dict) -> list[str]:
+    """One source supplies at least ``max_label_source_share`` of a label's items (a
+    label with ``min_label_items`` or more) while it supplies less than that share of
+    the dataset: a model can learn the source (its style, its length) for the label."""
+    per_source = (facts.get("labels") or {}).get("per_source") or {}
+    if len(per_source) < 2:
+        return []
+    limit, least = settings["max_label_source_share"], settings["min_label_items"]
+    total = sum(sum(c.values()) for c in per_source.values())
+    by_source: dict[str, list[tuple[str, int, int]]] = {}
+    for label in (facts.get("labels") or {}).get("order", []):
+        counts = {s: c.get(label, 0) for s, c in per_source.items()}
+        n = sum(counts.values())
+        if n < least:
+            continue
+        source, top = max(counts.items(), key=lambda kv: kv[1])
+        if top / n >= limit and sum(per_source[source].values()) / total < limit:
+            by_source.setdefault(source, []).append((label, top, n))
+    out = []
+    for source, labels in sorted(by_source.items()):
+        share = sum(per_source[source].values()) / total
+        text = ", ".join(f"`{label}` {top} of {n}" for label, top, n in labels)
+        out.append(
+            f"**The source predicts the label**: `{source}` supplies {share:.0%} of the items "
+            f"but {text} ({limit:.0%} or more of each, `card.max_label_source_share`); a "
+            "model can learn the source for these labels."
+        )
+    return out
+
+
+def _agreement_figures(facts: dict) -> list[tuple[str, str, float]]:
+    """Every agreement figure the facts record: (where, measure, value); Krippendorff's
+    alpha at the first level of interval, ordinal, nominal it was measured at."""
+    out = []
+
+    def walk(node: object, path: list[str]) -> None:
+        if not isinstance(node, dict) or len(path) > 3:
+            return
+        alphas = node.get("krippendorff_alpha")
+        if isinstance(alphas, dict):
+            for level in ("interval", "ordinal", "nominal"):
+                if isinstance(alphas.get(level), int | float):
+                    out.append(("/".join(path), f"alpha ({level})", alphas[level]))
+                    break
+        kappa = (node.get("fleiss_kappa") or {}) if isinstance(node.get("fleiss_kappa"),
+                                                                dict) else {}  # fmt: skip
+        if isinstance(kappa.get("kappa"), int | float):
+            out.append(("/".join(path), "Fleiss' kappa", kappa["kappa"]))
+        for key, value in node.items():
+            if key not in ("recipe", "krippendorff_alpha", "fleiss_kappa"):
+                walk(value, [*path, key])
+
+    walk(facts, [])
+    return out
+
+
+@CARD_WARNINGS.register("low-agreement")
+def low_agreement(facts: dict, settings: dict) -> list[str]:
+    """An agreement figure of any round below the conventional floor: Krippendorff's
+    alpha under ``min_alpha`` (0.667, Krippendorff 2004, 12.2: the least for tentative
+    conclusions), Fleiss' kappa under ``min_kappa`` (0.41, Landis and Koch 1977: below
+    "moderate")."""
+    out = []
+    for where, measure, value in _agreement_figures(facts):
+        limit, name = ((settings["min_alpha"], "card.min_alpha") if measure.startswith("alpha")
+                       else (settings["min_kappa"], "card.min_kappa"))  # fmt: skip
+        if value < limit:
+            out.append(
+                f"**Low agreement**: {measure} {value:.2f} in `{where or 'agreement'}` (below "
+                f"{limit}, `{name}`): the annotators of that round often disagreed."
+            )
+    return out
+
+
+@CARD_WARNINGS.register("duplicate-records")
+def duplicate_records(facts: dict, settings: dict) -> list[str]:
+    """Records of a release file that ask what another record asks (every field but ids,
+    labels, answers and provenance), more than ``max_duplicate_share`` of the file, and
+    evaluation records that ask what a train record asks (``card_facts.duplicate_facts``)."""
+    dup = facts.get("duplicates") or {}
+    limit, out = settings["max_duplicate_share"], []
+    for name, f in sorted((dup.get("files") or {}).items()):
+        repeats = f["records"] - f["unique"]
+        if f["records"] and repeats / f["records"] > limit:
+            out.append(
+                f"**Duplicate records**: {repeats:,} of {f['records']:,} records of `{name}` "
+                f"repeat another's input ({f['unique']:,} unique; fields compared: "
+                f"{', '.join(dup.get('fields') or [])}; more than {limit:.0%}, "
+                "`card.max_duplicate_share`)."
+            )
+    for split, n in sorted((dup.get("in_train") or {}).items()):
+        if n:
+            out.append(
+                f"**Evaluation records also in train**: {n} record(s) of {split} ask what a "
+                "train record asks (same input fields)."
             )
     return out

@@ -7,12 +7,46 @@ from pathlib import Path
 
 from pipelines.core.markdown import settings_table, table
 from pipelines.export.card_section import CardSection, from_template
+from pipelines.export.warnings import CARD_WARNINGS
 
 TEMPLATE = Path(__file__).with_name("card.md.j2")
 # Ham et al. 2020, 3: BLEU of MT against the post-edit, and the share left unchanged
 PAPER = {"korsts": {"bleu": 73.26, "unchanged": 0.53}, "kornli": {"bleu": 63.30, "unchanged": 0.47}}
 QA_COLUMNS = ["split", "sentences", "BLEU", "chrF", "TER", "unchanged", "median edit distance",
               "paper's BLEU", "paper's unchanged"]  # fmt: skip
+
+
+@CARD_WARNINGS.register("translation-far-from-paper")
+def translation_far_from_paper(facts: dict, settings: dict) -> list[str]:
+    """KorSTS/KorNLI (Ham et al. 2020, 3): BLEU from the MT draft to the final text and
+    the share of drafts left unchanged, per split, further than ``max_paper_gap``
+    (relative) from the paper's; reviewers who accepted more than ``max_accept_share`` of
+    their colleagues' post-edits unchanged (a cross-check that changes nothing)."""
+    qa, kind = facts.get("translation_qa"), facts.get("task_kind")
+    if not qa or kind not in PAPER:
+        return []
+    gap, paper, out = settings["max_paper_gap"], PAPER[kind], []
+    for split, f in sorted(qa["figures"]["per_split"].items()):
+        got = f["mt_vs_final"]
+        for name, key, theirs, fmt in (("BLEU", "bleu", paper["bleu"], "{:.1f}"),
+                                       ("unchanged share", "unchanged_share",
+                                        paper["unchanged"], "{:.0%}")):  # fmt: skip
+            value = got.get(key)
+            if value is not None and abs(value - theirs) > gap * theirs:
+                out.append(
+                    f"**Translation far from the paper's**: {split} {name} from MT draft to "
+                    f"final {fmt.format(value)} against {fmt.format(theirs)} in Ham et al. "
+                    f"2020, 3 (more than {gap:.0%} apart, `card.max_paper_gap`)."
+                )
+    limit = settings["max_accept_share"]
+    for who, f in sorted(qa["figures"].get("per_reviewer", {}).items()):
+        if f["reviewed"] and f["accepted_share"] > limit:
+            out.append(
+                f"**The cross-check changed almost nothing**: reviewer {who} left "
+                f"{f['accepted']} of {f['reviewed']} post-edits unchanged "
+                f"({f['accepted_share']:.0%}; more than {limit:.0%}, `card.max_accept_share`)."
+            )
+    return out
 
 
 def _share(x: float | None) -> str:

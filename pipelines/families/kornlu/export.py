@@ -100,6 +100,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     OUT/dataset."""
     from pipelines.core.io import outputs_current, write_outputs
     from pipelines.export import data_card
+    from pipelines.export.card_facts import duplicate_facts
     from pipelines.export.records import jsonl
 
     kind = ctx.task
@@ -115,12 +116,13 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         hit = True
     else:
         facts = card_facts_of(ctx, pairs, records, hashes)
+        tables = {f"{s}.parquet": pd.DataFrame(rows) for s, rows in records.items()}
+        facts["duplicates"] = duplicate_facts(tables, facts["export"]["files"])
         card = data_card.render_card(facts, kind.card(facts))
         safe = ctx.recipe.export.spreadsheet_safe
         texts = {f"{s}.tsv": tsv(rows, safe) for s, rows in records.items()}
         texts.update({f"{s}.jsonl": jsonl(rows) for s, rows in records.items()})
         texts.update({"DATA_CARD.md": card.markdown, "DATA_CARD.html": card.html})
-        tables = {f"{s}.parquet": pd.DataFrame(rows) for s, rows in records.items()}
         write_outputs(dataset, key, tables, {"card.json": facts}, texts, card.figures)
         hit = False
     n = len(pairs)

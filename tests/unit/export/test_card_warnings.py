@@ -11,7 +11,7 @@ from pipelines.export.warnings import CARD_WARNINGS, card_warnings
 SETTINGS = CardSpec().model_dump()
 FACTS = {
     "paper_agreement": {"level": "nominal", "alpha": 0.713, "source": "KLUE 3.1.1 (YNAT)"},
-    "agreement": {"krippendorff_alpha": {"nominal": 0.6}},
+    "agreement": {"krippendorff_alpha": {"nominal": 0.7}},
     "split": {
         "train": {"labels": {"a": 40, "b": 30}},
         "dev+test": {"labels": {"a": 10, "b": 20}},
@@ -55,20 +55,25 @@ def test_each_rule_fires_with_its_figure_and_setting():
     assert "`dedup` dropped 81 of 100 sentences of `news` (81%" in found
     assert "does not discriminate" in found and "Split quota not met" in found
     assert "news 3 of 10" in found and "Simulated rounds** (annotation)" in found
-    assert len(found.splitlines()) == 6
+    assert "**Low agreement**: alpha (nominal) 0.06 in `agreement` (below 0.667" in found
+    assert len(found.splitlines()) == 7
 
 
 def test_thresholds_come_from_the_recipe():
     facts = copy.deepcopy(FACTS)
     assert card_warnings(facts, {**SETTINGS, "max_drop_share": 0.3})  # 40% > 30%
-    assert not card_warnings(facts, {**SETTINGS, "alpha_ratio_min": 0.8})  # 0.6 >= 0.57
+    assert not card_warnings(facts, {**SETTINGS, "alpha_ratio_min": 0.9})  # 0.7 >= 0.64
+    assert card_warnings(facts, {**SETTINGS, "alpha_ratio_min": 0.99})  # 0.7 < 0.706
 
 
 def test_every_rule_is_registered():
     assert CARD_WARNINGS.names() == [
-        "agreement-below-paper", "annotator-far-from-gold", "dominant-label", "heavy-filter",
-        "label-absent-from-split", "quota-not-met", "simulated-round", "single-source-split",
-        "split-criterion", "split-label-share",
+        "agreement-below-paper", "annotator-far-from-gold", "dominant-label",
+        "duplicate-records", "heavy-filter", "label-absent-from-split", "low-agreement",
+        "partial-input-above-baseline", "quota-not-met", "simulated-round",
+        "single-source-split", "source-predicts-label", "split-criterion", "split-label-share",
+        # registered by a family (pipelines.families.kornlu.card)
+        "translation-far-from-paper",
     ]  # fmt: skip
 
 
@@ -153,3 +158,121 @@ def test_a_familys_warnings_add_to_the_shared_rules():
     lines = _warnings(facts, section).splitlines()
     assert lines[0].startswith("- **Simulated rounds** (annotation)")
     assert lines[1] == "- A family's own warning."
+
+
+def _rule(name: str, facts: dict, **settings: object) -> list[str]:
+    return CARD_WARNINGS.get(name)(facts, {**SETTINGS, **settings})
+
+
+def test_partial_input_model_above_its_baseline_at_the_setting():
+    """Issue 34 item 2: KLUE-NLI's bag-of-morphemes hypothesis-only model at 0.97 against
+    0.35 is raised; a gain of exactly ``max_partial_input_gain`` is not. KoBEST's review
+    is read at its last round only."""
+    hypothesis_only = {"accuracy_dev_test": 0.36, "majority_baseline_dev_test": 0.35}
+    facts = {"split": {"last_column_only": {"accuracy": 0.97, "majority_baseline": 0.35,
+                                            "eval_items": 34},
+                       "rule_figures": {"hypothesis_only": hypothesis_only}}}  # fmt: skip
+    found = _rule("partial-input-above-baseline", facts)
+    assert found == [
+        "**A partial-input model beats the baseline**: `split/last_column_only` scores 0.97 "
+        "on 34 evaluation items against a majority baseline of 0.35 (+0.62; more than 0.15, "
+        "`card.max_partial_input_gain`): part of each item gives its label away."
+    ]
+    facts["split"]["last_column_only"]["accuracy"] = 0.5  # +0.15: at the setting
+    assert _rule("partial-input-above-baseline", facts) == []
+    assert _rule("partial-input-above-baseline", facts, max_partial_input_gain=0.14)
+    review = {"family": {"artifacts-1": {"partial_input": {"accuracy": 0.9,
+                                                           "majority_baseline": 0.5}},
+                         "artifacts-2": {"partial_input": {"accuracy": 0.55,
+                                                           "majority_baseline": 0.5}}}}  # fmt: skip
+    assert _rule("partial-input-above-baseline", review) == []  # the last round is fine
+
+
+def test_a_source_that_predicts_a_label():
+    """KLUE-STS demo: every pair scored 3.5 or more came from ParaKQC. A label below
+    ``min_label_items`` is not judged; a single-source dataset is not either."""
+    facts = {"labels": {"order": ["low", "mid", "high"], "per_source": {
+        "parakqc": {"low": 30, "mid": 10, "high": 19},
+        "nsmc": {"low": 40, "mid": 10, "high": 1},
+    }}}  # fmt: skip
+    found = _rule("source-predicts-label", facts)
+    assert found == [
+        "**The source predicts the label**: `parakqc` supplies 54% of the items but `high` "
+        "19 of 20 (95% or more of each, `card.max_label_source_share`); a model can learn "
+        "the source for these labels."
+    ]
+    assert _rule("source-predicts-label", facts, max_label_source_share=0.96) == []
+    assert _rule("source-predicts-label", facts, min_label_items=21) == []
+    one = {"labels": {"order": ["a"], "per_source": {"only": {"a": 50}}}}
+    assert _rule("source-predicts-label", one) == []
+
+
+def test_low_agreement_in_any_round_at_the_floors():
+    """JGLUE's rounds: JNLI validation Fleiss 0.10 and JSTS-C alpha 0.26 are raised;
+    a figure at the floor (alpha 0.667, kappa 0.41) is not."""
+    facts = {"family": {"sts": {"krippendorff_alpha": {"nominal": 0.06, "interval": 0.26}},
+                        "validation": {"fleiss_kappa": {"kappa": 0.1012}},
+                        "nli": {"krippendorff_alpha": {"nominal": 0.667},
+                                "fleiss_kappa": {"kappa": 0.41}}}}  # fmt: skip
+    found = _rule("low-agreement", facts)
+    assert found == [
+        "**Low agreement**: alpha (interval) 0.26 in `family/sts` (below 0.667, "
+        "`card.min_alpha`): the annotators of that round often disagreed.",
+        "**Low agreement**: Fleiss' kappa 0.10 in `family/validation` (below 0.41, "
+        "`card.min_kappa`): the annotators of that round often disagreed.",
+    ]
+    assert _rule("low-agreement", facts, min_alpha=0.2, min_kappa=0.1) == []
+
+
+def test_duplicate_records_counted_from_the_release_tables():
+    """KoBBQ: only part of all_samples is unique. Records asking the same (labels,
+    answers, ids and licence left out) are duplicates; an evaluation record asking what a
+    train record asks is named too."""
+    import pandas as pd
+
+    from pipelines.export.card_facts import duplicate_facts
+
+    train = pd.DataFrame({"guid": ["t1", "t2", "t3"], "sentence": ["가", "나", "가"],
+                          "label": [0, 1, 1], "license": ["CC0-1.0"] * 3})  # fmt: skip
+    test = pd.DataFrame({"guid": ["x1", "x2"], "sentence": ["나", "다"], "label": [0, 0],
+                         "license": ["CC0-1.0"] * 2})  # fmt: skip
+    facts = {"duplicates": duplicate_facts(
+        {"train.parquet": train, "test.parquet": test, "versions.parquet": train},
+        {"train.jsonl": 3, "test.jsonl": 2},
+    )}  # fmt: skip
+    assert facts["duplicates"] == {
+        "fields": ["sentence"],
+        "files": {"test": {"records": 2, "unique": 2}, "train": {"records": 3, "unique": 2}},
+        "in_train": {"test": 1},
+    }
+    found = _rule("duplicate-records", facts)
+    assert found == [
+        "**Duplicate records**: 1 of 3 records of `train` repeat another's input (2 unique; "
+        "fields compared: sentence; more than 0%, `card.max_duplicate_share`).",
+        "**Evaluation records also in train**: 1 record(s) of test ask what a train record "
+        "asks (same input fields).",
+    ]
+    assert len(_rule("duplicate-records", facts, max_duplicate_share=0.34)) == 1  # 33% <= 34%
+
+
+def test_translation_far_from_the_paper_and_a_cross_check_that_changes_nothing():
+    """KorSTS (Ham et al. 2020, 3): BLEU 73.26 and 53% unchanged on the paper's dev and
+    test; the demo's 20.7 and 15% are raised, figures within the gap are not; a reviewer
+    accepting 99% unchanged is raised, 95% is not (``max_accept_share``)."""
+    facts = {"task_kind": "korsts", "translation_qa": {"figures": {
+        "per_split": {"dev": {"mt_vs_final": {"bleu": 20.71, "unchanged_share": 0.1462}},
+                      "test": {"mt_vs_final": {"bleu": 70.0, "unchanged_share": 0.5}}},
+        "per_reviewer": {"a": {"reviewed": 197, "accepted": 196, "accepted_share": 0.9949},
+                         "b": {"reviewed": 100, "accepted": 95, "accepted_share": 0.95}},
+    }}}  # fmt: skip
+    found = _rule("translation-far-from-paper", facts)
+    assert found == [
+        "**Translation far from the paper's**: dev BLEU from MT draft to final 20.7 against "
+        "73.3 in Ham et al. 2020, 3 (more than 50% apart, `card.max_paper_gap`).",
+        "**Translation far from the paper's**: dev unchanged share from MT draft to final 15% "
+        "against 53% in Ham et al. 2020, 3 (more than 50% apart, `card.max_paper_gap`).",
+        "**The cross-check changed almost nothing**: reviewer a left 196 of 197 post-edits "
+        "unchanged (99%; more than 95%, `card.max_accept_share`).",
+    ]
+    assert len(_rule("translation-far-from-paper", facts, max_paper_gap=0.8)) == 1
+    assert _rule("translation-far-from-paper", {"task_kind": "sts"}) == []
