@@ -328,7 +328,8 @@ EXPORT_NAMES = [f"{s}.{ext}" for s in ("train", "dev", "test") for ext in ("json
 @declares(
     reads=export_reads,
     writes=lambda ctx, arg: {
-        n: ctx.out / "dataset" / n for n in (*EXPORT_NAMES, "DATA_CARD.md", "card.json")
+        n: ctx.out / "dataset" / n
+        for n in (*EXPORT_NAMES, "DATA_CARD.md", "README.md", "card.json")
     },
     settings=export_settings,
     code=export_code,
@@ -342,7 +343,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     inputs = export_reads(ctx, arg)  # its declaration: the orchestrator has checked them
     # the key its declaration gives, and its inputs' SHA-256 (read once, before it ran)
     key, dataset, hashes = ctx.cache.key, ctx.cache.folder, ctx.cache.digests
-    names = [*EXPORT_NAMES, "DATA_CARD.md", "DATA_CARD.html", "card.json"]
+    names = [*EXPORT_NAMES, "DATA_CARD.md", "DATA_CARD.html", "README.md", "card.json"]
     if outputs_current(dataset, key, names):
         facts = json.loads((dataset / "card.json").read_text(encoding="utf-8"))
         exported = {**facts["export"], "cached": True}
@@ -414,11 +415,11 @@ def _export(ctx: RunContext, inputs: dict, hashes: dict, dataset: Path, key: str
     for name, r in rounds.items():
         if name:
             facts[name] = annotation_facts(r, pd.read_parquet(r.annotations), ctx.simulated)
-    facts["duplicates"] = card_facts.duplicate_facts(tables, files)
+    facts.update(card_facts.release_facts(tables, files, kind.hub))
     card = render_card(facts, kind.card(facts))
     facts.pop("artifacts_md")
     write_outputs(dataset, key, tables, {"card.json": facts},
-                  {**texts, "DATA_CARD.md": card.markdown, "DATA_CARD.html": card.html},
+                  {**texts, **card.texts},
                   card.figures)  # fmt: skip
     return facts
 

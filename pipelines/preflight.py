@@ -33,6 +33,17 @@ def check_ingest_inputs(recipe: Recipe, recipe_path: Path | str) -> None:
             ) from None
     for corpus in recipe.corpora:
         check_corpus_file(corpus, recipe.corpus_path(corpus))
+    check_licence_files(recipe, recipe_path)
+
+
+def check_licence_files(recipe: Recipe, recipe_path: Path | str) -> None:
+    """Each corpus's ``license_file`` exists (its notice goes into every card)."""
+    for corpus in recipe.corpora:
+        if corpus.license_file and not recipe.resolve(corpus.license_file).is_file():
+            raise RecipeError(
+                f"{recipe_path}: corpora[{corpus.name}].license_file: "
+                f"{recipe.resolve(corpus.license_file)} not found"
+            )
 
 
 def check_rebuild_recipe(recipe: Recipe, path: Path | str) -> None:
@@ -46,6 +57,7 @@ def check_rebuild_recipe(recipe: Recipe, path: Path | str) -> None:
             "`benchforge list` shows them)"
         )
     kind = task_kind(recipe.task)
+    check_licence_files(recipe, path)
     missing = [s for s in kind.needs if _section(recipe, s) is None]
     if missing:
         raise RecipeError(f"{path}: a {kind.name} rebuild needs the sections {missing}")

@@ -90,6 +90,13 @@ class CorpusSpec(Strict):
     license: str  # SPDX identifier (CC0-1.0, CC-BY-SA-4.0, ...): pipelines.core.licenses
     # the attribution line the release carries: title, authors, where it came from
     attribution: str | None = None
+    # the licence's text as the corpus ships it: its notice is reproduced in the card of
+    # every release built from the corpus (MIT: "The above copyright notice and this
+    # permission notice shall be included in all copies or substantial portions")
+    license_file: str | None = None
+    # text its authors posted on a website (reviews, comments) and a third party scraped:
+    # the card says that the licence is the collector's, not the authors'
+    scraped_user_text: bool = False
     domain: str
     style: Literal["formal", "colloquial"]
     # who published the text (a news corpus's publisher): KLUE 2.3 skips the toxic-content
@@ -490,6 +497,12 @@ CARD_TEXTS = {
     "annotator_demographics": "Annotators: age range, gender, language varieties, training",
     "compensation": "Annotators: how they were recruited and paid",
     "ethics_review": "Ethics review: the board or process that reviewed the collection",
+    # Data Statements (Bender and Friedman 2018): the people behind the text
+    "speaker_demographic": "Speakers: who wrote the source texts (age, gender, language "
+    "variety), as far as it is known",
+    "consent": "Consent: how the source texts' authors and the annotators agreed to this use",
+    "funding": "Funding: who paid for the collection and the annotation",
+    "creators_contact": "Creators and contact: who built the dataset and how to reach them",
 }
 
 
@@ -527,6 +540,10 @@ class CardSpec(Strict):
     annotator_demographics: str | None = None
     compensation: str | None = None
     ethics_review: str | None = None
+    speaker_demographic: str | None = None
+    consent: str | None = None
+    funding: str | None = None
+    creators_contact: str | None = None
 
 
 class Recipe(Strict):

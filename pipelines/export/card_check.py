@@ -17,6 +17,9 @@ themselves and names every mismatch:
   file's label column (``label``, ``gold_label``, ``score``, or ``labels.label`` for the
   KLUE-STS layout), binned as the card bins it (numeric labels in its bins of 0.5).
 
+- ``README.md``: the Hub card's metadata is valid (``hf_card.validate_readme``) and
+  each split's ``num_examples`` is the record count of the file its config names.
+
 What the check could not recompute (a split without a Parquet file, a layout without a
 label column) is listed as unchecked, never as passed.
 """
@@ -141,4 +144,35 @@ def check_card(run_dir: Path) -> CardCheck:
         if got != per_split[split]:
             result.mismatches.append(Mismatch(f"labels of {split} ({path.name})",
                                               per_split[split], got))  # fmt: skip
+    check_readme(dataset, result)
     return result
+
+
+def check_readme(dataset: Path, result: CardCheck) -> None:
+    """The Hub card (``README.md``): its metadata passes ``hf_card.validate_readme`` and
+    each split's ``num_examples`` is the record count of the file its config names."""
+    import yaml
+
+    from pipelines.export.hf_card import validate_readme
+
+    path = dataset / "README.md"
+    if not path.is_file():
+        result.unchecked.append("README.md: none (a release exported before the Hub card)")
+        return
+    text = path.read_text(encoding="utf-8")
+    result.checked.append("README.md metadata")
+    for problem in validate_readme(text, dataset):
+        result.mismatches.append(Mismatch("README.md metadata", "valid Hub metadata", problem))
+    meta = yaml.safe_load(text.split("---", 2)[1]) or {}
+    files = {c["config_name"]: {f["split"]: f["path"] for f in c.get("data_files") or []}
+             for c in meta.get("configs") or []}  # fmt: skip
+    for info in meta.get("dataset_info") or []:
+        for split in info.get("splits") or []:
+            name = files.get(info["config_name"], {}).get(split["name"])
+            if name is None or not (dataset / name).is_file():
+                continue  # validate_readme named it
+            result.checked.append(f"README.md {info['config_name']}/{split['name']}")
+            if (n := records_in(dataset / name)) != split["num_examples"]:
+                result.mismatches.append(Mismatch(
+                    f"README.md {info['config_name']}/{split['name']} ({name})",
+                    f"{split['num_examples']} records", f"{n}"))  # fmt: skip

@@ -125,6 +125,19 @@ def duplicate_facts(tables: dict[str, pd.DataFrame], files: dict[str, int]) -> d
     return out
 
 
+def release_facts(tables: dict[str, pd.DataFrame], files: dict[str, int], hub: dict) -> dict:
+    """The facts read from the release tables themselves, once they are built: their
+    duplicates (:func:`duplicate_facts`) and their layout as the Hub reads it
+    (``hf_card.release_layout``), with the task kind's ``hub`` metadata."""
+    from pipelines.export.hf_card import release_layout
+
+    return {
+        "duplicates": duplicate_facts(tables, files),
+        "release": release_layout(tables, files),
+        "hub": dict(hub),
+    }
+
+
 def rounds_of(facts: dict) -> list[tuple[str, dict]]:
     """The annotation rounds recorded in the card's facts, the main round last."""
     named = [
@@ -286,10 +299,18 @@ def licence_facts(recipe: Recipe, items: pd.DataFrame) -> dict:
 
     resolution = recipe.release_licence()
     used = set(items["source"])
-    corpora = [c.model_dump() for c in recipe.corpora if c.name in used]
+    specs = [c for c in recipe.corpora if c.name in used]
+    corpora = [c.model_dump() for c in specs]
     return {
         "release": resolution.release,
         "explain": resolution.explain(),
         "sources": {c["name"]: c["license"] for c in corpora},
         "attribution": attribution_lines(corpora),
+        # the licence texts the sources ship, reproduced in the card (MIT's notice)
+        "notices": {
+            c.name: recipe.resolve(c.license_file).read_text(encoding="utf-8").strip()
+            for c in specs
+            if c.license_file
+        },  # fmt: skip
+        "scraped": [c.name for c in specs if c.scraped_user_text],
     }

@@ -49,6 +49,15 @@ class Card:
     markdown: str
     html: str
     figures: dict[str, bytes]
+    # dataset/README.md: the Hub's card (pipelines.export.hf_card); None for facts
+    # without the release layout (a card.json of an older benchforge)
+    readme: str | None = None
+
+    @property
+    def texts(self) -> dict[str, str]:
+        """The card's text files by name in the release folder."""
+        out = {"DATA_CARD.md": self.markdown, "DATA_CARD.html": self.html}
+        return {**out, "README.md": self.readme} if self.readme is not None else out
 
 
 def _fmt(value: object) -> str:
@@ -233,6 +242,19 @@ def _annotators(facts: dict) -> str:
     ])  # fmt: skip
 
 
+def _people(facts: dict) -> str:
+    """Data Statements' people: who wrote the source texts, their and the annotators'
+    consent, the funding, the creators and how to reach them (the team's answers)."""
+    return "\n".join(
+        [
+            f"- Speaker demographic: {_answer(facts, 'speaker_demographic')}",
+            f"- Consent: {_answer(facts, 'consent')}",
+            f"- Funding: {_answer(facts, 'funding')}",
+            f"- Creators and contact: {_answer(facts, 'creators_contact')}",
+        ]
+    )
+
+
 def _per_annotator(g: dict) -> str:
     screened = g.get("annotators_table")
     if screened:
@@ -362,12 +384,38 @@ def _distribution(facts: dict) -> str:
         *[f"  - {line}" for line in lic["attribution"]],
         f"- Distribution: {_answer(facts, 'distribution')}",
         "",
-        f"Layout: `{facts['export']['layout']}` (the KLUE release's fields, plus `license`). "
+        f"Layout: `{facts['export']['layout']}` (the fields of that release, plus `license`; "
+        "`README.md` lists them with an example record). "
         "Licence resolution: pipelines/core/licenses.py, a summary of the Creative Commons "
         "terms for a data steward, not legal advice.",
+        *_scraped(lic),
         "",
         table(["file", "records"], rows),
+        *_notices(lic),
     ])  # fmt: skip
+
+
+def _scraped(lic: dict) -> list[str]:
+    """The caveat for text scraped from a website's users (``scraped_user_text``)."""
+    return [
+        f"- **Scraped user text** (`{name}`): the texts were posted by the users of a website "
+        f"and collected by a third party; the licence ({lic['sources'].get(name)}) is the "
+        "collector's grant, not the authors'. The authors did not consent to this use, the "
+        "texts may name or identify people, and the website's terms may restrict reuse: "
+        "check them before redistributing."
+        for name in lic.get("scraped") or []
+    ]
+
+
+def _notices(lic: dict) -> list[str]:
+    """Each source's licence text, reproduced as its licence requires (MIT: the copyright
+    notice and the permission notice in all copies)."""
+    out = []
+    for name, text in sorted((lic.get("notices") or {}).items()):
+        fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", text)), default=0))
+        out += ["", f"Licence notice of `{name}`, as the source ships it:", "",
+                f"{fence}text", text, fence]  # fmt: skip
+    return out
 
 
 def _simulated(facts: dict) -> tuple[list[str], list[str]]:
@@ -478,7 +526,7 @@ def regenerate(run_dir: Path) -> Path:
     artifacts = run_dir / "split" / "artifacts.md"  # none for a translated dataset
     facts["artifacts_md"] = artifacts.read_text(encoding="utf-8") if artifacts.is_file() else ""
     card = render_card(facts, kind.card(facts))
-    files = {"DATA_CARD.md": card.markdown, "DATA_CARD.html": card.html}
+    files = card.texts
     for rel, text in files.items():
         write_text(text, dataset / rel)
     for rel, blob in card.figures.items():
@@ -532,6 +580,7 @@ def render_card(facts: dict, section: CardSection, template: Path = TEMPLATE) ->
         "construction": lambda: section.construction,
         "annotation": lambda: section.annotation,
         "annotators": lambda: _annotators(facts),
+        "people": lambda: _people(facts),
         "agreement": lambda: _agreement(facts),
         "splits": lambda: _splits(facts),
         "artifacts": lambda: _artifacts(facts),
@@ -560,4 +609,7 @@ def render_card(facts: dict, section: CardSection, template: Path = TEMPLATE) ->
     page = to_html(
         markdown, figures, facts["recipe"]["name"], facts["recipe"].get("language", "ko")
     )
-    return Card(markdown, page, figures)
+    from pipelines.export.hf_card import readme
+
+    hub = readme(facts, markdown) if facts.get("release") else None
+    return Card(markdown, page, figures, hub)

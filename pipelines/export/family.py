@@ -29,7 +29,7 @@ import pandas as pd
 from pipelines.core.io import sha256_file
 from pipelines.core.steps import RunContext, declares
 
-CARD_FILES = ["DATA_CARD.md", "DATA_CARD.html", "card.json"]
+CARD_FILES = ["DATA_CARD.md", "DATA_CARD.html", "README.md", "card.json"]
 
 
 def export_settings(ctx: RunContext, arg: str = "") -> list:
@@ -150,14 +150,14 @@ def export_dataset(
         return json.loads((dataset / "card.json").read_text(encoding="utf-8")), True
     facts = {**base_facts(ctx, hashes, rounds, files, sources, rebuild), **facts_of(ctx, inputs)}
     tables, texts, jsons = build(facts)
-    facts["duplicates"] = card_facts.duplicate_facts(tables, facts["export"]["files"])
+    facts.update(card_facts.release_facts(tables, facts["export"]["files"], ctx.task.hub))
     card = data_card.render_card(facts, ctx.task.card(facts))
     write_outputs(
         dataset,
         key,
         tables,
         {"card.json": facts, **jsons},
-        {**texts, "DATA_CARD.md": card.markdown, "DATA_CARD.html": card.html},
+        {**texts, **card.texts},
         card.figures,
     )
     return facts, False

@@ -105,6 +105,9 @@ class TaskKind:
     # the steps for a recipe, when they depend on it (KoBEST's review iterations);
     # None: ``steps``
     plan: Callable[[object], list[str]] | None = None
+    # the Hub's card metadata of its releases (pipelines.export.hf_card): its
+    # ``task_categories`` and the paper's ``citation`` (BibTeX)
+    hub: dict = field(default_factory=dict)
     doc: str = ""
 
     def steps_for(self, recipe: Recipe | None) -> list[str]:

@@ -482,6 +482,40 @@ def test_exports_load_with_the_datasets_library(which, request, tmp_path):
         assert as_parquet[split][0] == as_json[split][0] == json.loads(lines[0])
 
 
+def load_release(folder: Path, cache: Path) -> dict:
+    """Issue 34 item 4: ``datasets.load_dataset(folder)`` with no other argument (the Hub
+    card's ``configs`` name the files) loads every split its README lists, each with the
+    records of the Parquet file it names; returns {config: DatasetDict}."""
+    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import datasets
+
+    from pipelines.export.hf_card import validate_readme
+
+    text = (folder / "README.md").read_text(encoding="utf-8")
+    assert validate_readme(text, folder) == []
+    meta = yaml.safe_load(text.split("---", 2)[1])
+    loaded = {}
+    for config in meta["configs"]:
+        name = config["config_name"]
+        args = [str(folder)] if name == "default" else [str(folder), name]
+        ds = datasets.load_dataset(*args, cache_dir=str(cache))
+        expected = {f["split"]: len(pd.read_parquet(folder / f["path"]))
+                    for f in config["data_files"]}  # fmt: skip
+        assert {k: v.num_rows for k, v in ds.items()} == expected, name
+        loaded[name] = ds
+    return loaded
+
+
+@pytest.mark.parametrize("which", ["rebuilt", "nli_rebuilt", "tc_rebuilt", "korsts_rebuilt"])
+def test_the_release_folder_loads_as_a_hugging_face_dataset(which, request, tmp_path):
+    out = request.getfixturevalue(which)["out"]
+    loaded = load_release(out / "dataset", tmp_path)
+    first = json.loads((out / "dataset" / f"{next(iter(loaded['default']))}.jsonl")
+                       .read_text(encoding="utf-8").splitlines()[0])  # fmt: skip
+    assert next(iter(loaded["default"].values()))[0] == first
+
+
 def headless_chromium():  # noqa: ANN201 - a selenium webdriver
     """Headless Chromium (Debian's chromium + chromium-driver, installed by scripts/test.sh)
     with the flags this closed network needs; skips when it is not installed."""

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from test_rebuild import rebuild
+from test_rebuild import load_release, rebuild
 
 from pipelines.annotation import annotate
 
@@ -289,7 +289,7 @@ def test_kobest_sentineg_drops_unnegated_and_branded_writing(kobest_rebuilt):
 
 
 def test_card_check_finds_every_family_card_true_to_its_files(
-    kobbq_rebuilt, jglue_rebuilt, kobest_rebuilt
+    kobbq_rebuilt, jglue_rebuilt, kobest_rebuilt, tmp_path
 ):
     """Issue 34: `benchforge card check` on the KoBBQ, JSTS, JNLI, COPA and SentiNeg
     rebuilds. COPA's revision rounds drop items after the split: its card states the
@@ -302,6 +302,9 @@ def test_card_check_finds_every_family_card_true_to_its_files(
         result = check_card(out)
         assert result.ok, (name, [str(m) for m in result.mismatches])
         assert not result.unchecked, (name, result.unchecked)
+        # issue 34 item 4: every family release loads with load_dataset(folder) alone
+        loaded = load_release(out / "dataset", tmp_path / name)
+        assert sum(v.num_rows for v in loaded["default"].values()) > 0
     copa = json.loads((runs["copa"] / "dataset" / "card.json").read_text(encoding="utf-8"))
     released = sum(copa["split"]["splits"].values())
     assert released == sum(copa["export"]["files"].values())

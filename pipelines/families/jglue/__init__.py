@@ -55,6 +55,17 @@ def _round_steps(name: str) -> list[str]:
     return [f"{op}-{name}" for op in ("push", "simulate", "wait", "pull")]
 
 
+# the Hub's card (pipelines.export.hf_card): the task category and the paper's BibTeX
+HUB_CATEGORY = {"jsts": "sentence-similarity", "jnli": "text-classification"}
+BIBTEX = """@inproceedings{kurihara-etal-2022-jglue,
+  title = {{JGLUE}: {J}apanese General Language Understanding Evaluation},
+  author = {Kurihara, Kentaro and Kawahara, Daisuke and Shibata, Tomohide},
+  booktitle = {Proceedings of the Thirteenth Language Resources and Evaluation Conference},
+  pages = {2957--2966},
+  year = {2022},
+  url = {https://aclanthology.org/2022.lrec-1.317}
+}"""
+
 for _kind, _steps, _title in (
     (
         "jsts",
@@ -89,6 +100,7 @@ for _kind, _steps, _title in (
             steps=_steps,
             rounds=rounds,
             card=card,
+            hub={"task_categories": [HUB_CATEGORY[_kind]], "citation": BIBTEX},
             needs=["jglue", "split"],
             simulated=lambda recipe: any(
                 getattr(recipe.jglue, f"{n}_round") is not None

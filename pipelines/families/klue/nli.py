@@ -55,6 +55,7 @@ from pipelines.families import (
     register_task,
     simulation,
 )
+from pipelines.families.klue.hub import hub
 
 LABELS = ("entailment", "contradiction", "neutral")
 SUFFIX = {"entailment": "e", "contradiction": "c", "neutral": "n"}
@@ -376,6 +377,7 @@ register_task(TaskKind(
     name="klue-nli",
     title="KLUE-NLI-style natural language inference (KLUE 3.3)",
     layout="klue-nli",
+    hub=hub("text-classification"),
     steps=["ingest", "premises", "push-writing", "simulate-writing", "wait-writing",
            "pull-writing", "hypotheses", "push", "simulate", "wait", "pull", "agree", "split",
            "export"],

@@ -51,6 +51,7 @@ from pipelines.families import (
     one_round,
     register_task,
 )
+from pipelines.families.klue.hub import hub
 from pipelines.families.klue.sampling import sample_evenly
 
 ITEM_COLUMNS = ["item_id", "sentence1", "sentence2", "source", "method", "score", "license"]
@@ -222,6 +223,7 @@ register_task(TaskKind(
     name="klue-sts",
     title="KLUE-STS-style semantic textual similarity (KLUE 3.2)",
     layout="klue-sts",
+    hub=hub("sentence-similarity"),
     steps=["pairs", "items", "push", "simulate", "wait", "pull", "agree", "split", "export"],
     needs=["annotation", "agreement", "split", "pairing"],
     rounds=one_round,

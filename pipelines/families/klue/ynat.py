@@ -37,6 +37,7 @@ from pipelines.families import (
     one_round,
     register_task,
 )
+from pipelines.families.klue.hub import hub
 from pipelines.families.klue.sampling import sample_evenly
 from pipelines.lang import language
 
@@ -214,6 +215,7 @@ register_task(TaskKind(
     name="klue-ynat",
     title="YNAT-style topic classification of news headlines (KLUE 3.1)",
     layout="klue-ynat",
+    hub=hub("text-classification"),
     steps=["ingest", "items", "push", "simulate", "wait", "pull", "agree", "split", "export"],
     rounds=one_round,
     card=card,

@@ -44,10 +44,21 @@ for _round in ("survey", "check"):
         _fn = round_step(_op, _round)
         STEPS.add(f"kobbq:{_op}-{_round}", _fn, (_fn.__doc__ or "").split("\n")[0])
 
+# the Hub's card (pipelines.export.hf_card): the paper's BibTeX
+BIBTEX = """@article{jin2024kobbq,
+  title = {{KoBBQ}: {K}orean Bias Benchmark for Question Answering},
+  author = {Jin, Jiho and Kim, Jiseon and Lee, Nayeon and Yoo, Haneul and Oh, Alice and
+            Lee, Hwaran},
+  journal = {Transactions of the Association for Computational Linguistics},
+  volume = {12},
+  year = {2024}
+}"""
+
 register_task(TaskKind(
     name="kobbq", title="KoBBQ-style bias benchmark (Jin et al. 2024)", layout="kobbq",
     steps=STEP_NAMES, rounds=rounds,
     card=card,
+    hub={"task_categories": ["multiple-choice"], "citation": BIBTEX},
     needs=["kobbq"],
     simulated=lambda recipe: bool(recipe.kobbq and any(
         r and r.simulate for r in (recipe.kobbq.survey_round, recipe.kobbq.check_round))),

@@ -60,6 +60,14 @@ for _step, _fn in (
     for _name in KOBEST_TASKS.names():
         STEPS.add(f"kobest-{_name}:{_step}", _fn, (_fn.__doc__ or "").split("\n")[0])
 
+# the Hub's card (pipelines.export.hf_card): the paper's BibTeX
+BIBTEX = """@inproceedings{kim2022kobest,
+  title = {{KoBEST}: {K}orean Balanced Evaluation of Significant Tasks},
+  author = {Kim, Dohyeong and Jang, Myeongjun and Kwon, Deuk Sin and Davis, Eric},
+  booktitle = {Proceedings of the 29th International Conference on Computational Linguistics},
+  year = {2022}
+}"""
+
 for _name in KOBEST_TASKS.names():
     _t = kobest_task(_name)
     register_task(
@@ -71,6 +79,7 @@ for _name in KOBEST_TASKS.names():
             plan=plan,
             rounds=rounds,
             card=card,
+            hub={"task_categories": [_t.hub_category], "citation": BIBTEX},
             needs=["kobest", "split"],
             simulated=lambda recipe: any(
                 getattr(recipe.kobest, f"{n}_round") is not None

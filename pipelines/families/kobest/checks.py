@@ -87,7 +87,7 @@ def keywords(tagged: list[tuple[str, str]]) -> set[str]:
 
 @check("copa_past_tense", "copa")
 def copa_past_tense(item: dict, ctx: CheckContext) -> str | None:
-    """KoBEST 3.2: the premise and both alternatives are in the past tense (MeCab: a
+    """KoBEST 2.3: the premise and both alternatives are in the past tense (MeCab: a
     past EP)."""
     bad = [
         f
@@ -99,7 +99,7 @@ def copa_past_tense(item: dict, ctx: CheckContext) -> str | None:
 
 @check("copa_subject", "copa")
 def copa_subject(item: dict, ctx: CheckContext) -> str | None:
-    """KoBEST 3.2: the premise and both alternatives have a subject (a nominative or
+    """KoBEST 2.3: the premise and both alternatives have a subject (a nominative or
     topic-marked noun phrase)."""
     bad = [
         f
@@ -111,7 +111,7 @@ def copa_subject(item: dict, ctx: CheckContext) -> str | None:
 
 @check("copa_keyword", "copa", action="flag")
 def copa_keyword(item: dict, ctx: CheckContext) -> str | None:
-    """KoBEST 3.2: both alternatives share a keyword with the premise, so that word
+    """KoBEST 2.3: both alternatives share a keyword with the premise, so that word
     overlap does not give the answer away (flagged for the reviewer)."""
     premise = keywords(ctx.lang.tagged(item["premise"]))
     bad = [
@@ -124,7 +124,7 @@ def copa_keyword(item: dict, ctx: CheckContext) -> str | None:
 
 @check("hellaswag_sentences", "hellaswag")
 def hellaswag_sentences(item: dict, ctx: CheckContext) -> str | None:
-    """KoBEST 3.4: the context has at least ``min_context_sentences`` (3) sentences
+    """KoBEST 2.5: the context has at least ``min_context_sentences`` (3) sentences
     (kss)."""
     n = len(ctx.lang.split_sentences([item["context"]])[0])
     need = ctx.rules.min_context_sentences
@@ -136,7 +136,7 @@ WIC_TAGS = ("NNG", "NNP", "NNB", "NNBC", "NP", "NR")
 
 @check("wic_target", "wic")
 def wic_target(item: dict, ctx: CheckContext) -> str | None:
-    """KoBEST 3.3: the target word is a noun, pronoun, numeral or dependent noun (MeCab
+    """KoBEST 2.4: the target word is a noun, pronoun, numeral or dependent noun (MeCab
     NNG/NNP/NNB/NP/NR) and occurs as that morpheme in both contexts."""
     word = item["word"].strip()
     bad = []
@@ -158,7 +158,7 @@ def brands(path: str | None = None) -> tuple[str, ...]:
 
 @check("sentineg_brand", "sentineg")
 def sentineg_brand(item: dict, ctx: CheckContext) -> str | None:
-    """KoBEST 3.5: the sentence carries no brand name (the ``brands`` lexicon; Latin
+    """KoBEST 2.6: the sentence carries no brand name (the ``brands`` lexicon; Latin
     names match as whole words, case-insensitively)."""
     text = item["sentence"]
     found = []
@@ -173,7 +173,7 @@ def sentineg_brand(item: dict, ctx: CheckContext) -> str | None:
 
 @check("sentineg_negated", "sentineg")
 def sentineg_negated(item: dict, ctx: CheckContext) -> str | None:
-    """KoBEST 3.5: the sentence negates the original (adds or removes 안 / 못 / -지
+    """KoBEST 2.6: the sentence negates the original (adds or removes 안 / 못 / -지
     않다, or swaps a word of the antonym list)."""
     from pipelines.families.kobest.negation import negation_edit
 
@@ -183,7 +183,7 @@ def sentineg_negated(item: dict, ctx: CheckContext) -> str | None:
 
 @check("boolq_yes_no", "boolq")
 def boolq_yes_no(item: dict, ctx: CheckContext) -> str | None:
-    """KoBEST 3.1: the question is answerable by yes or no: it ends as a question
+    """KoBEST 2.2: the question is answerable by yes or no: it ends as a question
     (a question mark) and holds no wh-word (MeCab morphemes: 누구, 무엇, 언제, ...)."""
     q = item["question"].strip()
     problems = []

@@ -1,4 +1,4 @@
-"""The near-duplicate review (KoBEST 3.2: linguists found COPA items made by swapping
+"""The near-duplicate review (KoBEST 3.4: linguists found COPA items made by swapping
 the premise and the answer of another item and changing the question).
 
 ``near_duplicates``: pairs of items whose normalised text (NFKC, lower case, no spaces

@@ -1,4 +1,4 @@
-"""SentiNeg's negation (KoBEST 3.5): a review sentence and its negated counterpart of
+"""SentiNeg's negation (KoBEST 2.6): a review sentence and its negated counterpart of
 opposite sentiment, made by adding or removing a negation form (안, 못, -지 않다 /
 -지 못하다) or by swapping a word for its antonym.
 
@@ -76,7 +76,7 @@ class NegationEdit:
 def negation_edit(
     original: str, edited: str, lang: Language | None = None, lexicon: str | None = None
 ) -> NegationEdit:
-    """Whether ``edited`` is a negation of ``original`` (KoBEST 3.5): it adds or removes
+    """Whether ``edited`` is a negation of ``original`` (KoBEST 2.6): it adds or removes
     a negation form, or swaps a word of the antonym list."""
     lang = lang or language("ko")
     if original.strip() == edited.strip():

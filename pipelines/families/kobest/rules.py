@@ -26,14 +26,14 @@ WH_WORDS = (
 class KobestRules:
     """Thresholds of the checks and reviews.
 
-    - ``min_context_sentences``: a HellaSwag context has at least 3 sentences (kss; 3.4);
-    - ``wh_words``: a BoolQ question holds none of these (3.1);
-    - ``brands`` / ``antonyms``: SentiNeg's lexicons (3.5; None: the shipped ones);
+    - ``min_context_sentences``: a HellaSwag context has at least 3 sentences (kss; 2.5);
+    - ``wh_words``: a BoolQ question holds none of these (2.2);
+    - ``brands`` / ``antonyms``: SentiNeg's lexicons (2.6; None: the shipped ones);
     - ``actions``: a check's action when not its default (``drop`` or ``flag``);
     - ``near_duplicate_min``: rapidfuzz ratio (0-100) of two items' normalised text at
       or over which they are near duplicates; ``swap_min``: the ratio of one COPA
       item's premise to the other's answer (both ways) at or over which two items of
-      opposite questions are swaps (the linguists' finding, 3.2);
+      opposite questions are swaps (the linguists' finding, 3.4);
     - ``duplicates``: ``drop`` the later item of each pair, or only ``flag`` it;
     - ``skew_share`` (0.7: "over 70% of COPA questions containing numbers had one
       answer"), ``min_count``: a feature of the partial input is a cue when one label

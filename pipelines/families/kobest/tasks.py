@@ -1,6 +1,6 @@
-"""The five KoBEST tasks (Kim et al. 2022, 3.1-3.5): what a writer writes, what the
-prompt gives, the label set, the release layout and the partial input of the artifact
-review.
+"""The five KoBEST tasks (Kim et al. 2022, 2.2-2.6; the reviews in 3.4): what a writer
+writes, what the prompt gives, the label set, the release layout and the partial input of
+the artifact review.
 
 A *prompt* is one writing task: the fields the writer is given (a paragraph for BoolQ,
 a homonym for WiC, a review sentence and a negated draft for SentiNeg) and the label the
@@ -39,6 +39,8 @@ class KobestTask:
     checks: tuple[str, ...]
     text: tuple[str, ...]
     guideline: str
+    # the Hub's task category of its release (pipelines.export.hf_card)
+    hub_category: str = "text-classification"
 
 
 KOBEST_TASKS: Registry[KobestTask] = Registry("KoBEST task", None, "KoBEST tasks")
@@ -57,7 +59,7 @@ register(
     KobestTask(
         name="boolq",
         title="KB-BoolQ: yes/no questions on a Wikipedia paragraph",
-        section="3.1",
+        section="2.2",
         given=("paragraph",),
         written=("question",),
         layout=("paragraph", "question"),
@@ -73,7 +75,7 @@ register(
     KobestTask(
         name="copa",
         title="KB-COPA: choice of plausible alternatives",
-        section="3.2",
+        section="2.3",
         given=("question",),
         written=("premise", "alternative_1", "alternative_2"),
         layout=("premise", "question", "alternative_1", "alternative_2"),
@@ -84,13 +86,14 @@ register(
         guideline="전제와 두 대안을 과거 시제로, 주어를 넣어 쓰세요. 질문(원인/결과)에 맞는 정답 "
         "대안을 지정된 자리에 쓰고, 다른 대안은 그럴듯하지만 틀리게 쓰세요. 두 대안 모두 전제의 "
         "핵심어를 함께 쓰세요.",
+        hub_category="multiple-choice",
     )
 )
 register(
     KobestTask(
         name="wic",
         title="KB-WiC: a homonym in two contexts, same sense or not",
-        section="3.3",
+        section="2.4",
         given=("word",),
         written=("context_1", "context_2"),
         layout=("word", "context_1", "context_2"),
@@ -106,7 +109,7 @@ register(
     KobestTask(
         name="hellaswag",
         title="KB-HellaSwag: the ending of a context",
-        section="3.4",
+        section="2.5",
         given=("topic",),
         written=("context", "ending_1", "ending_2", "ending_3", "ending_4"),
         layout=("context", "ending_1", "ending_2", "ending_3", "ending_4"),
@@ -116,13 +119,14 @@ register(
         text=("context", "ending_1", "ending_2", "ending_3", "ending_4"),
         guideline="주제에 맞는 문맥을 세 문장 이상 쓰고, 같은 주제의 결말 네 개를 쓰세요. 지정된 "
         "자리의 결말만 문맥에 이어지게 쓰세요.",
+        hub_category="multiple-choice",
     )
 )
 register(
     KobestTask(
         name="sentineg",
         title="KB-SentiNeg: a review and its negation",
-        section="3.5",
+        section="2.6",
         given=("original", "draft"),
         written=("sentence",),
         layout=("sentence",),

@@ -141,7 +141,7 @@ def check_items(
 
 
 def toxic_drops(ctx: RunContext, items: list[dict], task: KobestTask) -> dict[str, dict]:
-    """KoBEST 3.5: the recipe's toxic-content detectors (``filters.classifiers``) on every
+    """KoBEST 2.6: the recipe's toxic-content detectors (``filters.classifiers``) on every
     written field; item id -> its drop row for the items a detector fires on."""
     from pipelines.quality.toxic import filter_toxic, load_detectors
 

@@ -48,6 +48,16 @@ from pipelines.families.kornlu.translate import (
     translate_step,
 )
 
+# the Hub's card (pipelines.export.hf_card): the task category and the paper's BibTeX
+HUB_CATEGORY = {"korsts": "sentence-similarity", "kornli": "text-classification"}
+BIBTEX = """@inproceedings{ham2020kornli,
+  title = {{KorNLI} and {KorSTS}: New Benchmark Datasets for {K}orean Natural Language
+           Understanding},
+  author = {Ham, Jiyeon and Choe, Yo Joong and Park, Kyubyong and Choi, Ilji and Soh, Hyungjoon},
+  booktitle = {Findings of the Association for Computational Linguistics: EMNLP 2020},
+  year = {2020}
+}"""
+
 STEP_NAMES = ["mt-model", "translate", "postedit",
               *[f"{op}-postedit-{h}" for h in HALVES for op in ("push", "simulate", "wait",
                                                                 "pull")],
@@ -70,6 +80,7 @@ for _name, _title, _records_fn in (
     register_task(TaskKind(
         name=_name, title=_title, layout=_name, steps=STEP_NAMES, rounds=rounds,
         card=card,
+        hub={"task_categories": [HUB_CATEGORY[_name]], "citation": BIBTEX},
         needs=["translation"],
         simulated=lambda recipe: bool(recipe.translation and recipe.translation.postedit.simulate),
         preflight=lambda recipe, n=_name: preflight(recipe, LABELS[n] is None, LABEL_FIELDS[n]),

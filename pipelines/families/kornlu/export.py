@@ -100,7 +100,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     OUT/dataset."""
     from pipelines.core.io import outputs_current, write_outputs
     from pipelines.export import data_card
-    from pipelines.export.card_facts import duplicate_facts
+    from pipelines.export.card_facts import release_facts
     from pipelines.export.records import jsonl
 
     kind = ctx.task
@@ -110,19 +110,19 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     pairs = pd.read_parquet(inputs["pairs"])
     records = RECORDS[kind.name](pairs)
     names = [f"{s}.{e}" for s in records for e in ("tsv", "jsonl", "parquet")]
-    names += ["DATA_CARD.md", "DATA_CARD.html", "card.json"]
+    names += CARD_FILES
     if outputs_current(dataset, key, names):
         facts = json.loads((dataset / "card.json").read_text(encoding="utf-8"))
         hit = True
     else:
         facts = card_facts_of(ctx, pairs, records, hashes)
         tables = {f"{s}.parquet": pd.DataFrame(rows) for s, rows in records.items()}
-        facts["duplicates"] = duplicate_facts(tables, facts["export"]["files"])
+        facts.update(release_facts(tables, facts["export"]["files"], kind.hub))
         card = data_card.render_card(facts, kind.card(facts))
         safe = ctx.recipe.export.spreadsheet_safe
         texts = {f"{s}.tsv": tsv(rows, safe) for s, rows in records.items()}
         texts.update({f"{s}.jsonl": jsonl(rows) for s, rows in records.items()})
-        texts.update({"DATA_CARD.md": card.markdown, "DATA_CARD.html": card.html})
+        texts.update(card.texts)
         write_outputs(dataset, key, tables, {"card.json": facts}, texts, card.figures)
         hit = False
     n = len(pairs)
