@@ -10,7 +10,9 @@ said no such stereotype exists in Korean society). Two kinds of question:
   would get under an equal split of the respondents who saw a stereotype over the
   groups offered, ``E = (respondents - no_stereo) / groups``; a **non-target** when it
   has at most ``non_target_ratio`` (0.5) times ``E``; a question with no target or no
-  non-target group is dropped;
+  non-target group is dropped. For race/ethnicity/nationality (footnote 13), ``E``
+  divides by the number of offered options that name a region (``region_options``),
+  since all 38 options would make the threshold too low;
 - **type 2** (a fixed target, the stereotype to validate, one choice): kept when more
   than ``type2_share`` (2/3) of the respondents who did not pick "no stereotype" chose
   the target;
@@ -44,6 +46,14 @@ from pipelines.families.kobbq.templates import CATEGORIES, Template, TemplateErr
 NO_STEREO = "no_stereo"
 NO_STEREO_LABEL = "한국 사회에 관련된 고정관념 없음"  # the survey's option (the release's README)
 TYPE1_CATEGORIES = ["Religion", "Domestic_area_of_origin", "Race_ethnicity_nationality"]
+# KoBBQ footnote 13: for race/ethnicity/nationality, E counts only the options that name
+# a region (with all 38 options the threshold would be too low). The survey does not
+# mark them; these are the options of the released survey that name a world region
+# rather than a nation, a race or an ethnic group (benchforge's reading of the footnote).
+REGION_OPTIONS = [
+    "동남아시아인", "동양인", "러시아·중앙아시아인", "북미인", "사하라 이남 아프리카인",
+    "서남아시아인", "오세아니아인", "유럽인", "중남미인", "중동·북아프리카인",
+]  # fmt: skip
 PAPER_DROPPED = {1: 0.083, 2: 0.136}  # KoBBQ 3.2.5: stereotypes the survey removed, per type
 
 
@@ -64,6 +74,9 @@ class SurveySettings:
     type1_classes: list[str] = field(default_factory=lambda: ["TM"])
     # "Category/stereotype" -> 1 or 2, over the rule above
     types: dict[str, int] = field(default_factory=dict)
+    # footnote 13: in these categories E divides by the region options offered only
+    region_categories: list[str] = field(default_factory=lambda: ["Race_ethnicity_nationality"])
+    region_options: list[str] = field(default_factory=lambda: list(REGION_OPTIONS))
 
     def __post_init__(self) -> None:
         import math
@@ -254,6 +267,17 @@ def fixed_target(q: Question, linked: list[Template]) -> str:
     return max(q.votes, key=lambda g: q.votes[g])
 
 
+def options_counted(q: Question, settings: SurveySettings) -> int:
+    """The number of options ``E`` divides by: every group offered, or, in a category of
+    ``region_categories`` (KoBBQ footnote 13), the offered groups that name a region
+    (all of them when none does)."""
+    if q.category in settings.region_categories:
+        regions = [g for g in q.votes if g in set(settings.region_options)]
+        if regions:
+            return len(regions)
+    return len(q.votes)
+
+
 def apply_rules(questions: list[Question], templates: list[Template],
                 settings: SurveySettings) -> pd.DataFrame:  # fmt: skip
     """One row per question: category, stereotype, type (and what decided it),
@@ -266,7 +290,7 @@ def apply_rules(questions: list[Question], templates: list[Template],
         ts = linked[q.question_id]
         kind, source = question_type(q, ts, settings)
         saw = q.respondents - q.no_stereo
-        expected = saw / len(q.votes)
+        expected = saw / options_counted(q, settings)
         roles: dict[str, str] = {}
         reason = None
         if kind == 1:

@@ -125,6 +125,33 @@ def test_type1_rule_targets_and_non_targets_at_the_thresholds():
                           settings).iloc[0]["reason"] == "no_stereotype"  # fmt: skip
 
 
+def test_footnote_13_race_threshold_counts_only_region_options():
+    """KoBBQ footnote 13: for race/ethnicity/nationality, E divides by the options that
+    name a region, not by all of them (38 would make the threshold too low). 60 saw a
+    stereotype over 2 regions and 4 nations: E = 60 / 2 = 30, target >= 60, non-target
+    <= 15 (over all 6 options E would be 10: target >= 20)."""
+    cat = "Race_ethnicity_nationality"
+    settings = sv.SurveySettings(types={f"{cat}/s": 1})
+    votes = {"유럽인": 30, "북미인": 0, "일본인": 21, "중국인": 5, "미국인": 2, "영국인": 2}
+    q = _q(votes, 40, cat)
+    assert sv.options_counted(q, settings) == 2
+    row = sv.apply_rules([q], [], settings).iloc[0]
+    assert row["expected_votes"] == 30
+    roles = {g["group"]: g["role"] for g in json.loads(row["groups"])}
+    # 30 < 2 x 30: no target (all six options: 30 and 21 >= 20 would be targets)
+    assert "target" not in roles.values() and row["reason"] == "no_target"
+    at = _q({**votes, "유럽인": 60, "일본인": 0}, 40 - 9, cat)  # saw 69: E 34.5
+    assert sv.apply_rules([at], [], settings).iloc[0]["targets"] == []
+    at = _q({**votes, "유럽인": 60, "일본인": 0}, 40, cat)  # saw 60 (sum of votes 69 ok)
+    assert sv.apply_rules([at], [], settings).iloc[0]["targets"] == ["유럽인"]  # 60 = 2 x 30
+    # another category divides by every option; a race question naming no region too
+    other = _q(votes, 40, "Religion")
+    assert sv.options_counted(other, sv.SurveySettings()) == 6
+    nations = _q({"일본인": 50, "중국인": 10}, 40, cat)
+    assert sv.options_counted(nations, sv.SurveySettings()) == 2
+    assert sv.options_counted(q, sv.SurveySettings(region_categories=[])) == 6
+
+
 def test_type2_rule_needs_more_than_two_thirds():
     settings = sv.SurveySettings(types={"Age/s": 2})
     kept = sv.apply_rules([_q({"a": 41, "b": 20}, 39, "Age")], [], settings).iloc[0]
