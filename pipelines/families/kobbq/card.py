@@ -64,4 +64,9 @@ def card(facts: dict) -> CardSection:
         "splits": facts["split"]["splits"], "survey_file": Path(k["survey"]).name,
         "sources_table": settings_table({"templates": k["templates"], "survey": k["survey"]}),
         "scores": _score_table(facts["scores"]),
+        "readers": facts.get("readers"),
+        "reader_table": table(["template", "samples", "answers", "correct", "accuracy"],
+                              [[r["template_id"], r["samples"], r["answers"], r["correct"],
+                                r["accuracy"]] for r in facts["readers"]["templates"]])
+        if facts.get("readers") else "",
     })  # fmt: skip

@@ -43,8 +43,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
     out, recipe = ctx.out, ctx.recipe
     inputs = files_of(export_step).reads(ctx, arg)
-    samples = pd.read_parquet(inputs["samples"])
-    test = pd.read_parquet(inputs["test"])
+    samples, test, readers, dropped = released(ctx, inputs)
     licence = recipe.release_licence().release
 
     def build(facts: dict) -> tuple[dict, dict, dict]:
@@ -56,19 +55,56 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         tables = {f"{s}.parquet": pd.DataFrame(rows).assign(license=licence)
                   for s, rows in records.items()}  # fmt: skip
         tables["targets.parquet"] = pd.read_parquet(inputs["targets"])
+        tables["dropped_samples.parquet"] = dropped
         return tables, texts, {"scores.json": facts["scores"]}
 
     parts = {"all_samples": len(samples), "test_samples": len(test)}
     names = [f"{s}.{e}" for s in parts for e in ("tsv", "jsonl", "parquet")]
     facts, hit = export_dataset(
         ctx, inputs, rounds(ctx), build, card_facts_of, {f"{s}.tsv": n for s, n in parts.items()},
-        [*names, "targets.parquet", "scores.json"], [recipe.kobbq.templates],
-        "flows/rebuild.py, pipelines/families/kobbq/",
+        [*names, "targets.parquet", "dropped_samples.parquet", "scores.json"],
+        [recipe.kobbq.templates], "flows/rebuild.py, pipelines/families/kobbq/",
     )  # fmt: skip
-    n = len(samples)
+    n, d = len(samples), len(dropped)
     return StepOutcome(f"{facts['export']['files']} -> {out / 'dataset'}"
-                       f"{' (cached)' if hit else ''}",
-                       {**facts["export"], "cached": hit}, Rows("sample", n, n))  # fmt: skip
+                       f"{' (cached)' if hit else ''}"
+                       f"{f'; {d} samples of low-accuracy templates dropped' if d else ''}",
+                       {**facts["export"], "cached": hit},
+                       Rows("sample", n + d, n,
+                            {"low_reader_accuracy": d} if d else {}))  # fmt: skip
+
+
+def released(ctx: RunContext, inputs: dict[str, Path]) -> tuple:
+    """(samples, evaluation samples, the readers' figures, the dropped samples): KoBBQ
+    3.2.5 drops every sample of a template whose checked samples fewer than
+    ``check_round.min_reader_accuracy`` (half) of the readers answered correctly; each
+    dropped sample is kept in ``dropped_samples.parquet`` with its reason. Without a
+    check round nothing is dropped."""
+    from pipelines.families.kobbq import scoring
+
+    samples = pd.read_parquet(inputs["samples"])
+    test = pd.read_parquet(inputs["test"])
+    none = samples.iloc[0:0].assign(reason=pd.Series(dtype=object),
+                                    detail=pd.Series(dtype=object))  # fmt: skip
+    check = inputs.get("check-annotations")
+    spec = ctx.recipe.kobbq.check_round
+    if check is None or not check.is_file() or spec is None:
+        return samples, test, None, none
+    accuracy = scoring.reader_accuracy(test, pd.read_parquet(check))
+    low = scoring.low_accuracy_templates(accuracy, spec.min_reader_accuracy)
+    of = accuracy.set_index("template_id")["accuracy"]
+    drop = samples["template_id"].isin(low)
+    dropped = samples[drop].assign(
+        reason="low_reader_accuracy",
+        detail=samples.loc[drop, "template_id"].map(
+            lambda t: f"readers answered {of[t]:.0%} of the template's checked samples "
+            f"correctly (below {spec.min_reader_accuracy:.0%}, KoBBQ 3.2.5)"),
+    ).reset_index(drop=True)  # fmt: skip
+    readers = {"min_accuracy": spec.min_reader_accuracy,
+               "templates": accuracy.to_dict(orient="records"), "dropped_templates": low,
+               "dropped_samples": int(drop.sum())}  # fmt: skip
+    kept_test = test[~test["template_id"].isin(low)].reset_index(drop=True)
+    return samples[~drop].reset_index(drop=True), kept_test, readers, dropped
 
 
 def _dropped(path: Path) -> list[dict]:
@@ -87,7 +123,7 @@ def card_facts_of(ctx: RunContext, inputs: dict[str, Path]) -> dict:
     round) on the evaluation set."""
     from pipelines.families.kobbq import scoring
 
-    test = pd.read_parquet(inputs["test"])
+    samples, test, readers, _ = released(ctx, inputs)
     scores = {b: scoring.score(test, scoring.baseline(test, b), averaged=False)
               for b in ("unknown", "biased")}  # fmt: skip
     check = inputs.get("check-annotations")
@@ -95,12 +131,12 @@ def card_facts_of(ctx: RunContext, inputs: dict[str, Path]) -> dict:
         votes = scoring.majority_answers(pd.read_parquet(check))
         scores["readers (majority)"] = scoring.score(test, votes[["sample_id", "prediction"]],
                                                      averaged=False)  # fmt: skip
-    splits = {"all_samples": len(pd.read_parquet(inputs["samples"], columns=["sample_id"])),
-              "test_samples": len(test)}  # fmt: skip
+    splits = {"all_samples": len(samples), "test_samples": len(test)}
     return {
         "expand": json.loads(inputs["expand"].read_text(encoding="utf-8")),
         "survey": json.loads(inputs["survey"].read_text(encoding="utf-8")),
         "scores": scores,
         "dropped_stereotypes": _dropped(inputs["targets"]),
+        "readers": readers,
         "split": {"rule": "release", "splits": splits, "settings": {}},
     }

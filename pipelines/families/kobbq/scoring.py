@@ -197,3 +197,30 @@ def majority_answers(annotations: pd.DataFrame, field_name: str = "answer") -> p
         rows.append({"sample_id": str(sid), "prediction": top, "votes": int(len(g)),
                      "share": round(float(counts.max() / len(g)), 4)})  # fmt: skip
     return pd.DataFrame(rows, columns=["sample_id", "prediction", "votes", "share"])
+
+
+def reader_accuracy(test: pd.DataFrame, annotations: pd.DataFrame,
+                    field_name: str = "answer") -> pd.DataFrame:  # fmt: skip
+    """Per template the reading check covered: its samples read, the readers' answers
+    and the share of them that are the sample's answer (KoBBQ 3.2.5)."""
+    ann = annotations[(annotations["field"] == field_name) & ~annotations["cancelled"]]
+    truth = test.set_index("sample_id")[["template_id", "answer"]]
+    ann = ann[ann["item_id"].astype(str).isin(truth.index)]
+    rows = []
+    ids = ann["item_id"].astype(str)
+    answer = ids.map(truth["answer"]).astype(str).to_numpy()
+    joined = ann.assign(template_id=ids.map(truth["template_id"]),
+                        correct=ann["value"].astype(str).to_numpy() == answer)  # fmt: skip
+    for template, g in joined.groupby("template_id", sort=True):
+        rows.append({"template_id": template, "samples": int(g["item_id"].nunique()),
+                     "answers": int(len(g)), "correct": int(g["correct"].sum()),
+                     "accuracy": round(float(g["correct"].mean()), 4)})  # fmt: skip
+    return pd.DataFrame(rows, columns=["template_id", "samples", "answers", "correct",
+                                       "accuracy"])  # fmt: skip
+
+
+def low_accuracy_templates(accuracy: pd.DataFrame, min_accuracy: float) -> list[str]:
+    """KoBBQ 3.2.5: the templates whose checked samples fewer than ``min_accuracy`` (half)
+    of the readers answered correctly; they leave the release. A template at exactly
+    the threshold stays."""
+    return sorted(accuracy.loc[accuracy["accuracy"] < min_accuracy, "template_id"])

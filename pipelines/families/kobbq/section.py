@@ -25,6 +25,9 @@ class KobbqRound(Strict):
 
     per_category: int = Field(default=2, ge=0)
     respondents: int = Field(default=10, ge=1)
+    # the check round: KoBBQ 3.2.5 drops a template whose samples fewer than half of the
+    # readers answered correctly
+    min_reader_accuracy: float = Field(default=0.5, ge=0, le=1)
     config: str | None = None  # default: benchforge's annotation_configs/kobbq_survey.xml
     project: str | None = None  # default: "<recipe name>-survey"
     simulate: SimulateSpec | None = None

@@ -345,3 +345,25 @@ def test_cli_survey_reads_pulled_annotations(tmp_path):
         assert row["kept"] == release.at[qid, "kept"] and row["type"] == release.at[qid, "type"]
         assert list(row["targets"]) == list(release.at[qid, "targets"])
     assert "## Every stereotype" in (tmp_path / "round" / "survey.md").read_text(encoding="utf-8")
+
+
+def test_reading_check_drops_templates_fewer_than_half_of_readers_got_right():
+    """KoBBQ 3.2.5: a template whose checked samples fewer than 50% of the readers
+    answered correctly leaves the release; exactly half stays."""
+    from pipelines.families.kobbq import scoring
+
+    test = pd.DataFrame({"sample_id": ["t1-a", "t1-b", "t2-a", "t3-a"],
+                         "template_id": ["t1", "t1", "t2", "t3"],
+                         "answer": ["알 수 없음", "손녀", "할머니", "손녀"]})  # fmt: skip
+    answers = [("t1-a", "알 수 없음"), ("t1-a", "손녀"), ("t1-b", "손녀"), ("t1-b", "손녀"),  # 3/4
+               ("t2-a", "할머니"), ("t2-a", "손녀"),  # 1/2: at the threshold
+               ("t3-a", "할머니"), ("t3-a", "할머니"), ("t3-a", "손녀"),  # 1/3
+               ("t3-a", "손녀")]  # fmt: skip
+    ann = pd.DataFrame({"item_id": [a for a, _ in answers], "value": [v for _, v in answers],
+                        "field": "answer", "cancelled": False})  # fmt: skip
+    ann.loc[len(ann) - 1, "cancelled"] = True  # a cancelled answer does not count
+    acc = scoring.reader_accuracy(test, ann).set_index("template_id")
+    assert acc["accuracy"].to_dict() == {"t1": 0.75, "t2": 0.5, "t3": 0.3333}
+    assert acc.loc["t1", "samples"] == 2 and acc.loc["t3", "answers"] == 3
+    assert scoring.low_accuracy_templates(acc.reset_index(), 0.5) == ["t3"]
+    assert scoring.low_accuracy_templates(acc.reset_index(), 0.51) == ["t2", "t3"]
