@@ -76,6 +76,33 @@ def test_nli_keeps_planted_cue_sets_out_of_dev_test(nli):
     assert hyp["accuracy_train"] > hyp["majority_baseline_dev_test"]
 
 
+def test_nli_ranks_by_the_strongest_partial_input_model(nli):
+    """Issue 34 item 6: the rule trains the BERT and a bag-of-morphemes model on the same
+    folds and ranks by the one with the higher out-of-fold accuracy; both are reported.
+    The planted cue word is a bag-of-morphemes shortcut, so that model wins here and
+    its confident sets are the ones kept out of dev/test."""
+    items, merged, figures = nli
+    models = figures["partial_input_models"]
+    assert set(models) == {"bert", "bow"}
+    chosen = figures["hypothesis_only"]["chosen"]
+    assert models[chosen]["accuracy_all"] == max(m["accuracy_all"] for m in models.values())
+    assert figures["hypothesis_only"]["accuracy_all"] == models[chosen]["accuracy_all"]
+    # a bag of morphemes alone, on the same folds: what the rule reported for it
+    from pipelines.lang import language
+    from pipelines.models.hypothesis_only import cross_fitted_bag_of_words
+    from pipelines.splits.base import units
+
+    settings = SplitSettings(rule="nli", hypothesis_model=dict(TINY), seed=0)
+    unit = units(items, settings)
+    probs, names = cross_fitted_bag_of_words(
+        [language().morphemes(h) for h in items["hypothesis"]], items["label"].tolist(),
+        unit.tolist(), settings.folds, settings.seed)  # fmt: skip
+    acc = float((np.array(names)[probs.argmax(axis=1)] == items["label"].to_numpy()).mean())
+    assert models["bow"]["accuracy_all"] == pytest.approx(acc, abs=1e-4)
+    with pytest.raises(SplitError, match="partial_models"):
+        SplitSettings(rule="nli", partial_models=["svm"])
+
+
 def test_nli_premise_sets_never_split_and_dev_test_halves(nli):
     _, merged, _ = nli
     assert (merged.groupby("premise")["split"].nunique() == 1).all()
