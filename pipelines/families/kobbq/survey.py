@@ -426,6 +426,9 @@ def report(targets: pd.DataFrame, templates: list[Template]) -> dict:
             "examples": disagree[:20],
         },
         "unused_questions": int(sum(1 for ts in targets["templates"] if len(ts) == 0)),
+        # where the questions come from: the survey file's entries, and the votes a
+        # template records (Survey_stats) that no entry of the file has (``link``)
+        "per_source": dict(Counter(targets["source"])),
     }
 
 
