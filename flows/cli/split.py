@@ -116,6 +116,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="hypothesis-only classifier settings: vocab_size hidden layers heads "
         "intermediate max_length epochs batch_size lr (defaults: a 2x128 BERT, 4 epochs)",
     )
+    nli.add_argument(
+        "--partial-models",
+        nargs="+",
+        choices=["bert", "bow"],
+        default=list(nli_defaults.partial_models),
+        help="cross-fitted partial-input models to train; the split ranks by the one with "
+        "the higher out-of-fold accuracy (bert: the small BERT; bow: bag of morphemes + "
+        "logistic regression) (bert bow)",
+    )
     nli.add_argument("--device", default=None, help="cpu or cuda (default: cuda when present)")
     tc = split.add_argument_group("tc rule")
     tc.add_argument(
@@ -161,6 +170,7 @@ def run(args: argparse.Namespace) -> int:
         "hypothesis_model": lambda v: {**HYPOTHESIS_MODEL,
                                        **_pairs(v, "--hypothesis-model", _number)},
         "date_column": lambda v: None if str(v).lower() == "none" else v,
+        "partial_models": list,
     }  # fmt: skip
     settings = SplitSettings(**from_namespace(cls, args, convert, group_columns=list(args.group)))
     result = run_split(args.gold, settings, args.out, args.items, require=require)
