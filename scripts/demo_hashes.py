@@ -22,7 +22,7 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-CARD_FILES = {"DATA_CARD.md", "DATA_CARD.html", "card.json", "manifest.json"}
+CARD_FILES = {"DATA_CARD.md", "DATA_CARD.html", "README.md", "card.json", "manifest.json"}
 
 
 def digests(dataset: Path) -> dict[str, dict[str, str]]:
@@ -52,17 +52,19 @@ def main() -> int:
 
     started_here = not ls_server.status()["running"]  # stopped at the end if we start it
     result: dict[str, dict] = {}
-    for i, path in enumerate(recipes):
-        out = args.out / path.stem
-        cmd = [sys.executable, "-m", "flows.cli", "rebuild", str(path), "--out", str(out)]
-        print(f"[{i + 1}/{len(recipes)}] {path.stem}", flush=True)
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-        if proc.returncode != 0:
-            print(proc.stderr[-3000:], file=sys.stderr)
-            return proc.returncode
-        result[path.stem] = digests(out / "dataset")
-    if started_here:
-        ls_server.down()
+    try:
+        for i, path in enumerate(recipes):
+            out = args.out / path.stem
+            cmd = [sys.executable, "-m", "flows.cli", "rebuild", str(path), "--out", str(out)]
+            print(f"[{i + 1}/{len(recipes)}] {path.stem}", flush=True)
+            proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+            if proc.returncode != 0:
+                print(proc.stderr[-3000:], file=sys.stderr)
+                return proc.returncode
+            result[path.stem] = digests(out / "dataset")
+    finally:  # a failed rebuild leaves no server behind either
+        if started_here:
+            ls_server.down()
     text = json.dumps(result, indent=1, sort_keys=True)
     if args.json:
         args.json.write_text(text + "\n", encoding="utf-8")
