@@ -45,10 +45,11 @@ sys.path.insert(0, str(ROOT))
 
 # what records the run, not the data (not compared): Prefect's result cache (pickles
 # that carry timestamps), the output lock, logs, the run summary (step timings), the
-# manifests (hashes of files that name the folder) and the card (its export time)
+# manifests (hashes of files that name the folder) and the card (its export time; the
+# Hub's README.md holds the card too)
 VOLATILE = re.compile(
     r"^\.cache/|(^|/)(\.benchforge\.lock|[^/]*\.log|rebuild\.json|manifest\.json|"
-    r"DATA_CARD\.(md|html)|card\.json)$"
+    r"DATA_CARD\.(md|html)|card\.json|dataset/README\.md)$"
 )
 # columns of pulled annotation tables that hold when an annotation was made (a killed
 # chain's annotations are made anew, in projects made anew): compared without them

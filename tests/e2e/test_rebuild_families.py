@@ -26,6 +26,8 @@ def kobbq_rebuilt(server, tmp_path_factory):
     recipe = yaml.safe_load((ROOT / "recipes" / "kobbq-demo.yaml").read_text(encoding="utf-8"))
     for corpus in recipe["corpora"]:
         corpus["path"] = str((ROOT / "recipes" / corpus["path"]).resolve())
+        if corpus.get("license_file"):
+            corpus["license_file"] = str((ROOT / "recipes" / corpus["license_file"]).resolve())
     k = recipe["kobbq"]
     k["survey"] = str((ROOT / "recipes" / k["survey"]).resolve())
     k["use_targets"] = True
@@ -75,14 +77,27 @@ def test_kobbq_export_layout_targets_and_card(kobbq_rebuilt, tmp_path):
     lines = (folder / "test_samples.tsv").read_text(encoding="utf-8").splitlines()
     assert lines[0].startswith("sample_id\tlabel_annotation\tcontext\tquestion\tchoices")
     test = pd.read_parquet(out / "evaluation" / "test.parquet")
-    assert len(lines) - 1 == len(test) and test["template_id"].nunique() == len(
-        set(samples["template_id"])
+    assert test["template_id"].nunique() == len(set(samples["template_id"]))
+    # KoBBQ 3.2.5: the reading check's low-accuracy templates leave both files, every
+    # sample of them kept with its reason (rows in = kept + dropped)
+    gone = pd.read_parquet(folder / "dropped_samples.parquet")
+    low = set(gone["template_id"])
+    assert (gone["reason"] == "low_reader_accuracy").all()
+    assert len(lines) - 1 == int((~test["template_id"].isin(low)).sum())
+    released = pd.read_parquet(folder / "all_samples.parquet")
+    assert len(released) + len(gone) == len(samples)
+    card = json.loads((folder / "card.json").read_text(encoding="utf-8"))
+    assert sorted(low) == card["readers"]["dropped_templates"]
+    checked = {r["template_id"]: r["accuracy"] for r in card["readers"]["templates"]}
+    assert all(checked[t] < 0.5 for t in low) and all(
+        a >= 0.5 for t, a in checked.items() if t not in low
     )
     cache = {"cache_dir": str(tmp_path / "hf")}
     ds = datasets.load_dataset("json", data_files={"test": str(folder / "test_samples.jsonl")},
                                **cache)  # fmt: skip
+    kept_test = test[~test["template_id"].isin(low)]
     assert (
-        ds["test"][0]["sample_id"] == test["sample_id"].iloc[0]
+        ds["test"][0]["sample_id"] == kept_test["sample_id"].iloc[0]
         and len(ds["test"][0]["choices"]) == 3
     )
     scores = json.loads((folder / "scores.json").read_text(encoding="utf-8"))
