@@ -134,14 +134,17 @@ def check_values(ratings: pd.DataFrame, settings: AgreementSettingsBase) -> None
             fail(ratings.index[int(np.flatnonzero(bad)[0])], "is not a finite number")
 
 
-def _others_mode(values: np.ndarray, scale: np.ndarray, pos: int,
+def _rating_counts(values: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """How many annotators (rows) gave each rating of ``scale`` to each item (column)."""
+    return np.stack([(values == v).sum(axis=0) for v in scale]).astype(float)
+
+
+def _others_mode(counts: np.ndarray, own: np.ndarray, scale: np.ndarray,
                  mean_others: np.ndarray) -> np.ndarray:  # fmt: skip
-    """Per item, the rating most of the other annotators (all rows but ``pos``) gave; a
+    """Per item, the rating most of the other annotators gave (``counts``: every
+    annotator's, :func:`_rating_counts`; ``own``: the annotator's ratings, taken off); a
     tie goes to the tied rating nearest their mean; NaN where nobody else rated."""
-    counts = np.stack([(values == v).sum(axis=0) for v in scale]).astype(float)
-    own = values[pos]
-    for k, v in enumerate(scale):
-        counts[k] -= own == v
+    counts = counts - (own[None, :] == scale[:, None])
     distance = np.abs(scale[:, None] - np.nan_to_num(mean_others)[None, :])
     best = scale[np.argmax(counts - 1e-6 * distance, axis=0)]
     return np.where(counts.sum(axis=0) > 0, best, np.nan)
@@ -161,6 +164,8 @@ def annotator_figures(
     values = matrix.to_numpy()
     scale = np.unique(values[~np.isnan(values)])
     categorical = level in ("nominal", "ordinal")
+    # every annotator's ratings counted once; each annotator's own are taken off per row
+    counts = _rating_counts(values, scale) if categorical else None
     for pos, annotator in enumerate(matrix.index):
         own = values[pos]
         others = np.delete(values, pos, axis=0)
@@ -174,7 +179,7 @@ def annotator_figures(
             if x.std() > 0 and y.std() > 0:
                 r = float(np.corrcoef(x, y)[0, 1])
             if categorical:
-                y = _others_mode(values, scale, pos, mean_others)[shared]
+                y = _others_mode(counts, own, scale, mean_others)[shared]
             a = alpha(np.vstack([x, y]), level)
         rows.append(
             {

@@ -40,6 +40,14 @@ def escape(text: object, lines: bool = False) -> str:
     return out.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
 
 
+def code_block(text: str, info: str = "") -> list[str]:
+    """``text`` as the lines of a fenced code block whose fence is longer than any run of
+    backquotes in it, so that corpus text cannot close the block early."""
+    runs = (len(r) for r in re.findall(r"`+", text))
+    fence = "`" * max(3, 1 + max(runs, default=0))
+    return [f"{fence}{info}", text, fence]
+
+
 def neutralize(markdown: str) -> str:
     """Defuse what no report the code writes holds, wherever it came from: a raw HTML tag
     (``<script>``, ``<svg onload=...>``; ``<details>`` and ``<summary>`` without

@@ -100,16 +100,22 @@ def _content(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def release_tables(tables: dict[str, pd.DataFrame], files: dict[str, int]
+                   ) -> dict[str, pd.DataFrame]:  # fmt: skip
+    """The Parquet tables of the release's files (``files``: the release's file names),
+    by file stem in name order; the export's other tables (versions, targets) left out."""
+    stems = {Path(name).stem for name in files}
+    return {Path(n).stem: t for n, t in sorted(tables.items())
+            if n.endswith(".parquet") and Path(n).stem in stems}  # fmt: skip
+
+
 def duplicate_facts(tables: dict[str, pd.DataFrame], files: dict[str, int]) -> dict:
     """Records that ask what another record asks, per release file (``files``: the
     release's file names; the Parquet table of each is compared), and evaluation records
     (dev, valid, test) that ask what a train record asks. What a record asks is every
     field but ids (``*_id``, ``guid``, ...) and ``NOT_INPUT`` (labels, answers,
     annotations, licence, source)."""
-    stems = {Path(name).stem for name in files}
-    parts = {Path(n).stem: t for n, t in tables.items() if n.endswith(".parquet")
-             and Path(n).stem in stems}  # fmt: skip
-    content = {stem: _content(t) for stem, t in sorted(parts.items())}
+    content = {stem: _content(t) for stem, t in release_tables(tables, files).items()}
     fields = sorted({c for t in content.values() for c in t.columns})
     out: dict = {"fields": fields, "files": {}, "in_train": {}}
     for stem, t in content.items():

@@ -25,7 +25,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pipelines.core.markdown import cell, escape, inline, neutralize, settings_table, table
+from pipelines.core.markdown import (
+    cell,
+    code_block,
+    escape,
+    inline,
+    neutralize,
+    settings_table,
+    table,
+)
 from pipelines.export.card_facts import rounds_of
 from pipelines.lang import language
 
@@ -412,9 +420,8 @@ def _notices(lic: dict) -> list[str]:
     notice and the permission notice in all copies)."""
     out = []
     for name, text in sorted((lic.get("notices") or {}).items()):
-        fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", text)), default=0))
         out += ["", f"Licence notice of `{name}`, as the source ships it:", "",
-                f"{fence}text", text, fence]  # fmt: skip
+                *code_block(text, "text")]  # fmt: skip
     return out
 
 

@@ -96,12 +96,11 @@ def release_layout(tables: dict[str, pd.DataFrame], files: dict[str, int]) -> di
     import pyarrow as pa
     from datasets import Features
 
-    stems = {Path(name).stem for name in files}
+    from pipelines.export.card_facts import release_tables
+
     configs: dict[str, dict] = {}
-    for name, table in sorted(tables.items()):
-        stem = Path(name).stem
-        if not name.endswith(".parquet") or stem not in stems:
-            continue
+    for stem, table in release_tables(tables, files).items():
+        name = f"{stem}.parquet"
         config, split = _config_of(stem)
         c = configs.setdefault(config, {"data_files": {}, "splits": {}, "bytes": {},
                                         "features": None, "examples": {}})  # fmt: skip
@@ -178,7 +177,7 @@ def _field_table(features: list[dict], example: dict | None) -> str:
 def readme(facts: dict, card_markdown: str) -> str:
     """``dataset/README.md``: the Hub's YAML header, how to load the folder, its fields,
     an example record, the BibTeX, then the data card."""
-    from pipelines.core.markdown import escape
+    from pipelines.core.markdown import code_block, escape
 
     meta = metadata(facts)
     header = yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, width=1000)
@@ -201,8 +200,7 @@ def readme(facts: dict, card_markdown: str) -> str:
         lines += [heading, "", _field_table(c["features"], c["example"]), ""]
         if c["example"] is not None:
             shown = json.dumps(c["example"], ensure_ascii=False, indent=2, default=str)
-            fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", shown)), default=0))
-            lines += ["Example record:", "", f"{fence}json", shown, fence, ""]
+            lines += ["Example record:", "", *code_block(shown, "json"), ""]
     commit = (facts.get("provenance") or {}).get("git commit", "unknown")
     bib = [hub["citation"].strip()] if hub.get("citation") else []
     lines += ["## Citation", "", "```bibtex", *bib, *([""] if bib else []),

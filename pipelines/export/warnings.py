@@ -17,7 +17,7 @@ it never replaces them, and a family package may register rules here too (KorNLU
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from pipelines.core.registry import Registry
 
@@ -226,28 +226,31 @@ def split_label_share(facts: dict, settings: dict) -> list[str]:
     return out
 
 
+def _nodes(facts: dict, depth: int) -> Iterator[tuple[str, dict]]:
+    """Every mapping of the facts (the recipe's settings left out) down to ``depth``
+    keys deep, with its path (``split/last_column_only``; the facts themselves: "")."""
+    stack: list[tuple[list[str], object]] = [([], facts)]
+    while stack:
+        path, node = stack.pop(0)
+        if not isinstance(node, dict) or len(path) > depth:
+            continue
+        yield "/".join(path), node
+        stack[:0] = [([*path, k], v) for k, v in node.items() if k != "recipe"]
+
+
 def _partial_inputs(facts: dict) -> list[tuple[str, float, float, int | None]]:
     """Every partial-input model the card's facts record, as (where, accuracy, majority
     baseline, items): the artifact report's last-column-only model, the split rule's
     hypothesis-only model, and a family's review (KoBEST's ``artifacts-N``: only the last
     round, which describes the released items)."""
     found: dict[str, tuple[str, float, float, int | None]] = {}
-
-    def walk(node: object, path: list[str]) -> None:
-        if not isinstance(node, dict) or len(path) > 4:
-            return
+    for where, node in _nodes(facts, 4):
         acc, base = node.get("accuracy"), node.get("majority_baseline")
         if acc is None:
             acc, base = node.get("accuracy_dev_test"), node.get("majority_baseline_dev_test")
         if isinstance(acc, int | float) and isinstance(base, int | float):
-            where = "/".join(path)
             # one entry per review, whatever its round: later rounds replace earlier ones
             found[re.sub(r"-\d+(?=/|$)", "", where)] = (where, acc, base, node.get("eval_items"))
-        for key, value in node.items():
-            if key != "recipe":
-                walk(value, [*path, key])
-
-    walk(facts, [])
     return list(found.values())
 
 
@@ -306,25 +309,16 @@ def _agreement_figures(facts: dict) -> list[tuple[str, str, float]]:
     """Every agreement figure the facts record: (where, measure, value); Krippendorff's
     alpha at the first level of interval, ordinal, nominal it was measured at."""
     out = []
-
-    def walk(node: object, path: list[str]) -> None:
-        if not isinstance(node, dict) or len(path) > 3:
-            return
+    for where, node in _nodes(facts, 3):
         alphas = node.get("krippendorff_alpha")
         if isinstance(alphas, dict):
-            for level in ("interval", "ordinal", "nominal"):
-                if isinstance(alphas.get(level), int | float):
-                    out.append(("/".join(path), f"alpha ({level})", alphas[level]))
-                    break
-        kappa = (node.get("fleiss_kappa") or {}) if isinstance(node.get("fleiss_kappa"),
-                                                                dict) else {}  # fmt: skip
-        if isinstance(kappa.get("kappa"), int | float):
-            out.append(("/".join(path), "Fleiss' kappa", kappa["kappa"]))
-        for key, value in node.items():
-            if key not in ("recipe", "krippendorff_alpha", "fleiss_kappa"):
-                walk(value, [*path, key])
-
-    walk(facts, [])
+            level = next((lv for lv in ("interval", "ordinal", "nominal")
+                          if isinstance(alphas.get(lv), int | float)), None)  # fmt: skip
+            if level:
+                out.append((where, f"alpha ({level})", alphas[level]))
+        kappa = node.get("fleiss_kappa")
+        if isinstance(kappa, dict) and isinstance(kappa.get("kappa"), int | float):
+            out.append((where, "Fleiss' kappa", kappa["kappa"]))
     return out
 
 

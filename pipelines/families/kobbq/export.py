@@ -61,7 +61,9 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     parts = {"all_samples": len(samples), "test_samples": len(test)}
     names = [f"{s}.{e}" for s in parts for e in ("tsv", "jsonl", "parquet")]
     facts, hit = export_dataset(
-        ctx, inputs, rounds(ctx), build, card_facts_of, {f"{s}.tsv": n for s, n in parts.items()},
+        ctx, inputs, rounds(ctx), build,
+        lambda c, i: card_facts_of(c, i, (samples, test, readers)),
+        {f"{s}.tsv": n for s, n in parts.items()},
         [*names, "targets.parquet", "dropped_samples.parquet", "scores.json"],
         [recipe.kobbq.templates], "flows/rebuild.py, pipelines/families/kobbq/",
     )  # fmt: skip
@@ -117,13 +119,14 @@ def _dropped(path: Path) -> list[dict]:
              "templates": list(r.templates)} for r in t.itertuples(index=False)]  # fmt: skip
 
 
-def card_facts_of(ctx: RunContext, inputs: dict[str, Path]) -> dict:
+def card_facts_of(ctx: RunContext, inputs: dict[str, Path], kept: tuple) -> dict:
     """KoBBQ's facts for the card: the expansion, the survey and what its rules dropped,
     and the scores of the baselines (and of the readers' majority when there was a check
-    round) on the evaluation set."""
+    round) on the evaluation set. ``kept``: (samples, evaluation samples, the readers'
+    figures), as :func:`released` gave them to the export step."""
     from pipelines.families.kobbq import scoring
 
-    samples, test, readers, _ = released(ctx, inputs)
+    samples, test, readers = kept
     scores = {b: scoring.score(test, scoring.baseline(test, b), averaged=False)
               for b in ("unknown", "biased")}  # fmt: skip
     check = inputs.get("check-annotations")

@@ -140,17 +140,19 @@ def test_screening_alpha_threshold_is_strict_and_a_mode_tie_goes_to_the_mean():
     assert worst in set(agree(ratings, above)["dropped"]["id"])
     # the others of "a" (b, c, d) per item: 0,1,0 -> 0; 1,1,2 -> 1; 2,2,2 -> 2;
     # 3,4,3 -> 3; 4,4,5 -> 4; 5,3,5 -> 5
-    from pipelines.agreement.annotations import _others_mode
+    from pipelines.agreement.annotations import _others_mode, _rating_counts
 
     values = matrix.to_numpy()
     scale = np.unique(values)
     pos = list(matrix.index).index("a")
     others = np.delete(values, pos, axis=0)
     tie = np.array([[1.0], [2.0]])  # two others, one rating each of 1 and 2
-    got = _others_mode(np.vstack([[0.0], tie]), np.array([0.0, 1.0, 2.0]), 0,
+    three = np.array([0.0, 1.0, 2.0])
+    got = _others_mode(_rating_counts(np.vstack([[0.0], tie]), three), np.array([0.0]), three,
                        np.array([1.2]))  # fmt: skip
     assert got.tolist() == [1.0]  # the tie between 1 and 2 goes to 1, nearer the mean 1.2
-    mode_a = _others_mode(values, scale, pos, np.nanmean(others, axis=0))
+    mode_a = _others_mode(_rating_counts(values, scale), values[pos], scale,
+                          np.nanmean(others, axis=0))  # fmt: skip
     assert mode_a.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
 
 
