@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from pipelines.export.records import SPLITS, split_rows
+from pipelines.export.records import SPLITS, release_tables, split_rows
 
 if TYPE_CHECKING:
     from pipelines.core.recipe import Recipe
@@ -98,15 +98,6 @@ def _content(frame: pd.DataFrame) -> pd.DataFrame:
                                                      ensure_ascii=False, sort_keys=True,
                                                      default=str))  # fmt: skip
     return out
-
-
-def release_tables(tables: dict[str, pd.DataFrame], files: dict[str, int]
-                   ) -> dict[str, pd.DataFrame]:  # fmt: skip
-    """The Parquet tables of the release's files (``files``: the release's file names),
-    by file stem in name order; the export's other tables (versions, targets) left out."""
-    stems = {Path(name).stem for name in files}
-    return {Path(n).stem: t for n, t in sorted(tables.items())
-            if n.endswith(".parquet") and Path(n).stem in stems}  # fmt: skip
 
 
 def duplicate_facts(tables: dict[str, pd.DataFrame], files: dict[str, int]) -> dict:

@@ -96,7 +96,7 @@ def release_layout(tables: dict[str, pd.DataFrame], files: dict[str, int]) -> di
     import pyarrow as pa
     from datasets import Features
 
-    from pipelines.export.card_facts import release_tables
+    from pipelines.export.records import release_tables
 
     configs: dict[str, dict] = {}
     for stem, table in release_tables(tables, files).items():

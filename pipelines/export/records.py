@@ -10,6 +10,7 @@ so the same inputs give byte-identical files. A task kind's ``records`` (its mod
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 
@@ -32,3 +33,12 @@ def split_rows(gold: pd.DataFrame, items: pd.DataFrame, splits: pd.DataFrame):  
 
 def jsonl(records: list[dict]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False, sort_keys=False) + "\n" for r in records)
+
+
+def release_tables(tables: dict[str, pd.DataFrame], files: dict[str, int]
+                   ) -> dict[str, pd.DataFrame]:  # fmt: skip
+    """The Parquet tables of the release's files (``files``: the release's file names),
+    by file stem in name order; the export's other tables (versions, targets) left out."""
+    stems = {Path(name).stem for name in files}
+    return {Path(n).stem: t for n, t in sorted(tables.items())
+            if n.endswith(".parquet") and Path(n).stem in stems}  # fmt: skip
