@@ -14,7 +14,9 @@ partial input: cues, partial-input accuracy, the items that follow a cue) ->
 ``revision-1`` (those items to the revision round, the revisions checked and kept as
 versions) -> ``artifacts-2`` -> ... up to ``rules.iterations`` revisions, a last review
 after the last one; a revision round is skipped when its review found nothing ->
-``export`` (KoBEST's layout, JSON Lines per split, and the data card).
+(SentiNeg) ``negated`` (2.6: the test set from train items whose predicted polarity
+flips once negated, converted and relabelled) -> ``export`` (KoBEST's layout, JSON
+Lines per split, and the data card).
 
 Modules:
 
@@ -24,6 +26,7 @@ Modules:
 - ``duplicates``: the near-duplicate review (COPA swaps, rapidfuzz near duplicates);
 - ``review``: the linguist review's decisions and versions, and the model-driven
   artifact review on the split step's artifact report;
+- ``negated_test``: SentiNeg's test set (2.6): the sentiment model and the conversion;
 - ``simulate``: the simulated writers, reviewers and revisers of the demos.
 - ``section``: the ``kobest:`` recipe section; ``rounds``: the rounds and the planned
   steps; ``writing`` and ``revision``: the steps; ``export``: the release; ``card`` with
@@ -40,6 +43,7 @@ from pipelines.families.kobest.export import export_step
 from pipelines.families.kobest.revision import (
     artifacts_step,
     duplicates_step,
+    negated_test_step,
     revision_step,
     split_step,
 )
@@ -47,6 +51,9 @@ from pipelines.families.kobest.rounds import configs, plan, preflight, rounds
 from pipelines.families.kobest.tasks import KOBEST_TASKS, kobest_task
 from pipelines.families.kobest.writing import prompts_step, reviewed_step, written_step
 
+# SentiNeg's test set (2.6): its own step, registered for that task only
+STEPS.add("kobest-sentineg:negated", negated_test_step,
+          (negated_test_step.__doc__ or "").split("\n")[0])  # fmt: skip
 for _step, _fn in (
     ("prompts", prompts_step),
     ("written", written_step),

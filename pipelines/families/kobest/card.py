@@ -34,6 +34,10 @@ def card(facts: dict) -> CardSection:
     check_rows = [[name, v["drop"], v["flag"], CHECKS.doc(name)]
                   for name, v in wr["checks"].items()]  # fmt: skip
     pairs = facts.get("pairs")
+    # SentiNeg's test set (2.6) moves items after the revisions: the drops are counted
+    # against the split before it
+    ng = f.get("negated")
+    after = ng["splits_before"] if ng and not ng.get("skipped") else facts["split"]["splits"]
     return from_template(TEMPLATE, {
         "task": kobest_task(facts["kobest_task"]), "rules": rules, "pr": f["prompts"],
         "wr": wr, "rv": f["reviewed"], "du": f["duplicates"], "inline_counts": inline_counts,
@@ -50,7 +54,8 @@ def card(facts: dict) -> CardSection:
         "last_cues": len((f.get(f"artifacts-{n}") or {}).get("cues") or []),
         "corpora": [c["name"] for c in facts["recipe"]["corpora"]],
         "split": facts["split"],
-        "split_drops": {s: n - facts["split"]["splits"].get(s, 0)
+        "ng": ng,
+        "split_drops": {s: n - after.get(s, 0)
                         for s, n in facts["split"].get("before_revisions", {}).items()
-                        if n != facts["split"]["splits"].get(s, 0)},
+                        if n != after.get(s, 0)},
     })  # fmt: skip

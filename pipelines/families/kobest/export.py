@@ -20,7 +20,14 @@ from pipelines.families.kobest.rounds import (
 from pipelines.families.kobest.tasks import KobestTask
 
 
+def negated(ctx: RunContext) -> bool:
+    """Whether the release is built on SentiNeg's negated test set (2.6)."""
+    return _task(ctx).name == "sentineg"
+
+
 def final_path(ctx: RunContext) -> Path:
+    if negated(ctx):
+        return ctx.out / "negated" / "items.parquet"
     return current_items(ctx, _rules(ctx).iterations + 1)
 
 
@@ -47,7 +54,17 @@ def export_inputs(ctx: RunContext) -> dict[str, Path]:
         "reviewed": out / "reviewed" / "reviewed.json",
         "duplicates": out / "duplicates" / "duplicates.json",
         "items": final_path(ctx),
-        "splits": out / "split" / "splits.parquet",
+        # the released split; the drawn one (before the revisions and SentiNeg's test set)
+        "splits": out / ("negated" if negated(ctx) else "split") / "splits.parquet",
+        "drawn_splits": out / "split" / "splits.parquet",
+        **(
+            {
+                "negated": out / "negated" / "negated.json",
+                "candidates": out / "negated" / "candidates.parquet",
+            }
+            if negated(ctx)
+            else {}
+        ),
         "pairs": out / "duplicates" / "pairs.parquet",
         **{f"artifacts-{k}": out / f"artifacts-{k}" / "artifacts.json" for k in range(1, n + 1)},
         **{f"revision-{k}": out / f"revision-{k}" / "revision.json" for k in range(1, n)},
@@ -82,12 +99,23 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     versions = versions[versions["item_id"].isin(items["item_id"])] if len(versions) else versions
     licence = ctx.recipe.release_licence().release
     keep = ["item_id", *task.layout, "label", "version"]
+    if negated(ctx):  # 2.6: the test items converted from train, and every candidate
+        keep.append("converted_from")
+        converted = items[items["converted_from"].astype(str) != ""]
+        if len(converted):
+            versions = pd.concat([versions, pd.DataFrame({
+                "item_id": converted["item_id"], "version": 1, "round": "negated",
+                "annotator": "negation helper (KoBEST 2.6)",
+                "note": "converted from " + converted["converted_from"].astype(str),
+                **{f: converted[f] for f in task.written}})], ignore_index=True)  # fmt: skip
 
     def build(facts: dict) -> tuple[dict, dict, dict]:
         texts = {f"{s}.jsonl": jsonl(records_of(t, task)) for s, t in tables.items()}
         frames = {f"{s}.parquet": t[keep].assign(license=licence) for s, t in tables.items()}
         frames["versions.parquet"] = versions
         frames["duplicates.parquet"] = pd.read_parquet(inputs["pairs"])
+        if negated(ctx):
+            frames["negated_candidates.parquet"] = pd.read_parquet(inputs["candidates"])
         return frames, texts, {}
 
     sources = [c.name for c in ctx.recipe.corpora]
@@ -102,6 +130,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             *(f"{s}.{e}" for s in tables for e in ("jsonl", "parquet")),
             "versions.parquet",
             "duplicates.parquet",
+            *(["negated_candidates.parquet"] if negated(ctx) else []),
         ],
         sources,
         "flows/rebuild.py, pipelines/families/kobest/",
@@ -129,6 +158,7 @@ def card_facts(ctx: RunContext, inputs: dict[str, Path]) -> dict:
     items = pd.read_parquet(inputs["items"]).assign(source=_task(ctx).name)
     items = items.assign(label=items["label"].astype(str))
     splits = pd.read_parquet(inputs["splits"])
+    drawn = pd.read_parquet(inputs["drawn_splits"])
     pairs = pd.read_parquet(inputs["pairs"])
     reports = {}
     for k in range(1, _rules(ctx).iterations + 2):
@@ -149,7 +179,7 @@ def card_facts(ctx: RunContext, inputs: dict[str, Path]) -> dict:
             "rule": ctx.recipe.split.rule,
             "settings": {},
             "splits": _per_split(splits[splits["item_id"].isin(set(items["item_id"]))]),
-            "before_revisions": _per_split(splits),
+            "before_revisions": _per_split(drawn),
         },
     }
 

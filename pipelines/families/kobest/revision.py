@@ -300,3 +300,75 @@ def revision_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         {**info, "cached": hit},
         Rows("item", got["items"], got["kept"], got["dropped"]),
     )
+
+
+# ------------------------------------------------------------ SentiNeg's test set (2.6)
+
+
+def _negated_settings(ctx: RunContext, arg: str) -> list:
+    rules = _rules(ctx)
+    seed = ctx.seed if ctx.seed is not None else _spec(ctx).seed
+    return [rules.negated_test, rules.negated_test_items, rules.antonyms, rules.brands,
+            rules.actions, seed]  # fmt: skip
+
+
+@declares(
+    reads=lambda ctx, arg: {
+        "items": current_items(ctx, _rules(ctx).iterations + 1),
+        "splits": ctx.out / "split" / "splits.parquet",
+    },
+    writes=out_files(*(f"negated/{n}" for n in (
+        "items.parquet", "splits.parquet", "candidates.parquet", "negated.json"))),
+    settings=_negated_settings,
+)  # fmt: skip
+def negated_test_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """SentiNeg's test set (KoBEST 2.6, ``negated_test``): a sentiment model trained on
+    train and dev; train items whose predicted polarity flips once negated are converted
+    and relabelled into test (``candidates.parquet``: every train item's outcome)."""
+    from pipelines.families.kobest.checks import CheckContext, checks_of
+    from pipelines.families.kobest.negated_test import convert
+
+    task, rules = _task(ctx), _rules(ctx)
+    src = current_items(ctx, rules.iterations + 1)
+    seed = ctx.seed if ctx.seed is not None else _spec(ctx).seed
+
+    def compute() -> tuple[dict, dict]:
+        items = pd.read_parquet(src)
+        splits = pd.read_parquet(ctx.out / "split" / "splits.parquet")
+        splits = splits[splits["item_id"].isin(items["item_id"])][["item_id", "split"]]
+        if not rules.negated_test:
+            empty = pd.DataFrame(columns=["item_id", "outcome"])
+            info = {"skipped": True, "converted": 0}
+            return {"items.parquet": items.assign(converted_from=""),
+                    "splits.parquet": splits, "candidates.parquet": empty}, info  # fmt: skip
+        new_items, new_splits, candidates, report = convert(
+            items,
+            splits,
+            _lang(ctx),
+            checks_of(task.name, task.checks),
+            CheckContext(_lang(ctx), rules),
+            rules.negated_test_items,
+            seed,
+            rules.antonyms,
+        )
+        info = {"skipped": False, **report}
+        return {"items.parquet": new_items, "splits.parquet": new_splits,
+                "candidates.parquet": candidates}, info  # fmt: skip
+
+    info, hit = cached(ctx, compute)
+    n = sum((info.get("splits_after") or {}).values()) or None
+    return StepOutcome(
+        (
+            "skipped (rules.negated_test is off)"
+            if info["skipped"]
+            else f"{info['converted']} of {info['candidates']} train items converted into test "
+            f"({inline_outcomes(info['outcomes'])})"
+        )
+        + (" (cached)" if hit else ""),
+        {**info, "cached": hit},
+        Rows("item", n, n) if n else None,
+    )
+
+
+def inline_outcomes(outcomes: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in outcomes.items() if v)

@@ -99,7 +99,7 @@ def rounds(ctx: RunContext) -> dict[str, Round]:
 
 def plan(recipe: Recipe) -> list[str]:
     """The steps of a recipe: the artifact reviews and revision rounds follow
-    ``rules.iterations``."""
+    ``rules.iterations``; SentiNeg builds its test set last (``negated``, 2.6)."""
     ops = ("push", "simulate", "wait", "pull")
     steps = [
         "prompts",
@@ -113,7 +113,10 @@ def plan(recipe: Recipe) -> list[str]:
     n = _rules(recipe).iterations
     for k in range(1, n + 1):
         steps += [f"artifacts-{k}", f"revision-{k}"]
-    return [*steps, f"artifacts-{n + 1}", "export"]
+    steps.append(f"artifacts-{n + 1}")
+    if recipe.task == "kobest-sentineg":
+        steps.append("negated")  # 2.6: the test set from train, negated
+    return [*steps, "export"]
 
 
 def configs(recipe: Recipe) -> list[tuple[str, Path]]:
@@ -143,7 +146,7 @@ def preflight(recipe: Recipe) -> None:
     if sim and sim.seeds:
         from pipelines.families.kobest.simulate import read_seeds
 
-        read_seeds(_corpus(recipe, sim.seeds))
+        read_seeds(_corpus(recipe, sim.seeds), task.name)
 
 
 def _source_rows(recipe: Recipe, task: KobestTask) -> pd.DataFrame:

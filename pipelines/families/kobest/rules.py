@@ -42,7 +42,11 @@ class KobestRules:
       an unbalanced split does not make every common feature a cue);
     - ``iterations``: artifact reviews at most (the paper repeated it up to 3 times);
     - ``review_votes``: reviewers who must agree on a decision (1: each item's one
-      linguist decides)."""
+      linguist decides);
+    - ``negated_test`` (SentiNeg only, 2.6): build the test set as the paper does, from
+      train items whose predicted polarity flips once negated, converted and relabelled
+      (``negated_test``); ``negated_test_items``: at most this many converted (None:
+      every one that qualifies; the paper gives no number)."""
 
     min_context_sentences: int = 3
     wh_words: tuple[str, ...] = WH_WORDS
@@ -57,6 +61,8 @@ class KobestRules:
     cue_margin: float = 0.15
     iterations: int = 3
     review_votes: int = 1
+    negated_test: bool = True
+    negated_test_items: int | None = None
 
     def __post_init__(self) -> None:
         if self.duplicates not in ("drop", "flag"):
@@ -66,5 +72,7 @@ class KobestRules:
             raise ValueError(f"actions must be drop or flag, got {bad}")
         if not 0.5 <= self.skew_share < 1.0:
             raise ValueError(f"skew_share must be in [0.5, 1), got {self.skew_share}")
+        if self.negated_test_items is not None and self.negated_test_items < 0:
+            raise ValueError(f"negated_test_items must be 0 or more, got {self.negated_test_items}")
         if self.iterations < 1:
             raise ValueError(f"iterations must be 1 or more, got {self.iterations}")

@@ -32,8 +32,9 @@ class KobestRound(Strict):
 
 class KobestSimulation(Strict):
     """What the simulated people of a KoBEST demo plant (pipelines.families.kobest.simulate):
-    COPA ``seeds`` (a corpus of the recipe), ``swaps`` written twice in opposite
-    directions, ``cue`` items whose answer carries a number (COPA) or 진짜 (SentiNeg);
+    the ``seeds`` they write from (a corpus of the recipe: COPA, BoolQ, WiC, HellaSwag),
+    COPA ``swaps`` written twice in opposite directions, ``cue`` items whose answer
+    carries the task's cue (COPA: a number; SentiNeg: 진짜; BoolQ: 혹시; HellaSwag: 결국);
     SentiNeg writers who hand back ``copies`` of the original or add ``brands``."""
 
     seeds: str | None = None

@@ -18,6 +18,19 @@ benchforge, each with a wrong cause and a wrong effect):
   them); ``review_reject`` seeds are ambiguous (the linguist rejects them);
   ``review_edit`` seeds carry a misspelling the linguist fixes (an edit, a new version).
 
+BoolQ, WiC and HellaSwag (``data/demo/kobest/<task>_seeds.jsonl``, written for
+benchforge): each seed holds the given field and what a writer writes for every label
+(BoolQ: a ``yes`` and a ``no`` question on the paragraph; WiC: a context ``a``, a
+context ``b`` using the word in the same sense and a context ``c`` in another sense;
+HellaSwag: a context, its ``ending`` and three ``wrong_*`` endings of the same topic).
+The writer writes the seed for the prompt's label (HellaSwag: the ending at the label's
+position, the wrong endings in order at the others). **Planted**: ``guideline`` seeds
+break the task's check (a wh-question, a missing question mark, a word that is not in
+the context, a two-sentence context), ``review_reject`` and ``review_edit`` seeds as
+for COPA (an edit's ``fixed`` fields), and the artifact: in ``cue`` items a BoolQ
+writer starts a yes-question with 혹시, a HellaSwag writer starts the right ending with
+결국 (the reviser removes it; WiC's partial input is the given word, so no writer cue).
+
 SentiNeg (NSMC reviews): the writer takes the helper's draft; **planted**: ``copy``
 writers hand the original back (not negated), ``brand`` writers add a cinema chain's
 name, and in ``cue`` items of positive target the writer adds 진짜 (the artifact; the
@@ -40,12 +53,26 @@ SENTINEG_CUE = "진짜"
 BRAND_PREFIX = "CGV에서 본 "
 
 
-def read_seeds(path: Path) -> pd.DataFrame:
-    """The COPA seeds; a malformed line, or one missing a field or holding it empty,
-    names the file and line."""
+# the fields of a task's seeds (besides ``id``, ``plant``, ``reason`` and ``fixed``)
+SEED_FIELDS = {
+    "copa": ("cause", "effect", "wrong_cause", "wrong_effect"),
+    "boolq": ("paragraph", "yes", "no"),
+    "wic": ("word", "a", "b", "c"),
+    "hellaswag": ("topic", "context", "ending", "wrong_1", "wrong_2", "wrong_3"),
+}
+# the planted artifact: (the cue, the labels whose answer carries it)
+CUES = {"boolq": ("혹시", (1,)), "hellaswag": ("결국", (0, 1, 2, 3))}
+
+
+def read_seeds(path: Path, task: str = "copa") -> pd.DataFrame:
+    """A task's seeds (``SEED_FIELDS``); a malformed line, or one missing a field or
+    holding it empty, names the file and line."""
     from pipelines.ingest.readers import read_json_lines
 
-    need = ("id", "cause", "effect", "wrong_cause", "wrong_effect")
+    if task not in SEED_FIELDS:
+        known = sorted(SEED_FIELDS)
+        raise ValueError(f"{path}: the KoBEST {task} demo has no seeds (only {known})")
+    need = ("id", *SEED_FIELDS[task])
     rows = read_json_lines(path, need, ValueError)
     for row in rows:
         missing = [k for k in need if not str(row[k] or "").strip()]
@@ -222,3 +249,70 @@ def _latent(items: pd.DataFrame, task: KobestTask, column: str, decision) -> pd.
             new[f"sim_{f}"] = fix.get(f, r[f])
         rows.append(new)
     return pd.DataFrame(rows)
+
+
+def written_for(task: KobestTask, seed: dict, label: int) -> dict[str, str]:
+    """What a writer writes from ``seed`` (``SEED_FIELDS``) for ``label``."""
+    if task.name == "boolq":
+        return {"question": seed["yes"] if label == 1 else seed["no"]}
+    if task.name == "wic":
+        return {"context_1": seed["a"], "context_2": seed["b"] if label == 1 else seed["c"]}
+    if task.name == "hellaswag":
+        wrong = iter((seed["wrong_1"], seed["wrong_2"], seed["wrong_3"]))
+        endings = {
+            f"ending_{k + 1}": seed["ending"] if k == label else next(wrong) for k in range(4)
+        }
+        return {"context": seed["context"], **endings}
+    raise ValueError(f"the KoBEST {task.name} demo is not written from seeds")
+
+
+def answer_field(task: KobestTask, label: int) -> str:
+    """The written field that carries the answer (where a cue goes)."""
+    return f"ending_{label + 1}" if task.name == "hellaswag" else task.written[0]
+
+
+def seeded_given(task: KobestTask, seeds: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """One prompt row per seed, in a seeded order: ``seed_id`` and the task's given
+    fields."""
+    order = np.random.default_rng(seed).permutation(len(seeds))
+    rows = seeds.iloc[order]
+    return pd.DataFrame(
+        {"seed_id": rows["id"].tolist(), **{g: rows[g].tolist() for g in task.given}}
+    )
+
+
+def seeded_latent(
+    task: KobestTask, prompts: pd.DataFrame, seeds: pd.DataFrame, cue: int, seed: int
+) -> pd.DataFrame:
+    """The BoolQ / WiC / HellaSwag prompts with the writers', linguists' and revisers'
+    latent answers (see the module docstring)."""
+    by_id = {r["id"]: r for r in seeds.to_dict("records")}
+    planted = plants_of(seeds)
+    word, labels = CUES.get(task.name, ("", ()))
+    records = prompts.to_dict("records")
+    open_ = [
+        i for i, r in enumerate(records) if not planted[r["seed_id"]] and int(r["label"]) in labels
+    ]
+    cued = set(np.random.default_rng(seed + 3).permutation(open_)[:cue].tolist())
+    out = []
+    for i, r in enumerate(records):
+        s, label, plant = by_id[r["seed_id"]], int(r["label"]), planted[r["seed_id"]]
+        written = written_for(task, s, label)
+        fixed = s.get("fixed") if plant == "review_edit" else None
+        fix = {}
+        if isinstance(fixed, dict):
+            better = written_for(task, {**s, **fixed}, label)
+            fix = {f: t for f, t in better.items() if t != written[f]}
+        clean = {}
+        if i in cued:
+            field = answer_field(task, label)
+            clean = {field: written[field]}
+            written = {**written, field: f"{word} {written[field]}"}
+        row = {**r, **{f"sim_{f}": t for f, t in written.items()}}
+        row["sim_plant"] = ",".join(k for k in (plant, "cue" if i in cued else "") if k)
+        row["sim_review"] = {"review_reject": "reject", "review_edit": "edit"}.get(plant, "accept")
+        row["sim_reason"] = str(s.get("reason") or "")
+        row["sim_fix"] = json.dumps(fix, ensure_ascii=False)
+        row["sim_clean"] = json.dumps(clean, ensure_ascii=False)
+        out.append(row)
+    return pd.DataFrame(out)

@@ -70,6 +70,9 @@ def prompts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         elif task.name == "copa" and seeds_path is not None:
             seeds = sim.read_seeds(seeds_path)
             given = sim.copa_given(seeds, plants["swaps"], spec.seed)
+        elif seeds_path is not None:
+            seeds = sim.read_seeds(seeds_path, task.name)
+            given = sim.seeded_given(task, seeds, spec.seed).head(spec.items)
         elif task.name == "copa":
             given = pd.DataFrame(index=range(spec.items))
         else:
@@ -78,6 +81,8 @@ def prompts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         items = p.prompts(task, given, spec.seed)
         if task.name == "copa" and seeds_path is not None:
             items = sim.copa_latent(items, seeds, plants["cue"], spec.seed)
+        elif seeds_path is not None:
+            items = sim.seeded_latent(task, items, seeds, plants["cue"], spec.seed)
         elif task.name == "sentineg" and ctx.simulated:
             items = sim.sentineg_latent(
                 items,

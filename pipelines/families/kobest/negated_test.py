@@ -1,0 +1,205 @@
+"""SentiNeg's test set as KoBEST builds it (Kim et al. 2022, 2.6): a sentiment model is
+trained on the train and dev sets; each train item is a candidate, negated (the
+negation helper, ``negation.suggest``); a candidate whose *predicted* polarity flips
+once it is negated is converted (the negated sentence) and relabelled (the opposite
+label) into test. The converted item leaves train, so that a sentence and its negation
+are never on both sides of the split.
+
+Contract: every candidate is in the candidates table with its ``outcome``:
+
+- ``converted``: negated, the prediction flipped, the guideline checks passed, moved;
+- ``no_negation``: the helper found nothing to negate (no predicate);
+- ``prediction_unchanged``: the model gives the negated sentence the same polarity;
+- ``check_failed``: the negated sentence fails a guideline check (brand names, not a
+  negation of the candidate; ``checks``);
+- ``over_limit``: it qualified, but ``rules.negated_test_items`` were converted already
+  (candidates are taken in a seeded order).
+
+Items in = items out: train loses exactly the items test gains.
+
+The model is a bag-of-morphemes logistic regression (scikit-learn) over MeCab
+morphemes with a ``<NEG>`` feature for 안 / 못 / -지 않다 (``negation_count``), trained
+on every train and dev item twice: its sentence with its label, and the review the
+sentence negates (``original``) with the opposite label. The demos' train and dev sets
+hold tens of sentences, too few to fine-tune a transformer, and trained on the
+sentences alone such a model memorises them and no negation moves its prediction (the
+sentineg demo: 0 of 41 flips); the model's only job is to say whether the negation
+moves its prediction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from pipelines.lang import Language
+
+CANDIDATE_COLUMNS = ["item_id", "sentence", "label", "negated", "method", "predicted",
+                     "predicted_negated", "outcome", "detail"]  # fmt: skip
+OUTCOMES = ("converted", "no_negation", "prediction_unchanged", "check_failed", "over_limit")
+
+
+def sentiment_features(lang: Language):  # noqa: ANN201 - a closure
+    """``text -> features``: MeCab morphemes and ``<NEG>`` when the text holds a
+    negation (``negation.negation_count``)."""
+    from pipelines.families.kobest.negation import negation_count
+
+    def features(text: str) -> list[str]:
+        tagged = lang.tagged(text)
+        return [s for s, _ in tagged] + (["<NEG>"] if negation_count(tagged) else [])
+
+    return features
+
+
+@dataclass
+class SentimentModel:
+    """A fitted bag-of-morphemes sentiment model (labels 0 negative, 1 positive)."""
+
+    vectorizer: object
+    classifier: object
+    features: object
+
+    def predict(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros(0, dtype=int)
+        x = self.vectorizer.transform([self.features(t) for t in texts])
+        return self.classifier.predict(x).astype(int)
+
+
+def train_sentiment(
+    texts: list[str], labels: list[int], lang: Language, seed: int
+) -> SentimentModel:
+    """The sentiment model trained on ``texts`` (train + dev); both polarities needed."""
+    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    if len(set(labels)) < 2:
+        raise ValueError(
+            f"SentiNeg's test conversion (KoBEST 2.6) needs both polarities in train + dev, "
+            f"got only {sorted(set(labels))}"
+        )
+    features = sentiment_features(lang)
+    vec = CountVectorizer(analyzer=lambda toks: toks)
+    clf = LogisticRegression(max_iter=2000, random_state=seed)
+    clf.fit(vec.fit_transform([features(t) for t in texts]), np.asarray(labels, dtype=int))
+    return SentimentModel(vec, clf, features)
+
+
+def convert(
+    items: pd.DataFrame,
+    splits: pd.DataFrame,
+    lang: Language,
+    checks: dict,
+    check_ctx: object,
+    limit: int | None,
+    seed: int,
+    lexicon: str | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict]:
+    """(items, splits, candidates, report) after the conversion: the converted items
+    (``item_id`` ``<train item>-neg``, version 1, ``converted_from``) in test, their
+    train candidates gone; ``candidates``: every train item with its outcome (see the
+    module docstring)."""
+    from pipelines.families.kobest.checks import run_checks
+    from pipelines.families.kobest.negation import suggest
+
+    split_of = dict(zip(splits["item_id"], splits["split"], strict=True))
+    frame = items.assign(split=items["item_id"].map(split_of))
+    fit = frame[frame["split"].isin(["train", "dev"])]
+    # each item's sentence, and the review it negates with the opposite label: the
+    # pairs that teach a model this small what a negation does
+    texts = fit["sentence"].astype(str).tolist() + fit["original"].astype(str).tolist()
+    labels = fit["label"].astype(int).tolist() + (1 - fit["label"].astype(int)).tolist()
+    model = train_sentiment(texts, labels, lang, seed)
+    train = frame[frame["split"] == "train"]
+    order = np.random.default_rng(seed).permutation(len(train))
+    train = train.iloc[order]
+    drafts = [suggest(str(t), lang, lexicon) for t in train["sentence"]]
+    before = model.predict(train["sentence"].astype(str).tolist())
+    after = model.predict([d.draft for d in drafts])
+    rows, moved, new = [], [], []
+    for r, d, b, a in zip(train.to_dict("records"), drafts, before, after, strict=True):
+        outcome, detail = "converted", ""
+        label = int(r["label"])
+        candidate = {**r, "original": r["sentence"], "sentence": d.draft}
+        if d.method == "none":
+            outcome, detail = "no_negation", d.detail
+        elif a == b:
+            outcome, detail = "prediction_unchanged", f"predicted {b} before and after"
+        else:
+            results = run_checks(candidate, checks, check_ctx)
+            failed = [(n, x) for n, act, x in results if act == "drop"]
+            if failed:
+                outcome, detail = "check_failed", "; ".join(f"{n}: {x}" for n, x in failed)
+            elif limit is not None and len(moved) >= limit:
+                outcome, detail = "over_limit", f"{limit} converted already"
+        rows.append(
+            {
+                "item_id": r["item_id"],
+                "sentence": r["sentence"],
+                "label": label,
+                "negated": d.draft,
+                "method": d.method,
+                "predicted": int(b),
+                "predicted_negated": int(a),
+                "outcome": outcome,
+                "detail": detail,
+            }
+        )
+        if outcome == "converted":
+            moved.append(r["item_id"])
+            new.append(
+                {
+                    **{k: v for k, v in r.items() if k != "split"},
+                    "item_id": f"{r['item_id']}-neg",
+                    "original": r["sentence"],
+                    "sentence": d.draft,
+                    "label": 1 - label,
+                    "version": 1,
+                    "converted_from": r["item_id"],
+                    "draft_method": d.method,
+                    "draft_detail": d.detail,
+                }
+            )
+    keep = items[~items["item_id"].isin(moved)]
+    out_items = keep.assign(converted_from="")
+    if new:
+        added = pd.DataFrame(new, columns=[*items.columns, "converted_from"])
+        out_items = pd.concat([out_items, added], ignore_index=True)
+    out_splits = pd.concat(
+        [
+            splits[~splits["item_id"].isin(moved)],
+            pd.DataFrame({"item_id": [n["item_id"] for n in new], "split": "test"}),
+        ],
+        ignore_index=True,
+    )
+    candidates = pd.DataFrame(rows, columns=CANDIDATE_COLUMNS)
+    test = frame[frame["split"] == "test"]
+    report = {
+        "model": "bag-of-morphemes logistic regression (MeCab morphemes, <NEG>), scikit-learn",
+        "trained_on": {
+            "train": int((fit["split"] == "train").sum()),
+            "dev": int((fit["split"] == "dev").sum()),
+        },  # fmt: skip
+        "test_accuracy_before": _accuracy(model, test),
+        "candidates": len(candidates),
+        "outcomes": {o: int((candidates["outcome"] == o).sum()) for o in OUTCOMES},
+        "converted": len(new),
+        "limit": limit,
+        "splits_before": _counts(splits),
+        "splits_after": _counts(out_splits),
+    }
+    return out_items, out_splits, candidates, report
+
+
+def _accuracy(model: SentimentModel, rows: pd.DataFrame) -> float | None:
+    if not len(rows):
+        return None
+    pred = model.predict(rows["sentence"].astype(str).tolist())
+    return round(float((pred == rows["label"].astype(int).to_numpy()).mean()), 4)
+
+
+def _counts(splits: pd.DataFrame) -> dict[str, int]:
+    c = splits["split"].value_counts()
+    return {s: int(c[s]) for s in ("train", "dev", "test") if s in c}
