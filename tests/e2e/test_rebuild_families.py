@@ -230,10 +230,17 @@ def _kobest_recipe(folder: Path, name: str, changes: dict) -> Path:
 
 @pytest.fixture(scope="module")
 def kobest_rebuilt(server, tmp_path_factory):
-    """recipes/kobest-copa-demo.yaml (run twice) and kobest-sentineg-demo.yaml (smaller)."""
+    """recipes/kobest-copa-demo.yaml (run twice), kobest-sentineg-demo.yaml (smaller),
+    and the BoolQ, WiC and HellaSwag demos."""
     folder = tmp_path_factory.mktemp("kobest")
     out = {}
-    for name, changes, runs in (("copa", {}, 2), ("sentineg", {"items": 40}, 1)):
+    for name, changes, runs in (
+        ("copa", {}, 2),
+        ("sentineg", {"items": 40}, 1),
+        ("boolq", {}, 1),
+        ("wic", {}, 1),
+        ("hellaswag", {}, 1),
+    ):
         path = _kobest_recipe(folder, name, changes)
         for _ in range(runs):
             done = rebuild(path, folder / name, server["port"])
@@ -303,10 +310,66 @@ def test_kobest_sentineg_drops_unnegated_and_branded_writing(kobest_rebuilt):
     assert rows and all(set(r) == {"sentence", "label"} and r["label"] in (0, 1) for r in rows)
 
 
+def test_kobest_sentineg_test_set_is_built_from_train_as_the_paper_does(kobest_rebuilt):
+    """KoBEST 2.6: train items whose predicted polarity flips once negated are converted
+    and relabelled into test; every candidate's outcome is released."""
+    out = kobest_rebuilt["sentineg"]["out"]
+    info = json.loads((out / "negated" / "negated.json").read_text(encoding="utf-8"))
+    candidates = pd.read_parquet(out / "dataset" / "negated_candidates.parquet")
+    assert len(candidates) == info["candidates"] == info["splits_before"]["train"]
+    moved = candidates[candidates["outcome"] == "converted"]
+    assert 0 < len(moved) == info["converted"] <= 8  # the demo's negated_test_items
+    assert (moved["predicted"] != moved["predicted_negated"]).all()
+    test = pd.read_parquet(out / "dataset" / "test.parquet")
+    train = pd.read_parquet(out / "dataset" / "train.parquet")
+    converted = test[test["converted_from"] != ""]
+    assert set(converted["converted_from"]) == set(moved["item_id"])
+    assert not set(moved["item_id"]) & set(train["item_id"])  # they left train
+    by_id = moved.set_index("item_id")
+    for r in converted.to_dict("records"):
+        assert r["sentence"] == by_id.loc[r["converted_from"], "negated"]
+        assert r["label"] == 1 - by_id.loc[r["converted_from"], "label"]
+    card = (out / "dataset" / "DATA_CARD.md").read_text(encoding="utf-8")
+    assert "SentiNeg's test set (KoBEST 2.6)" in card
+
+
+@pytest.mark.parametrize(
+    "name, check, cue",
+    [("boolq", "boolq_yes_no", ":혹시"), ("wic", "wic_target", None),
+     ("hellaswag", "hellaswag_sentences", ":결국")],
+)  # fmt: skip
+def test_kobest_boolq_wic_hellaswag_demos_find_their_planted_faults(
+    kobest_rebuilt, name, check, cue
+):
+    out = kobest_rebuilt[name]["out"]
+    prompts = pd.read_parquet(out / "prompts" / "items.parquet")
+    dropped = pd.read_parquet(out / "written" / "dropped.parquet")
+    planted = set(prompts.loc[prompts["sim_plant"].str.contains("guideline"), "item_id"])
+    reasons = dict(zip(dropped["item_id"], dropped["reason"], strict=True))
+    assert planted and all(reasons.get(i) == check for i in planted)
+    reviewed = json.loads((out / "reviewed" / "reviewed.json").read_text(encoding="utf-8"))
+    assert reviewed["edits"] >= 1 and "rejected" in reviewed["dropped"]
+    first = json.loads((out / "artifacts-1" / "artifacts.json").read_text(encoding="utf-8"))
+    last = json.loads((out / "artifacts-3" / "artifacts.json").read_text(encoding="utf-8"))
+    if cue:
+        assert any(c["morpheme"].endswith(cue) for c in first["cues"]), first["cues"]
+        assert first["cue_items_flagged"] >= 1
+        assert not any(c["morpheme"].endswith(cue) for c in last["cues"])  # revised away
+    else:  # WiC's partial input is the given word: no cue to plant
+        assert first["cue_items"] == 0
+    task_fields = {
+        "boolq": ["paragraph", "question"],
+        "wic": ["word", "context_1", "context_2"],
+        "hellaswag": ["context", "ending_1", "ending_2", "ending_3", "ending_4"],
+    }
+    first_row = json.loads((out / "dataset" / "train.jsonl").read_text("utf-8").splitlines()[0])
+    assert list(first_row) == [*task_fields[name], "label"]
+
+
 def test_card_check_finds_every_family_card_true_to_its_files(
     kobbq_rebuilt, jglue_rebuilt, kobest_rebuilt, tmp_path
 ):
-    """Issue 34: `benchforge card check` on the KoBBQ, JSTS, JNLI, COPA and SentiNeg
+    """Issue 34: `benchforge card check` on the KoBBQ, JSTS, JNLI and all five KoBEST
     rebuilds. COPA's revision rounds drop items after the split: its card states the
     released items per split, and what the rounds dropped."""
     from pipelines.export.card_check import check_card
