@@ -35,9 +35,11 @@ from pipelines.core.markdown import settings_table
 from pipelines.lang import Language, language
 
 
-def _labels(frame: pd.DataFrame, binary_threshold: float) -> pd.Series:
+def _labels(frame: pd.DataFrame, binary_threshold: float | None) -> pd.Series:
+    """Numeric labels of more than 3 values (scores) binned at ``binary_threshold``;
+    classes as they are (always, when ``binary_threshold`` is None)."""
     values = pd.to_numeric(frame["label"], errors="coerce")
-    if values.notna().all() and values.nunique() > 3:
+    if binary_threshold is not None and values.notna().all() and values.nunique() > 3:
         return (values >= binary_threshold).map({True: "high", False: "low"})
     return frame["label"].astype(str)
 
@@ -81,7 +83,7 @@ def cue_words(
 
 
 def _part_figures(
-    frame: pd.DataFrame, first: str, last: str, binary_threshold: float, lang: Language
+    frame: pd.DataFrame, first: str, last: str, binary_threshold: float | None, lang: Language
 ) -> dict:
     labels = _labels(frame, binary_threshold)
     last_text = frame[last].astype(str)
@@ -144,7 +146,7 @@ def artifact_report(
     items: pd.DataFrame,
     splits: pd.DataFrame,
     text_columns: list[str],
-    binary_threshold: float = 3.0,
+    binary_threshold: float | None = 3.0,
     min_count: int = 10,
     skew_share: float = 0.7,
     top: int = 15,
@@ -155,7 +157,8 @@ def artifact_report(
 ) -> dict:
     """The report's figures for ``items`` (with ``label``) split by ``splits``; morphemes
     of ``lang`` (Korean by default) of the last text column, or ``features(row)`` of each
-    item (named ``features_name`` in the report) when given."""
+    item (named ``features_name`` in the report) when given. Scores are binned at
+    ``binary_threshold`` (None: the labels are classes, never binned)."""
     lang = lang or language()
     frame = items.merge(splits[["item_id", "split"]], on="item_id", how="inner")
     first, last = text_columns[0], text_columns[-1]

@@ -181,7 +181,8 @@ def convert(
         "trained_on": {
             "train": int((fit["split"] == "train").sum()),
             "dev": int((fit["split"] == "dev").sum()),
-        },  # fmt: skip
+            "texts": len(texts),
+        },
         "test_accuracy_before": _accuracy(model, test),
         "candidates": len(candidates),
         "outcomes": {o: int((candidates["outcome"] == o).sum()) for o in OUTCOMES},

@@ -167,6 +167,7 @@ def artifact_review(
         frame,
         splits,
         list(task.partial),
+        binary_threshold=None,  # KoBEST's labels are classes (HellaSwag: 0-3), not scores
         min_count=min_count,
         skew_share=skew_share,
         seed=seed,

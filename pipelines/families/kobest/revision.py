@@ -168,7 +168,7 @@ def artifacts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             seed,
             rules.cue_margin,
         )
-        revision = pd.DataFrame()
+        revision = pd.DataFrame(columns=["item_id"])  # nothing to revise: an empty round
         if len(carriers) and not last:
             chosen = items.merge(carriers[["item_id", "finding"]], on="item_id")
             chosen = chosen.drop(columns=[c for c in ("flags",) if c in chosen])
@@ -219,7 +219,7 @@ def artifacts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
 def _revision_pulls(ctx: RunContext, arg: str) -> dict[str, Path]:
     r = rounds(ctx)[f"revision{arg}"]
-    flagged = len(pd.read_parquet(r.items, columns=["item_id"]))
+    flagged = len(pd.read_parquet(r.items))  # an empty table may have no columns
     return {"annotations": r.annotations} if flagged else {}  # pulled by the step's round
 
 
