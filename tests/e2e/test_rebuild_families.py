@@ -348,7 +348,13 @@ def test_kobest_boolq_wic_hellaswag_demos_find_their_planted_faults(
     reasons = dict(zip(dropped["item_id"], dropped["reason"], strict=True))
     assert planted and all(reasons.get(i) == check for i in planted)
     reviewed = json.loads((out / "reviewed" / "reviewed.json").read_text(encoding="utf-8"))
-    assert reviewed["edits"] >= 1 and "rejected" in reviewed["dropped"]
+    assert "rejected" in reviewed["dropped"]
+    # the misspelt item: edited by the linguists (a new version), unless the simulated
+    # linguists' noise left it without a majority (then it is dropped with that reason)
+    edited = set(pd.read_parquet(out / "reviewed" / "versions.parquet")["item_id"])
+    review_dropped = set(pd.read_parquet(out / "reviewed" / "dropped.parquet")["item_id"])
+    misspelt = set(prompts.loc[prompts["sim_plant"].str.contains("review_edit"), "item_id"])
+    assert misspelt and misspelt <= edited | review_dropped
     first = json.loads((out / "artifacts-1" / "artifacts.json").read_text(encoding="utf-8"))
     last = json.loads((out / "artifacts-3" / "artifacts.json").read_text(encoding="utf-8"))
     if cue:
