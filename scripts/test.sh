@@ -37,4 +37,5 @@ fi
 # fixtures (a Label Studio server, a rebuild) run once: about 1.5x faster on two cores,
 # where much of a test is waiting on a server or a subprocess. BENCHFORGE_TEST_WORKERS=0
 # runs them in this process.
-exec .venv/bin/python -m pytest -n "${BENCHFORGE_TEST_WORKERS:-2}" --dist loadfile "$@"
+# --durations: the slowest tests in the log, to watch CI's 30-minute budget
+exec .venv/bin/python -m pytest -n "${BENCHFORGE_TEST_WORKERS:-2}" --dist loadfile --durations=25 "$@"
