@@ -76,7 +76,7 @@ class PassRule:
         return f"the others' majority answer on at least {self.threshold:.0%} of items"
 
 
-def _answers(annotations: pd.DataFrame) -> pd.DataFrame:
+def answers_of(annotations: pd.DataFrame) -> pd.DataFrame:
     """One answer per (item, annotator): skipped (cancelled) and blank rows left out."""
     frame = annotations
     if "cancelled" in frame:
@@ -96,7 +96,7 @@ def pilot_results(
     ``annotations``: the pilot round's long table (``item_id``, ``annotator_id``,
     ``value``, optionally ``cancelled``); ``gold``: ``item_id`` and ``value`` (needed by
     ``min_correct`` and ``min_pearson``)."""
-    answers = _answers(annotations)
+    answers = answers_of(annotations)
     people = sorted(annotations["annotator_id"].astype(str).unique())
     if not people:
         raise QualificationError("the pilot round has no annotations")
@@ -128,7 +128,7 @@ def pilot_results(
     return out
 
 
-def _same(a: str, b: object) -> bool:
+def same_answer(a: str, b: object) -> bool:
     try:
         return float(a) == float(b)  # "3" and "3.0" are the same answer
     except (TypeError, ValueError):
@@ -141,7 +141,7 @@ def _correct_rows(answers: pd.DataFrame, people: list[str], truth: dict, rule: P
     for who in people:
         mine = answers[(answers["annotator_id"] == who) & answers["item_id"].isin(truth)]
         correct = sum(
-            _same(v, truth[i]) for i, v in zip(mine["item_id"], mine["value"], strict=True)
+            same_answer(v, truth[i]) for i, v in zip(mine["item_id"], mine["value"], strict=True)
         )
         passed = correct >= rule.threshold
         rows.append({"annotator_id": who, "answered": len(mine), "correct": correct,
@@ -181,7 +181,7 @@ def _majority_rows(answers: pd.DataFrame, people: list[str], rule: PassRule) -> 
             if own.empty or others.empty or (others == others.max()).sum() > 1:
                 continue  # not answered, nobody else, or a tie: no majority
             counted += 1
-            agree += int(_same(own.iloc[0], others.index[0]))
+            agree += int(same_answer(own.iloc[0], others.index[0]))
         share = agree / counted if counted else 0.0
         rows.append({"annotator_id": who, "answered": counted, "correct": agree,
                      "score": share, "passed": bool(counted and share >= rule.threshold),
