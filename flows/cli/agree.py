@@ -52,6 +52,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "3, JNLI 6 of 10, MARC-ja 7 of 10)",
     )
     agree.add_argument(
+        "--majority-share-min",
+        type=_threshold,
+        default=None,
+        help="majority: screen out an annotator who gives the others' majority answer on "
+        "fewer than this share of the items, in (0, 1]; 'off' screens no one (off)",
+    )
+    agree.add_argument(
+        "--min-screened-items",
+        type=int,
+        default=3,
+        help="majority: an annotator with fewer items counted for that share is not screened (3)",
+    )
+    agree.add_argument(
         "--value-type",
         default="span_set",
         choices=VALUE_TYPES.names(),

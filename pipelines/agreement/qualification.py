@@ -101,7 +101,7 @@ def pilot_results(
     if not people:
         raise QualificationError("the pilot round has no annotations")
     if rule.kind == "min_majority_share":
-        rows = _majority_rows(answers, people, rule)
+        rows = majority_rows(answers, people, rule)
     else:
         if gold is None or not len(gold):
             raise QualificationError(f"{rule.kind} needs gold items (item_id, value)")
@@ -170,7 +170,9 @@ def _pearson_rows(answers: pd.DataFrame, people: list[str], truth: dict, rule: P
     return rows
 
 
-def _majority_rows(answers: pd.DataFrame, people: list[str], rule: PassRule) -> list:
+def majority_rows(answers: pd.DataFrame, people: list[str], rule: PassRule) -> list:
+    """Per annotator: the items counted (answered, others answered, no tie), on how
+    many they gave the others' majority answer, the share, and ``passed``."""
     by_item = {i: g for i, g in answers.groupby("item_id")}
     rows = []
     for who in people:

@@ -182,14 +182,47 @@ def mean_rule(
     return gold, dropped, figures
 
 
+def _screen_by_majority(
+    ratings: pd.DataFrame, settings: MajoritySettings
+) -> tuple[pd.DataFrame, list[dict]]:
+    """(the ratings of the annotators kept, the screened annotators' drop records)."""
+    from pipelines.agreement.qualification import PassRule, majority_rows
+
+    share = float(settings.majority_share_min)
+    people = sorted(ratings["annotator_id"].astype(str).unique())
+    answers = ratings.assign(value=ratings["value"].astype(str))[
+        ["item_id", "annotator_id", "value"]
+    ]
+    rows = majority_rows(answers, people, PassRule("min_majority_share", share))
+    out = [r for r in rows if r["answered"] >= settings.min_screened_items and r["score"] < share]
+    if out and len(out) == len(people):
+        raise AgreementError(
+            f"the screening would remove every annotator ({len(out)}) with "
+            f"majority_share_min {share}; lower it (or set it to null) in the recipe's "
+            "agreement section, or collect more annotations"
+        )
+    dropped = [
+        {"kind": "annotator", "id": r["annotator_id"], "reason": "low_majority_share",
+         "detail": f"{r['why']} ({r['score']:.3f} < {share})"}
+        for r in out
+    ]  # fmt: skip
+    screened = {r["annotator_id"] for r in out}
+    return ratings[~ratings["annotator_id"].astype(str).isin(screened)], dropped
+
+
 @agreement_rule("majority", MajoritySettings)
 def majority_rule(
     ratings: pd.DataFrame, settings: MajoritySettings
 ) -> tuple[pd.DataFrame, list[dict], None]:
     """The label with at least ``min_votes`` votes (the author's label counts as a vote);
-    a tie between two such labels, or none, drops the item."""
+    a tie between two such labels, or none, drops the item. With
+    ``majority_share_min``, annotators who give the others' majority answer on fewer
+    than that share of the items (over ``min_screened_items`` or more) are screened out
+    first (reason ``low_majority_share``), as the STS rule screens by alpha."""
     k = int(settings.min_votes or 0)
     rows, dropped = [], []
+    if settings.majority_share_min is not None:
+        ratings, dropped = _screen_by_majority(ratings, settings)
     for item, group in ratings.groupby("item_id", sort=True):
         counts = group["value"].astype(str).value_counts()
         top = counts[counts == counts.max()]

@@ -110,6 +110,10 @@ class MeanSettings(_Answers, _MeanThresholds):
 @dataclass
 class _MajorityThreshold(AgreementSettingsBase):
     min_votes: int | None = None
+    # screening (issue 35): drop an annotator who gives the others' majority answer on
+    # fewer than this share of the items (None: off; no paper states a value)
+    majority_share_min: float | None = None
+    min_screened_items: int = 3  # an annotator with fewer counted items is not screened
 
 
 @dataclass
@@ -123,6 +127,12 @@ class MajoritySettings(_Answers, _MajorityThreshold):
     def __post_init__(self) -> None:
         if self.min_votes is None or self.min_votes < 1:
             raise AgreementError("the majority rule needs --min-votes K (K >= 1)")
+        if self.majority_share_min is not None and not 0 < self.majority_share_min <= 1:
+            raise AgreementError(
+                f"majority_share_min must be in (0, 1], got {self.majority_share_min}"
+            )
+        if self.min_screened_items < 1:
+            raise AgreementError(f"min_screened_items must be >= 1, got {self.min_screened_items}")
 
 
 @dataclass

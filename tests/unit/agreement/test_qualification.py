@@ -101,3 +101,39 @@ def test_bad_pilots_are_clear_errors():
         PassRule("max_correct", 1)
     with pytest.raises(QualificationError, match="needs gold"):
         pilot_results(table, PassRule("min_pearson", 0.5))
+
+
+def test_the_majority_rule_screens_an_annotator_far_from_the_others_majority():
+    """Issue 35 item 3: the majority rule gets the STS rule's kind of screening; an
+    annotator exactly at ``majority_share_min`` stays."""
+    from pipelines.agreement.rules import AgreementError, AgreementSettings, agree
+
+    rows = []
+    for i in range(4):  # a, b, c agree on every item; d on 1 of 4; e on 3 of 4
+        for who in "abc":
+            rows.append({"item_id": f"n{i}", "annotator_id": who, "value": "entailment"})
+        rows.append({"item_id": f"n{i}", "annotator_id": "d",
+                     "value": "entailment" if i == 0 else "neutral"})  # fmt: skip
+        rows.append({"item_id": f"n{i}", "annotator_id": "e",
+                     "value": "neutral" if i == 0 else "entailment"})  # fmt: skip
+    table = pd.DataFrame(rows)
+    off = agree(table, AgreementSettings(rule="majority", min_votes=3))
+    assert off["figures"]["dropped_annotators"] == {}  # off by default
+    on = agree(table, AgreementSettings(rule="majority", min_votes=3, majority_share_min=0.75))
+    dropped = on["dropped"][on["dropped"]["kind"] == "annotator"]
+    assert dropped["id"].tolist() == ["d"] and dropped["reason"].tolist() == ["low_majority_share"]
+    assert "1 of 4" in dropped["detail"].iloc[0]  # e, at 3 of 4 = 0.75, stays
+    assert len(on["gold"]) == 4
+    with pytest.raises(AgreementError, match="majority_share_min"):
+        AgreementSettings(rule="majority", min_votes=3, majority_share_min=1.5)
+    with pytest.raises(AgreementError, match="every annotator"):
+        agree(long_rows_disagreeing(), AgreementSettings(rule="majority", min_votes=1,
+                                                         majority_share_min=1.0))  # fmt: skip
+
+
+def long_rows_disagreeing() -> pd.DataFrame:
+    """Four annotators, each the odd one out on one of four items: each gives the others'
+    majority on 3 of 4, so a share of 1.0 screens every one of them."""
+    return pd.DataFrame([{"item_id": f"x{i}", "annotator_id": who,
+                          "value": "odd" if who == "abcd"[i] else "same"}
+                         for i in range(4) for who in "abcd"])  # fmt: skip
