@@ -133,7 +133,29 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     pull.add_argument("--project", required=True, help="project name")
     pull.add_argument("--out", type=Path, required=True, help="output .parquet file")
-    for parser in (up, push, wait, sim, repair, pull):
+    status = asub.add_parser(
+        "status",
+        help="per-annotator progress, agreement so far and control accuracy",
+        description=(
+            "Print each annotator's progress in the project: annotations done and "
+            "skipped, median seconds per task, agreement so far (the share of items on "
+            "which they give the others' majority answer, over the items where the "
+            "others have one) and, with --controls, their accuracy on the control items."
+        ),
+    )
+    status.add_argument("--project", required=True, help="project name")
+    status.add_argument(
+        "--field",
+        default=None,
+        help="the answer field agreement is measured on (default: the most common one)",
+    )
+    status.add_argument(
+        "--controls",
+        type=Path,
+        default=None,
+        help="a .parquet or .csv of control items (item_id, value: the known answer)",
+    )
+    for parser in (up, push, wait, sim, repair, pull, status):
         parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -212,6 +234,34 @@ def pull(args: argparse.Namespace) -> int:
         "out": str(args.out),
     }
     _print(args, summary, f"{summary['annotations']} annotations ({len(table)} rows) -> {args.out}")
+    return 0
+
+
+def status(args: argparse.Namespace) -> int:
+    from pipelines.agreement.status import annotator_status
+    from pipelines.annotation import annotate
+    from pipelines.core.io import read_table
+
+    table = annotate.pull(args.project)
+    controls = None
+    if args.controls is not None:
+        controls = read_table(args.controls, annotate.AnnotationError, {"item_id": str})
+        missing = [c for c in ("item_id", "value") if c not in controls.columns]
+        if missing:
+            raise annotate.AnnotationError(f"{args.controls}: no column {missing}")
+    try:
+        frame = annotator_status(table, args.field, controls)
+    except ValueError as exc:
+        raise annotate.AnnotationError(f"{args.project}: {exc}") from None
+    rows = json.loads(frame.to_json(orient="records"))
+    if args.json:
+        print(json.dumps({"project": args.project, "annotators": rows}, ensure_ascii=False))
+        return 0
+    from pipelines.core.markdown import table as md_table
+
+    print(f"{args.project}: {len(rows)} annotator(s)")
+    print(md_table(list(frame.columns), [[("" if v is None else v) for v in r.values()]
+                                         for r in rows]))  # fmt: skip
     return 0
 
 

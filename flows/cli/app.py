@@ -296,6 +296,7 @@ COMMANDS = {
     "annotate simulate": "flows.cli.annotate:simulate",
     "annotate repair": "flows.cli.annotate:repair",
     "annotate pull": "flows.cli.annotate:pull",
+    "annotate status": "flows.cli.annotate:status",
     "list": "flows.cli.app:_list",
     "card render": "flows.cli.app:_card",
     "card check": "flows.cli.app:_card_check",

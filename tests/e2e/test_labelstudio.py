@@ -523,3 +523,40 @@ def test_an_install_whose_programs_lost_their_modes_is_not_usable(tmp_path):
     assert not ls_server.installed(venv, "1.0 other-pins")
     (venv / "bin" / "label-studio").chmod(0o600)
     assert not ls_server.installed(venv, "1.0 abc")
+
+
+def test_annotate_status_reports_each_annotators_progress_agreement_and_controls(
+    simulated, tmp_path
+):
+    """Issue 35 item 6: `benchforge annotate status` against a real server: the counts
+    add up to the pulled table, agreement so far is the share of the others' majority,
+    and --controls gives each annotator's accuracy on the control items."""
+    from pipelines.agreement.qualification import PassRule, answers_of, majority_rows
+
+    table = annotate.pull("simulated sts")
+    # four items posing as controls, their known answer the latent score
+    controls = sts_items(4).rename(columns={"sim_similarity": "value"})[["item_id", "value"]]
+    controls.to_csv(tmp_path / "controls.csv", index=False)
+    proc = cli("annotate", "status", "--project", "simulated sts", "--json",
+               "--controls", str(tmp_path / "controls.csv"))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = {r["annotator_id"]: r for r in json.loads(proc.stdout)["annotators"]}
+    per_annotation = table.drop_duplicates("annotation_id")
+    assert sum(r["done"] + r["skipped"] for r in rows.values()) == len(per_annotation)
+    assert set(rows) == set(per_annotation["annotator_id"])
+    answers = table[table["field"] == "similarity"]
+    plain = answers[~answers["item_id"].isin(set(controls["item_id"]))]
+    expected = majority_rows(answers_of(plain), sorted(rows), PassRule("min_majority_share", 1))
+    for r in expected:
+        if r["answered"]:
+            assert rows[r["annotator_id"]]["majority_share"] == pytest.approx(r["score"], abs=1e-4)
+    answered = sum(r["control_answered"] for r in rows.values())
+    on_controls = answers[answers["item_id"].isin(set(controls["item_id"]))]
+    assert answered == len(answers_of(on_controls)) > 0
+    assert all(r["median_seconds"] is None or r["median_seconds"] > 0 for r in rows.values())
+    text = cli("annotate", "status", "--project", "simulated sts")
+    assert (
+        text.returncode == 0 and "annotator_id" in text.stdout and "majority_share" in text.stdout
+    )
+    bad = cli("annotate", "status", "--project", "simulated sts", "--field", "nope")
+    assert bad.returncode != 0 and "no field 'nope'" in (bad.stdout + bad.stderr)
