@@ -24,7 +24,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from pipelines.agreement.qualification import QualificationError, answers_of, same_answer
+from pipelines.agreement.qualification import QualificationError, answers_of, count_correct
 
 MAX_SHARE = 0.5
 
@@ -80,9 +80,7 @@ def control_accuracy(
     rows = []
     for who in sorted(annotations["annotator_id"].astype(str).unique()):
         mine = answers[answers["annotator_id"] == who]
-        correct = sum(
-            same_answer(v, truth[i]) for i, v in zip(mine["item_id"], mine["value"], strict=True)
-        )
+        correct = count_correct(mine, truth)
         n = len(mine)
         accuracy = correct / n if n else None
         enough = n >= min_answered

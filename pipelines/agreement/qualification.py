@@ -135,14 +135,18 @@ def same_answer(a: str, b: object) -> bool:
         return a.strip() == str(b).strip()
 
 
+def count_correct(answers: pd.DataFrame, truth: dict) -> int:
+    """How many of ``answers`` (``item_id``, ``value``) equal ``truth[item_id]``."""
+    pairs = zip(answers["item_id"], answers["value"], strict=True)
+    return sum(same_answer(v, truth[i]) for i, v in pairs)
+
+
 def _correct_rows(answers: pd.DataFrame, people: list[str], truth: dict, rule: PassRule) -> list:
     of = rule.of or len(truth)
     rows = []
     for who in people:
         mine = answers[(answers["annotator_id"] == who) & answers["item_id"].isin(truth)]
-        correct = sum(
-            same_answer(v, truth[i]) for i, v in zip(mine["item_id"], mine["value"], strict=True)
-        )
+        correct = count_correct(mine, truth)
         passed = correct >= rule.threshold
         rows.append({"annotator_id": who, "answered": len(mine), "correct": correct,
                      "score": correct / of, "passed": passed,

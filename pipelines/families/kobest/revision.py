@@ -19,11 +19,12 @@ from pipelines.core.steps import (
     out_files,
     step_function,
 )
+from pipelines.export.family import inline_counts
 from pipelines.families.kobest.rounds import (
     DROP_COLUMNS,
     _lang,
     _rules,
-    _spec,
+    _seed,
     _task,
     rounds,
 )
@@ -128,7 +129,7 @@ def current_items(ctx: RunContext, k: int) -> Path:
 
 def _artifacts_settings(ctx: RunContext, arg: str) -> list:
     rules, k = _rules(ctx), int(arg)
-    seed = ctx.seed if ctx.seed is not None else _spec(ctx).seed
+    seed = _seed(ctx)
     return [rules.skew_share, rules.min_count, rules.cue_margin, k > rules.iterations, seed,
             ctx.simulated]  # fmt: skip
 
@@ -154,7 +155,7 @@ def artifacts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     task, rules = _task(ctx), _rules(ctx)
     src, splits = current_items(ctx, k), ctx.out / "split" / "splits.parquet"
     last = k > rules.iterations
-    seed = ctx.seed if ctx.seed is not None else _spec(ctx).seed
+    seed = _seed(ctx)
 
     def compute() -> tuple[dict, dict]:
         items = pd.read_parquet(src)
@@ -307,7 +308,7 @@ def revision_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
 def _negated_settings(ctx: RunContext, arg: str) -> list:
     rules = _rules(ctx)
-    seed = ctx.seed if ctx.seed is not None else _spec(ctx).seed
+    seed = _seed(ctx)
     return [rules.negated_test, rules.negated_test_items, rules.antonyms, rules.brands,
             rules.actions, seed]  # fmt: skip
 
@@ -330,7 +331,7 @@ def negated_test_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
     task, rules = _task(ctx), _rules(ctx)
     src = current_items(ctx, rules.iterations + 1)
-    seed = ctx.seed if ctx.seed is not None else _spec(ctx).seed
+    seed = _seed(ctx)
 
     def compute() -> tuple[dict, dict]:
         items = pd.read_parquet(src)
@@ -362,13 +363,9 @@ def negated_test_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "skipped (rules.negated_test is off)"
             if info["skipped"]
             else f"{info['converted']} of {info['candidates']} train items converted into test "
-            f"({inline_outcomes(info['outcomes'])})"
+            f"({inline_counts({k: v for k, v in info['outcomes'].items() if v})})"
         )
         + (" (cached)" if hit else ""),
         {**info, "cached": hit},
         Rows("item", n, n) if n else None,
     )
-
-
-def inline_outcomes(outcomes: dict[str, int]) -> str:
-    return ", ".join(f"{k} {v}" for k, v in outcomes.items() if v)

@@ -24,6 +24,11 @@ def _spec(ctx_or_recipe: RunContext | Recipe) -> object:
     return getattr(ctx_or_recipe, "recipe", ctx_or_recipe).kobest
 
 
+def _seed(ctx: RunContext) -> int:
+    """The run's seed (``--seed``), else the recipe's ``kobest.seed``."""
+    return ctx.seed if ctx.seed is not None else _spec(ctx).seed
+
+
 def _task(ctx: RunContext) -> KobestTask:
     return kobest_task(ctx.task.name.removeprefix("kobest-"))
 
