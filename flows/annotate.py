@@ -43,11 +43,15 @@ def push_task(
     pool: str = "annotator",
     careless: int | None = None,
     reuse: bool = False,
+    unqualified: int = 0,
+    phase: str = "main",
 ) -> dict:
-    """Push; with ``simulate_annotators``, new tasks carry their simulated annotations;
-    ``reuse``: keep a project made with another overlap (``--reuse-project``)."""
+    """Push; with ``simulate_annotators``, new tasks carry their simulated annotations
+    (``unqualified`` of them fail a pilot; ``phase``: ``pilot`` or ``main``, see
+    ``pipelines.annotation.simulate``); ``reuse``: keep a project made with another
+    overlap (``--reuse-project``)."""
     parsed = annotate.load_config(config)
-    attach = (with_simulated(simulate_annotators, seed, pool, careless)
+    attach = (with_simulated(simulate_annotators, seed, pool, careless, unqualified, phase)
               if simulate_annotators else None)  # fmt: skip
     items_table = annotate.read_items(items, parsed)
     return annotate.push(items_table, parsed, project, overlap, attach=attach, reuse=reuse).__dict__
@@ -55,9 +59,16 @@ def push_task(
 
 @task(name="labelstudio-simulate", **RETRIES)
 def simulate_task(
-    project: str, annotators: int, seed: int, pool: str = "annotator", careless: int | None = None
+    project: str,
+    annotators: int,
+    seed: int,
+    pool: str = "annotator",
+    careless: int | None = None,
+    unqualified: int = 0,
+    phase: str = "main",
 ) -> dict:
-    result = simulate(project, annotators, seed, pool=pool, careless=careless)
+    result = simulate(project, annotators, seed, pool=pool, careless=careless,
+                      unqualified=unqualified, phase=phase)  # fmt: skip
     return {k: v for k, v in result.items() if k != "payloads"}
 
 

@@ -34,6 +34,7 @@ from pipelines.export.card_facts import (
 )
 from pipelines.export.family import export_code, export_settings
 from pipelines.families import ExportInputs, Round, SharedSteps
+from pipelines.families.people import people_files, people_screen
 
 if TYPE_CHECKING:
     from pipelines.core.recipe import Recipe
@@ -102,7 +103,8 @@ def push_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     sim = r.simulate
     pushed = push_task(r.items, r.config, r.project, r.overlap,
                        sim.annotators if sim else None, sim.seed if sim else 0, r.pool,
-                       sim.careless if sim else None, ctx.reuse_project)  # fmt: skip
+                       sim.careless if sim else None, ctx.reuse_project,
+                       getattr(sim, "unqualified", 0), r.phase)  # fmt: skip
     return StepOutcome(
         f"project {r.project!r}: {pushed['created']:,} tasks created, "
         f"{pushed['existing']:,} already there"
@@ -121,7 +123,8 @@ def simulate_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     if r.simulate is None:
         return StepOutcome("real annotators (no simulation)", {"skipped": True})
     posted = simulate_task(r.project, r.simulate.annotators, r.simulate.seed, r.pool,
-                           r.simulate.careless)  # fmt: skip
+                           r.simulate.careless, getattr(r.simulate, "unqualified", 0),
+                           r.phase)  # fmt: skip
     return StepOutcome(
         f"{posted.get('posted', 0):,} missing annotations posted by "
         f"{r.simulate.annotators} simulated {r.pool}s",
@@ -199,22 +202,30 @@ def votes_path(ctx: RunContext) -> Path:
 
 def _agree_files(ctx: RunContext, arg: str) -> dict[str, Path]:
     agree = ctx.out / "agree"
-    return {"gold": agree / "gold.parquet", "dropped": agree / "dropped.parquet",
-            "agreement": agree / "agreement.json"}  # fmt: skip
+    files = {"gold": agree / "gold.parquet", "dropped": agree / "dropped.parquet",
+             "agreement": agree / "agreement.json"}  # fmt: skip
+    if people_files(ctx):
+        files["excluded"] = agree / "excluded_annotations.parquet"
+    return files
 
 
 @STEPS.register("agree")
-@declares(reads=lambda ctx, arg: {"annotations": votes_path(ctx)}, writes=_agree_files)
+@declares(reads=lambda ctx, arg: {"annotations": votes_path(ctx), **people_files(ctx)},
+          writes=_agree_files)  # fmt: skip
 def agree_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The recipe's agreement rule (``pipelines.agreement``) -> OUT/agree; values are
-    checked against the interface's answer control."""
+    checked against the interface's answer control. With a pilot or control items the
+    annotators who did not qualify or fail the controls are screened out first
+    (``pipelines.agreement.screening``; their rows in
+    OUT/agree/excluded_annotations.parquet)."""
     from pipelines.agreement.rules import recipe_agreement_settings, run_agree
 
     settings = recipe_agreement_settings(ctx.recipe)
     if settings.values is None:
         settings.values = interface_answers(ctx.recipe, settings.answer_field)
     agreed = run_agree(votes_path(ctx), settings, ctx.out / "agree",
-                       interface_value_type(ctx.recipe, settings.answer_field))  # fmt: skip
+                       interface_value_type(ctx.recipe, settings.answer_field),
+                       people_screen(ctx))  # fmt: skip
     if "krippendorff_alpha" in agreed:
         levels = agreed["krippendorff_alpha"]
         level = "interval" if levels.get("interval") is not None else "nominal"
@@ -318,6 +329,7 @@ def export_reads(ctx: RunContext, arg: str = "") -> dict[str, Path]:
         "agreement": out / "agree" / "agreement.json",
         "ingest_stats": out / kind.ingest_dir / "stats.json",
         **{name: out / rel for name, rel in kind.export_inputs.items()},
+        **people_files(ctx),
     }
 
 

@@ -7,7 +7,8 @@ the problem, instead of after ingest or after the annotation rounds.
   whose training did not collapse.
 - ``check_rebuild_recipe``: the sections a ``benchforge rebuild`` chain needs are there,
   and the annotation configs exist (the agreement and split sections are validated by
-  ``load_recipe`` itself).
+  ``load_recipe`` itself); a pilot's gold items and the control items fit the interface
+  and the pass rule can be met.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from pipelines.annotation.label_config import LabelConfigError, parse_label_config
 from pipelines.core.recipe import Recipe, RecipeError
 from pipelines.families import task_kind
+from pipelines.families.people import check_people
 from pipelines.ingest.readers import check_corpus_file
 from pipelines.models.classifier import ClassifierError, check_detector
 
@@ -77,6 +79,10 @@ def check_rebuild_recipe(recipe: Recipe, path: Path | str) -> None:
             parse_label_config(recipe.resolve(config))
         except LabelConfigError as exc:
             raise RecipeError(f"{path}: {field}: {exc}") from None
+    try:  # issue 35: a pilot's gold file and the control items, before any round
+        check_people(recipe, path)
+    except ValueError as exc:
+        raise RecipeError(str(exc)) from None
 
 
 def _section(recipe: Recipe, dotted: str) -> object:

@@ -68,10 +68,12 @@ def control_accuracy(
     controls: pd.DataFrame,
     min_accuracy: float,
     min_answered: int = 3,
+    tolerance: float = 0.0,
 ) -> pd.DataFrame:
     """Each annotator's accuracy on the control items (``controls``: ``item_id`` and
     ``value``) among ``annotations`` (the round's long table), and whether it screens
-    them out (see the module docstring)."""
+    them out (see the module docstring). On a rating an answer within ``tolerance`` of
+    the known one is right."""
     if not 0.0 <= min_accuracy <= 1.0:
         raise QualificationError(f"min_accuracy: a share in [0, 1], got {min_accuracy}")
     truth = dict(zip(controls["item_id"].astype(str), controls["value"], strict=True))
@@ -80,7 +82,7 @@ def control_accuracy(
     rows = []
     for who in sorted(annotations["annotator_id"].astype(str).unique()):
         mine = answers[answers["annotator_id"] == who]
-        correct = count_correct(mine, truth)
+        correct = count_correct(mine, truth, tolerance)
         n = len(mine)
         accuracy = correct / n if n else None
         enough = n >= min_answered

@@ -128,17 +128,20 @@ def pilot_results(
     return out
 
 
-def same_answer(a: str, b: object) -> bool:
+def same_answer(a: str, b: object, tolerance: float = 0.0) -> bool:
+    """Whether answer ``a`` is ``b``: as numbers within ``tolerance`` ("3" and "3.0"
+    are the same answer), else as text."""
     try:
-        return float(a) == float(b)  # "3" and "3.0" are the same answer
+        return abs(float(a) - float(b)) <= tolerance
     except (TypeError, ValueError):
         return a.strip() == str(b).strip()
 
 
-def count_correct(answers: pd.DataFrame, truth: dict) -> int:
-    """How many of ``answers`` (``item_id``, ``value``) equal ``truth[item_id]``."""
+def count_correct(answers: pd.DataFrame, truth: dict, tolerance: float = 0.0) -> int:
+    """How many of ``answers`` (``item_id``, ``value``) equal ``truth[item_id]`` (a
+    number within ``tolerance`` of it)."""
     pairs = zip(answers["item_id"], answers["value"], strict=True)
-    return sum(same_answer(v, truth[i]) for i, v in pairs)
+    return sum(same_answer(v, truth[i], tolerance) for i, v in pairs)
 
 
 def _correct_rows(answers: pd.DataFrame, people: list[str], truth: dict, rule: PassRule) -> list:

@@ -61,6 +61,7 @@ from pipelines.agreement.measures import (  # noqa: F401 - re-exported: the rule
     numeric_values,
     reliability_matrix,
 )
+from pipelines.agreement.screening import PeopleScreen, screen_people
 from pipelines.agreement.settings import (  # noqa: F401 - re-exported
     AGREEMENT_RULES,
     DROPPED_COLUMNS,
@@ -349,18 +350,43 @@ def agree(
     settings: AgreementSettingsBase,
     value_type: str | None = None,
     context: dict | None = None,
+    people: PeopleScreen | None = None,
 ) -> dict:
     """Gold labels, dropped items and annotators, and the dataset-level figures: the
     agreement measures of the answers' value type (``value_type``; by default the
     rule's, else ``rating`` when every value is a number and ``choice`` when not;
-    ``context``: what a structured type's measures need, e.g. the texts' lengths)."""
+    ``context``: what a structured type's measures need, e.g. the texts' lengths).
+    ``people``: who counts (a pilot's qualified set, control items;
+    ``pipelines.agreement.screening``), applied before the rule; the rows it excludes
+    are the result's ``excluded``, an item left without annotations is dropped
+    (``no_annotations_left``)."""
     if value_type or getattr(settings, "value_type", None):  # known: checked before reading
         value_type_for(frame.iloc[:0], settings, value_type)
+    screened_people: list[dict] = []
+    people_figures: dict | None = None
+    excluded = frame.iloc[:0].assign(reason=pd.Series(dtype=str), detail=pd.Series(dtype=str))
+    lost: set[str] = set()
+    if people is not None:
+        before = set(frame["item_id"].astype(str))
+        frame, excluded, screened_people, people_figures = screen_people(
+            frame, people, settings.answer_field
+        )
+        if people.controls is not None:
+            before -= set(people.controls["item_id"].astype(str))
+        lost = before - set(frame["item_id"].astype(str))
+        if frame.empty:
+            raise AgreementError(
+                f"no annotation is left once annotators are screened ({people_figures})"
+            )
     ratings, flags, blanks = split_annotations(frame, settings)
     if ratings.empty:
         raise AgreementError("no ratings to aggregate (every annotation empty or cancelled)")
     kind = value_type_for(ratings, settings, value_type)
-    dropped: list[dict] = list(blanks)
+    dropped: list[dict] = [*screened_people, *blanks]
+    for item in sorted(lost):
+        dropped.append({"kind": "item", "id": item, "reason": "no_annotations_left",
+                        "detail": "every annotation of the item was excluded (not_qualified, "
+                                  "low_control_accuracy)"})  # fmt: skip
     flagged: set[str] = set()
     wanted = set(settings.report_flags)
     for item, per_flag in sorted(flags.items()):
@@ -377,7 +403,7 @@ def agree(
     if "simulated" in frame.columns:
         sim = frame.groupby("item_id")["simulated"].agg(lambda s: bool(s.astype(bool).any()))
         gold["simulated"] = gold["item_id"].map(sim).fillna(False).astype(bool)
-    items = ratings["item_id"].nunique()
+    items = ratings["item_id"].nunique() + len(lost)
     figures = {
         "rule": settings.rule,
         "settings": asdict(settings),
@@ -408,8 +434,10 @@ def agree(
         figures["nli_validation"] = nli
     if "simulated" in frame.columns:
         figures["simulated"] = bool(frame["simulated"].astype(bool).any())
+    if people_figures is not None:
+        figures["people"] = people_figures
     dropped_frame = pd.DataFrame(dropped, columns=DROPPED_COLUMNS)
-    return {"gold": gold, "dropped": dropped_frame, "figures": figures}
+    return {"gold": gold, "dropped": dropped_frame, "figures": figures, "excluded": excluded}
 
 
 def value_type_for(ratings: pd.DataFrame, settings: AgreementSettingsBase, name: str | None = None):  # noqa: ANN201 - a pipelines.annotation.values.ValueType
@@ -465,17 +493,23 @@ def _reason_counts(dropped: list[dict], kind: str) -> dict[str, int]:
 
 
 def run_agree(
-    path: Path, settings: AgreementSettingsBase, out: Path, value_type: str | None = None
+    path: Path,
+    settings: AgreementSettingsBase,
+    out: Path,
+    value_type: str | None = None,
+    people: PeopleScreen | None = None,
 ) -> dict:
     """Read ``path``, apply the rule, write gold.parquet, dropped.parquet and
     agreement.json (atomically, manifest last; a rerun with the same input and settings
     rewrites nothing). Returns the figures, with ``written``. When no item keeps a gold
     label the step stops (AgreementError naming the figures and settings) and writes
-    nothing: an empty gold table would only fail later, in the split."""
+    nothing: an empty gold table would only fail later, in the split. With ``people``
+    the annotation rows it excludes are written to excluded_annotations.parquet with
+    their reasons."""
     from pipelines.core.io import output_lock
 
     try:
-        result = agree(read_annotations(path), settings, value_type)
+        result = agree(read_annotations(path), settings, value_type, people=people)
         if result["gold"].empty:
             figures = result["figures"]
             raise AgreementError(
@@ -490,19 +524,20 @@ def run_agree(
             message if message.startswith(str(path)) else f"{path}: {message}"
         ) from None
     with output_lock(out):  # one run at a time writes into OUT
-        return _write_agree(path, settings, out, result)
+        return _write_agree(path, settings, out, result, people)
 
 
-def _write_agree(path: Path, settings: AgreementSettingsBase, out: Path, result: dict) -> dict:
+def _write_agree(path: Path, settings: AgreementSettingsBase, out: Path, result: dict,
+                 people: PeopleScreen | None = None) -> dict:  # fmt: skip
     from pipelines.core.io import sha256_file, write_outputs
 
-    key = json.dumps({"input": sha256_file(path), "settings": asdict(settings),
-                      "value_type": result["figures"]["value_type"]}, sort_keys=True)  # fmt: skip
+    key = {"input": sha256_file(path), "settings": asdict(settings),
+           "value_type": result["figures"]["value_type"]}  # fmt: skip
+    tables = {"gold.parquet": result["gold"], "dropped.parquet": result["dropped"]}
+    if people is not None:
+        key["people"] = people.key()
+        tables["excluded_annotations.parquet"] = result["excluded"]
     figures = {**result["figures"], "input": str(path)}
-    written = write_outputs(
-        out,
-        key,
-        {"gold.parquet": result["gold"], "dropped.parquet": result["dropped"]},
-        {"agreement.json": figures},
-    )
+    written = write_outputs(out, json.dumps(key, sort_keys=True), tables,
+                            {"agreement.json": figures})  # fmt: skip
     return {**figures, "written": written}

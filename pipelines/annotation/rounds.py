@@ -9,7 +9,9 @@ from pathlib import Path
 @dataclass
 class Round:
     """One Label Studio round of a rebuild: the items it shows, its interface, project,
-    overlap, simulated annotators (or None) and the table its pull writes."""
+    overlap, simulated annotators (or None) and the table its pull writes; ``phase``:
+    ``pilot`` for a qualification round (simulated accounts answer as in a test,
+    ``pipelines.annotation.simulate``), else ``main``."""
 
     items: Path
     config: Path
@@ -20,3 +22,4 @@ class Round:
     annotations: Path
     timeout: float = 3600.0
     poll: float = 5.0
+    phase: str = "main"

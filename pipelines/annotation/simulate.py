@@ -17,6 +17,13 @@ The noise model (seeded, reproducible):
   another option uniformly).
 - At least one annotator is careless (``max(1, round(0.15 K))`` of them, unless the
   round's ``careless`` says how many): uniform random answers and a lead time under 3 s.
+- ``unqualified`` annotators (issue 35, 0 unless the round says) cannot do the task:
+  they answer at random in the qualification (pilot) round and fail it, where the
+  careless ones still take care (a test is taken seriously; the care goes later). In
+  the main round they answer at random too, as an applicant who failed a pilot but can
+  still open the project would (Label Studio's community edition shows every project
+  to every member of the organization); their annotations come on top of the
+  overlap, since the rebuild excludes them (reason ``not_qualified``).
 - Each annotation is skipped (cancelled, no result) with probability 0.02, and reports a
   random report flag with probability 0.01 (0.9 when the item has ``sim_report``).
 - A control whose ``sim_<field>`` is a list of latent answers answers as one of them,
@@ -48,7 +55,7 @@ import json
 import logging
 import secrets
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -80,6 +87,13 @@ class Annotator:
     noise: float
     accuracy: float
     careless: bool
+    unqualified: bool = False
+
+    def in_phase(self, phase: str) -> Annotator:
+        """How this account answers in a ``pilot`` or a ``main`` round (see the module
+        docstring): at random when unqualified, and when careless outside a pilot."""
+        careless = self.unqualified or (self.careless and phase != "pilot")
+        return replace(self, careless=careless)
 
 
 def ensure_annotators(
@@ -88,11 +102,13 @@ def ensure_annotators(
     seed: int,
     pool: str = "annotator",
     careless: int | None = None,  # noqa: ANN001
+    unqualified: int = 0,
 ) -> list[Annotator]:
     """K simulated accounts ``<pool>-NN@simulated.benchforge.local`` (created when
     missing) with their noise parameters; pools keep e.g. NLI writers apart from the
     validators of their hypotheses. ``careless``: how many of them answer at random
-    (None: ``max(1, round(0.15 K))``)."""
+    (None: ``max(1, round(0.15 K))``), the last ones; ``unqualified``: how many fail
+    the pilot, the ones just before them."""
     if k < 1:
         raise AnnotationError(f"--annotators must be 1 or more, got {k}")
     users = {u.email: u for u in with_retries(lambda: list(ls.users.list()), "list users")}
@@ -122,6 +138,7 @@ def ensure_annotators(
                 noise=float(rng.uniform(0.3, 0.8)),
                 accuracy=float(rng.uniform(0.75, 0.95)),
                 careless=i >= k - careless,
+                unqualified=k - careless - unqualified <= i < k - careless,
             )
         )
     return out
@@ -161,27 +178,37 @@ def plan(
     people: list[Annotator],
     overlap: int,
     seed: int,
+    phase: str = "main",
 ) -> list[tuple[int, Annotator, dict]]:
     """The simulated annotations that ``tasks`` (each with ``data`` and its existing
     ``annotations``) still need, as ``(task index, annotator, payload)``: each task gets
     ``overlap`` completed annotations, from the accounts in a seeded order per item, an
     account never twice. Depends only on the seed, the item and what the task holds, so
-    posting them one by one or importing them with their tasks gives the same ones."""
+    posting them one by one or importing them with their tasks gives the same ones.
+    Outside a pilot an unqualified account's annotation does not count towards the
+    overlap (the rebuild excludes it)."""
+    people = [p.in_phase(phase) for p in people]
+    extra = {p.user_id for p in people if p.unqualified and phase != "pilot"}
     jobs = []
     for index, task in enumerate(tasks):
         anns = task.get("annotations", [])
         done = {user_id_of(a.get("completed_by")) for a in anns}
-        need = overlap - sum(1 for a in anns if not a.get("was_cancelled"))
+        need = overlap - sum(
+            1
+            for a in anns
+            if not a.get("was_cancelled") and user_id_of(a.get("completed_by")) not in extra
+        )
         key = task["data"].get("item_id", task.get("id"))
         order = np.random.default_rng(seed_of(seed, "assign", key)).permutation(len(people))
         candidates = [people[int(i)] for i in order if people[int(i)].user_id not in done]
         for position, who in enumerate(candidates):
             if need <= 0:
                 break
-            spare = len(candidates) - position - 1 >= need  # someone can take a skip over
+            # someone who counts can take a skip over
+            spare = sum(c.user_id not in extra for c in candidates[position + 1 :]) >= need
             payload = simulated_annotation(config, task["data"], who, seed, key, spare)
             jobs.append((index, who, payload))
-            need -= 0 if payload["was_cancelled"] else 1
+            need -= 0 if payload["was_cancelled"] or who.user_id in extra else 1
     return jobs
 
 
@@ -192,12 +219,13 @@ def _prepare(
     seed: int,
     pool: str,  # noqa: ANN001
     careless: int | None = None,
+    unqualified: int = 0,
 ) -> tuple[LabelConfig, list[Annotator], int]:
     """The project's config, the simulated accounts and the overlap; the project is marked
     simulated."""
     config = parse_label_config(proj.label_config)
     overlap = int(proj.maximum_annotations or 1)
-    people = ensure_annotators(ls, annotators, seed, pool, careless)
+    people = ensure_annotators(ls, annotators, seed, pool, careless, unqualified)
     if annotators < overlap:
         log.warning(
             "%d annotators for an overlap of %d: tasks stay unfinished", annotators, overlap
@@ -213,7 +241,12 @@ def _prepare(
 
 
 def with_simulated(
-    annotators: int, seed: int = 0, pool: str = "annotator", careless: int | None = None
+    annotators: int,
+    seed: int = 0,
+    pool: str = "annotator",
+    careless: int | None = None,
+    unqualified: int = 0,
+    phase: str = "main",
 ) -> AttachAnnotations:
     """For ``annotate.push``: attach each new task's simulated annotations to its import
     record, so that tasks and annotations arrive in one bulk request per chunk (Label
@@ -222,13 +255,13 @@ def with_simulated(
     ``simulate`` would post for the same seed (``plan``)."""
 
     def attach(ls, proj, records: list[dict]) -> int:  # noqa: ANN001
-        config, people, overlap = _prepare(ls, proj, annotators, seed, pool, careless)
+        config, people, overlap = _prepare(ls, proj, annotators, seed, pool, careless, unqualified)
         # the data as Label Studio will hand it back (JSON): the same input to the noise
         # model as when the task is read from the server
         tasks = [{"data": json.loads(json.dumps(r["data"])), "annotations": []} for r in records]
         for record in records:
             record["annotations"] = []
-        jobs = plan(config, tasks, people, overlap, seed)
+        jobs = plan(config, tasks, people, overlap, seed, phase)
         for index, who, payload in jobs:
             records[index]["annotations"].append(
                 {**payload, "completed_by": who.user_id, "ground_truth": False}
@@ -247,6 +280,8 @@ def simulate(
     progress: bool | None = None,
     pool: str = "annotator",
     careless: int | None = None,
+    unqualified: int = 0,
+    phase: str = "main",
 ) -> dict:
     """Post the simulated annotations that are missing (a rerun posts nothing twice):
     each task gets ``overlap`` completed annotations, from the K accounts in a seeded
@@ -255,18 +290,20 @@ def simulate(
 
     ls = ls or client()
     with project_lock(project, _base_url(ls)):  # one writer per project (issue 32)
-        return _simulate(project, annotators, seed, ls, workers, progress, pool, careless)
+        return _simulate(project, annotators, seed, ls, workers, progress, pool, careless,
+                         unqualified, phase)  # fmt: skip
 
 
-def _simulate(project, annotators, seed, ls, workers, progress, pool, careless) -> dict:  # noqa: ANN001
+def _simulate(project, annotators, seed, ls, workers, progress, pool, careless,  # noqa: ANN001
+              unqualified, phase) -> dict:  # fmt: skip
     proj = find_project(ls, project)
     if proj is None:
         raise AnnotationError(f"no Label Studio project named {project!r}")
-    config, people, overlap = _prepare(ls, proj, annotators, seed, pool, careless)
+    config, people, overlap = _prepare(ls, proj, annotators, seed, pool, careless, unqualified)
     tasks = export_tasks(ls, proj.id)
     jobs = [
         (tasks[index]["id"], who, payload)
-        for index, who, payload in plan(config, tasks, people, overlap, seed)
+        for index, who, payload in plan(config, tasks, people, overlap, seed, phase)
     ]
 
     by_task: dict[int, list[tuple]] = {}
@@ -295,6 +332,7 @@ def _simulate(project, annotators, seed, ls, workers, progress, pool, careless) 
         "project": project,
         "annotators": [p.email for p in people],
         "careless": [p.email for p in people if p.careless],
+        "unqualified": [p.email for p in people if p.unqualified],
         "posted": len(jobs),
         "overlap": overlap,
         "seed": seed,

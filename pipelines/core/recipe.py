@@ -402,6 +402,52 @@ class SimulateSpec(Strict):
     seed: int = 0
     # how many of them answer at random (None: max(1, round(0.15 * annotators)))
     careless: int | None = Field(default=None, ge=0)
+    # how many of them cannot do the task: they answer at random in the qualification
+    # (pilot) round too, and fail it; their main-round annotations come on top of the
+    # overlap (issue 35). The careless ones pass the pilot and turn careless after it.
+    unqualified: int = Field(default=0, ge=0)
+
+
+class PassRuleSpec(Strict):
+    """A pilot's pass rule (``pipelines.agreement.qualification.PassRule``):
+    ``min_correct`` (``threshold`` of ``of`` gold items right; KLUE-RE 3.5.1: 4 of 5),
+    ``min_pearson`` (Pearson r with the gold ratings) or ``min_majority_share`` (the
+    others' majority answer on that share of the items)."""
+
+    kind: Literal["min_correct", "min_pearson", "min_majority_share"]
+    threshold: float
+    of: int | None = Field(default=None, ge=1)
+
+
+class PilotSpec(Strict):
+    """A qualification (pilot) round before the main round (issue 35; KLUE 3.1.1-3.5.1
+    began every crowdsourced task with one): ``gold``, a JSON Lines file of items with
+    their known answer (``item_id``, the interface's data fields, ``value``), shown to
+    every applicant (``applicants``; default: the simulated pool), and the pass rule.
+    Only those who pass count in the main round: the annotations of everyone else are
+    excluded with reason ``not_qualified``."""
+
+    gold: str
+    rule: PassRuleSpec
+    applicants: int | None = Field(default=None, ge=1)
+    project: str | None = None  # default: "<recipe name>-pilot"
+    config: str | None = None  # default: the main round's interface
+
+
+class ControlsSpec(Strict):
+    """Control items inside the main round (issue 35): ``items``, a JSON Lines file of
+    items with a known answer (``item_id``, the data fields, ``value``), shuffled in as
+    ``share`` of the round (at most 0.5) and hidden in the interface; an annotator
+    whose accuracy on them is under ``min_accuracy`` over ``min_answered`` or more is
+    screened out of the round's agreement (reason ``low_control_accuracy``). On a
+    rating, an answer within ``tolerance`` of the known one counts as right."""
+
+    items: str
+    share: float = Field(gt=0, le=0.5)
+    min_accuracy: float = Field(ge=0, le=1)
+    min_answered: int = Field(default=3, ge=1)
+    tolerance: float = Field(default=0.0, ge=0)
+    seed: int = 0
 
 
 class WritingSpec(Strict):
@@ -428,6 +474,8 @@ class AnnotationSpec(Strict):
     # the value type of a field when its control's default is not meant (field -> type,
     # e.g. {relations: dependency_tree}; pipelines.annotation.values)
     value_types: dict[str, str] = Field(default_factory=dict)
+    pilot: PilotSpec | None = None  # a qualification round before this one (issue 35)
+    controls: ControlsSpec | None = None  # control items shuffled into this round
 
     @model_validator(mode="after")
     def _known_value_types(self) -> AnnotationSpec:
@@ -445,6 +493,16 @@ class AnnotationSpec(Strict):
                 f"simulate.annotators {self.simulate.annotators} < overlap {self.overlap}: "
                 "no task could get its annotations; simulate at least as many annotators "
                 "as the overlap"
+            )
+        sim = self.simulate
+        if sim is not None and sim.unqualified and sim.annotators - sim.unqualified < self.overlap:
+            raise ValueError(
+                f"simulate.unqualified {sim.unqualified}: the {sim.annotators - sim.unqualified} "
+                f"annotators left are fewer than the overlap {self.overlap}"
+            )
+        if sim is not None and sim.unqualified and self.pilot is None:
+            raise ValueError(
+                "simulate.unqualified needs a qualification round (annotation.pilot) to fail"
             )
         return self
 

@@ -35,6 +35,7 @@ from pipelines.core.markdown import (
     table,
 )
 from pipelines.export.card_facts import rounds_of
+from pipelines.export.card_people import screening_section
 from pipelines.lang import language
 
 if TYPE_CHECKING:
@@ -219,9 +220,14 @@ def _classifiers(facts: dict) -> str:
 def annotation_round(a: dict, title: str | None = None) -> str:
     """One Label Studio round's interface, overlap, annotators and simulation."""
     sim = a.get("simulate") or {}
+    kinds = [f"{sim[k]} {word}" for k, word in (
+        ("careless", "careless (answers at random after any pilot)"),
+        ("unqualified", "unable to do the task (answers at random, fails the pilot)"),
+    ) if sim.get(k)]  # fmt: skip
     simulated = (
-        f"**yes**: {sim.get('annotators')} simulated annotators, seed {sim.get('seed')} "
-        "(pipelines/annotation/simulate.py)"
+        f"**yes**: {sim.get('annotators')} simulated annotators"
+        + (f" ({', '.join(kinds)})" if kinds else "")
+        + f", seed {sim.get('seed')} (pipelines/annotation/simulate.py)"
         if a["simulated"]
         else "no"
     )
@@ -272,7 +278,8 @@ def _per_annotator(g: dict) -> str:
     labels = g.get("annotator_label_agreement")
     if labels:
         return (
-            f"Rule `{g['rule']}` screens no annotator; how often each chose the gold label and "
+            f"Rule `{g['rule']}` {'itself ' if g.get('people') else ''}screens no annotator; "
+            "how often each chose the gold label and "
             "what the other annotators' majority chose:\n\n"
             + table(
                 [
@@ -348,6 +355,9 @@ def _agreement(facts: dict) -> str:
                   table(["figure", "share", "count"],
                          [[k.replace("_", " "), _fmt(v["share"]), f"{v['count']} of {v['of']}"]
                           for k, v in nli.items()])]  # fmt: skip
+    people = screening_section(facts)
+    if people:
+        lines += ["", people]
     per = _per_annotator(g)
     if per:
         lines += ["", per]

@@ -10,7 +10,9 @@ one by name:
   shared ones such as ``ingest``, ``push``, ``agree``, ``split`` and ``export`` live in
   ``flows/steps.py``, a family's own ones in its package);
 - ``rounds``: its Label Studio rounds by name (``""`` is the round whose annotations
-  the agreement step reads; ``push-writing`` runs the ``writing`` round);
+  the agreement step reads; ``push-writing`` runs the ``writing`` round); a recipe's
+  ``annotation.pilot`` and ``annotation.controls`` add a qualification round and
+  control items to any family (``pipelines.families.people``);
 - ``card``: its section of the data card (:class:`CardSection`);
 - ``needs``: the recipe sections it needs (annotation, agreement and split by default;
   checked before any work);
@@ -110,9 +112,21 @@ class TaskKind:
     hub: dict = field(default_factory=dict)
     doc: str = ""
 
+    def __post_init__(self) -> None:
+        """The family's rounds, with the qualification round and the control items a
+        recipe may add to any family (``pipelines.families.people``)."""
+        from pipelines.families.people import with_people_rounds
+
+        family_rounds = self.rounds
+        self.rounds = lambda ctx: with_people_rounds(ctx, family_rounds(ctx))
+
     def steps_for(self, recipe: Recipe | None) -> list[str]:
-        """The steps of a rebuild of ``recipe``."""
-        return list(self.plan(recipe)) if self.plan and recipe is not None else list(self.steps)
+        """The steps of a rebuild of ``recipe``: the family's, with a pilot round and
+        control items when the recipe asks for them (``pipelines.families.people``)."""
+        from pipelines.families.people import with_people_steps
+
+        steps = list(self.plan(recipe)) if self.plan and recipe is not None else list(self.steps)
+        return with_people_steps(recipe, steps) if recipe is not None else steps
 
     @property
     def paper_agreement(self) -> dict | None:

@@ -94,6 +94,8 @@ def _recipe(tmp_path: Path, change) -> Path:  # noqa: ANN001
     for c in recipe["corpora"]:
         c["path"] = str((ROOT / "recipes" / c["path"]).resolve())
     recipe["annotation"]["config"] = str(ROOT / "annotation_configs" / "sts.xml")
+    recipe["annotation"]["pilot"]["gold"] = str(ROOT / "data/demo/people/sts-pilot.jsonl")
+    recipe["annotation"]["controls"]["items"] = str(ROOT / "data/demo/people/sts-controls.jsonl")
     change(recipe)
     path = tmp_path / "recipe.yaml"
     path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
@@ -139,6 +141,39 @@ def test_a_broken_labeling_config_fails_before_any_server(tmp_path, xml, message
     config.write_text(xml, encoding="utf-8")
     recipe = _recipe(tmp_path, lambda r: r["annotation"].update(config=str(config)))
     _fails_before_any_work(tmp_path, recipe, f"annotation.config: {config}", message)
+
+
+def _bad_gold(tmp_path: Path) -> Path:
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text('{"item_id": "g1", "sentence1": "가", "sentence2": "나", "value": 3}\n'
+                    '{"item_id": "g2", "sentence1": "가", "sentence2": "나", "value": 7}\n',
+                    encoding="utf-8")  # fmt: skip
+    return gold
+
+
+@pytest.mark.parametrize(
+    ("change", "needles"),
+    [
+        (lambda r, t: r["annotation"]["controls"].update(share=0.6),
+         ["annotation.controls.share"]),
+        (lambda r, t: r["annotation"]["pilot"].update(rule={"kind": "min_correct",
+                                                            "threshold": 25}),
+         ["annotation.pilot.rule: at least 25 of all gold items right can never be met with "
+          "the 20 gold items"]),
+        (lambda r, t: r["annotation"]["pilot"].update(gold=str(_bad_gold(t))),
+         ["annotation.pilot: ", "gold.jsonl: line 2: value 7 is outside the scale 0-5"]),
+        (lambda r, t: r["annotation"]["controls"].update(items=str(_bad_gold(t))),
+         ["annotation.controls: ", "gold.jsonl: line 2: value 7 is outside the scale 0-5"]),
+        (lambda r, t: r["annotation"].pop("pilot"),
+         ["simulate.unqualified needs a qualification round (annotation.pilot)"]),
+    ],
+)  # fmt: skip
+def test_a_bad_pilot_or_control_set_fails_before_any_work(tmp_path, change, needles):
+    """Issue 35's bad input: a control share above 50%, a pass rule no one can meet, a
+    known answer the interface does not allow: errors naming the key (and the line)
+    before any step or server."""
+    recipe = _recipe(tmp_path, lambda r: change(r, tmp_path))
+    _fails_before_any_work(tmp_path, recipe, *needles)
 
 
 def test_missing_corpus_fails_before_any_work(tmp_path):

@@ -31,6 +31,9 @@ def small_recipe(folder: Path, project: str) -> Path:
         corpus["limit"] = 600
     recipe["pairing"]["corpora"][0]["gsm"] = {"pool": 300, "pairs": 60}
     recipe["items"]["sample"] = 30
+    # the pilot and control items have their own test (test_people_rounds.py)
+    recipe["annotation"].pop("pilot")
+    recipe["annotation"].pop("controls")
     recipe["annotation"].update(
         config=str(ROOT / "annotation_configs" / "sts.xml"),
         project=project,
@@ -269,6 +272,9 @@ def small_nli_recipe(folder: Path, name: str) -> Path:
         corpus["limit"] = 800
     recipe["name"] = name
     recipe["items"]["sample"] = 10
+    for key in ("pilot", "controls"):  # their own test: test_people_rounds.py
+        recipe["annotation"].pop(key)
+    recipe["annotation"]["simulate"] = {"annotators": 5, "seed": 0}
     recipe["annotation"]["config"] = str(ROOT / "annotation_configs" / "nli_validation.xml")
     recipe["annotation"]["writing"]["config"] = str(
         ROOT / "annotation_configs" / "nli_hypothesis.xml"

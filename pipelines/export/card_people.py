@@ -1,0 +1,93 @@
+"""The card's account of who counted (issue 35): the qualification (pilot) round, its
+applicants, pass rule and results, the control items and each annotator's accuracy on
+them, and what was excluded, all from the agreement step's figures
+(``agreement.people``, ``pipelines.agreement.screening``) and the pilot round's facts.
+Annotator ids are escaped: they are account names, data."""
+
+from __future__ import annotations
+
+from pipelines.core.markdown import cell, escape, table
+
+
+def _fmt(value: object) -> str:
+    return "n/a" if value is None else cell(value)
+
+
+def screening_section(facts: dict) -> str:
+    """The Markdown, or "" when the rebuild had neither a pilot nor control items."""
+    people = (facts.get("agreement") or {}).get("people")
+    if not people:
+        return ""
+    lines: list[str] = []
+    pilot = people.get("pilot")
+    if pilot:
+        round_facts = facts.get("pilot") or {}
+        failed = [a for a in pilot.get("annotators", []) if not a.get("passed")]
+        lines += [
+            "**Qualification (pilot) round.** "
+            f"{pilot.get('applicants')} applicants answered the {pilot.get('gold_items')} gold "
+            f"items of the pilot (project `{escape(str(round_facts.get('project', 'pilot')))}`"
+            f"); pass rule `{pilot.get('rule')}`: {escape(str(pilot.get('describe')))}. "
+            f"**{pilot.get('passed')} of {pilot.get('applicants')} passed**"
+            + (f"; {len(failed)} did not" if failed else "")
+            + ". The main round's annotations by an account that did not pass are excluded "
+            f"(reason `not_qualified`): {pilot.get('excluded_annotations', 0)} annotations by "
+            f"{len(pilot.get('excluded_annotators', []))} account(s).",
+            "",
+            table(
+                ["applicant", "gold items answered", "result", "passed"],
+                [
+                    [
+                        escape(str(a["annotator_id"])),
+                        a.get("answered"),
+                        escape(str(a.get("why"))),
+                        "yes" if a.get("passed") else "**no**",
+                    ]
+                    for a in pilot.get("annotators", [])
+                ],
+            ),  # fmt: skip
+            "",
+        ]
+    controls = people.get("controls")
+    if controls:
+        share = controls.get("share")
+        tolerance = controls.get("tolerance") or 0
+        lines += [
+            "**Control items.** "
+            f"{controls.get('shown')} items with known answers were shuffled into the round"
+            + (f" ({share:.0%} of it)" if share else "")
+            + ", shown as any other item; they measure the annotators and never enter the "
+            "gold. An annotator right on fewer than "
+            f"{controls.get('min_accuracy'):.0%} of them (over {controls.get('min_answered')} "
+            "or more answered"
+            + (
+                f"; a rating within {tolerance:g} of the known one counts as right"
+                if tolerance
+                else ""
+            )
+            + ") is screened out of the agreement (reason `low_control_accuracy`): "
+            + (", ".join(f"`{escape(str(a))}`" for a in controls.get("screened", [])) or "none")
+            + ".",
+            "",
+            table(
+                ["annotator", "controls answered", "right", "accuracy", "screened out"],
+                [
+                    [
+                        escape(str(a["annotator_id"])),
+                        a.get("answered"),
+                        a.get("correct"),
+                        _fmt(a.get("accuracy")),
+                        "**yes**" if a.get("screened") else "no",
+                    ]
+                    for a in controls.get("annotators", [])
+                ],
+            ),  # fmt: skip
+            "",
+        ]
+    excluded = people.get("excluded_rows") or {}
+    if excluded:
+        lines.append(
+            "Annotation rows set apart before the rule (`agree/excluded_annotations.parquet`), "
+            "per reason: " + ", ".join(f"{k}: {v}" for k, v in sorted(excluded.items())) + "."
+        )
+    return "\n".join(lines).strip()

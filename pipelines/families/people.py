@@ -1,0 +1,321 @@
+"""Qualification (pilot) rounds and control items for any family (issue 35), added by
+the recipe, never by the family: ``annotation.pilot`` puts a pilot before the main
+round, ``annotation.controls`` shuffles control items into it.
+
+Every crowdsourced KLUE task began with a pilot that chose its workers (KLUE 3.1.1: 13
+passed; 3.2.1: 19 of 20; 3.3.1: 684 of 2,604 applicants; 3.5.1: at least 4 of 5
+right). A :class:`~pipelines.families.TaskKind` asks this module for
+
+- its steps (:func:`with_people_steps`): ``pilot`` (the gold items checked and
+  written as the pilot's items), the pilot's round (``push-pilot``, ``simulate-pilot``,
+  ``wait-pilot``, ``pull-pilot``) and ``qualify`` (each applicant's result under the
+  pass rule, and the qualified set), all before the first round of the rebuild; and
+  ``controls`` (the control items shuffled into the main round's items) just before
+  the main round's ``push``;
+- its rounds (:func:`with_people_rounds`): the ``pilot`` round (every applicant answers
+  every gold item: the overlap is the number of applicants), and the main round
+  (``""``) showing the mixed items when there are control items.
+
+The shared ``agree`` step then excludes the annotations of accounts that did not
+qualify and screens by control accuracy (``pipelines.agreement.screening``), and the
+card shows applicants, passed, the rule, the controls and who was screened.
+
+On a Label Studio you run (the community edition), every member of the organization
+sees every project: a pilot cannot hide the main round from those who failed it. Their
+annotations are excluded (reason ``not_qualified``), so they only cost work; to keep
+them out, invite the qualified annotators to a separate organization or server for the
+main round (docs/commands/labelstudio.md, "Who sees a project"), or use Label Studio
+Enterprise's project membership.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
+
+from pipelines.agreement.controls import mix_controls
+from pipelines.agreement.qualification import PassRule, pilot_results
+from pipelines.agreement.screening import PeopleScreen, answer_rows
+from pipelines.annotation.gold_items import read_gold_items
+from pipelines.annotation.label_config import parse_label_config
+from pipelines.annotation.rounds import Round
+from pipelines.core.steps import (
+    STEPS,
+    RunContext,
+    StepOutcome,
+    cached,
+    declares,
+    out_files,
+)
+
+PILOT_STEPS = ["pilot", "push-pilot", "simulate-pilot", "wait-pilot", "pull-pilot", "qualify"]
+
+
+def with_people_steps(recipe: object, steps: list[str]) -> list[str]:
+    """``steps`` with the pilot's before the first round and ``controls`` before the
+    main round's push, as the recipe's ``annotation`` asks."""
+    ann = getattr(recipe, "annotation", None)
+    if ann is None:
+        return steps
+    out = list(steps)
+    if ann.controls is not None and "push" in out:
+        out.insert(out.index("push"), "controls")
+    if ann.pilot is not None:
+        first = next((i for i, s in enumerate(out) if s.split("-", 1)[0] in ("push", "controls")),
+                     len(out))  # fmt: skip
+        out[first:first] = PILOT_STEPS
+    return out
+
+
+def pilot_dir(ctx: RunContext) -> Path:
+    return ctx.out / "pilot"
+
+
+def with_people_rounds(ctx: RunContext, rounds: dict[str, Round]) -> dict[str, Round]:
+    """The family's ``rounds`` with the pilot round and the main round's control items,
+    as the recipe's ``annotation`` asks."""
+    ann = ctx.recipe.annotation
+    if ann is None or "" not in rounds or (ann.pilot is None and ann.controls is None):
+        return rounds
+    out = dict(rounds)
+    main = rounds[""]
+    if ann.controls is not None:
+        out[""] = replace(main, items=ctx.out / "controls" / "items.parquet")
+    if ann.pilot is not None:
+        pilot = ann.pilot
+        applicants = pilot.applicants or (main.simulate.annotators if main.simulate else None)
+        if applicants is None:
+            raise ValueError(
+                "annotation.pilot.applicants: how many people take the pilot (every one of "
+                "them answers every gold item); needed with real annotators"
+            )
+        out["pilot"] = Round(
+            pilot_dir(ctx) / "items.parquet",
+            ctx.recipe.resolve(pilot.config) if pilot.config else main.config,
+            pilot.project or f"{ctx.project}-pilot",
+            applicants, main.simulate, main.pool, pilot_dir(ctx) / "annotations.parquet",
+            main.timeout, main.poll, phase="pilot",
+        )  # fmt: skip
+    return out
+
+
+def _answer_field(ctx: RunContext) -> str | None:
+    agreement = getattr(ctx.recipe, "agreement", None)
+    return getattr(agreement, "answer_field", None) if agreement is not None else None
+
+
+def known_items(ctx: RunContext, path: str) -> pd.DataFrame:
+    """A recipe's file of known-answer items, checked against the main round's
+    interface (``pipelines.annotation.gold_items``)."""
+    config = parse_label_config(ctx.recipe.resolve(ctx.recipe.annotation.config))
+    return read_gold_items(ctx.recipe.resolve(path), config, _answer_field(ctx))
+
+
+def _shown(ctx: RunContext, items: pd.DataFrame) -> pd.DataFrame:
+    """The items as the round shows them: the known answer left out of the task data;
+    with simulated annotators it is their latent truth (``sim_<field>``), as the main
+    items' is."""
+    config = parse_label_config(ctx.recipe.resolve(ctx.recipe.annotation.config))
+    control = config.answer_control(_answer_field(ctx))
+    shown = items.drop(columns=["value"])
+    if ctx.simulated:
+        value = items["value"]
+        numeric = pd.to_numeric(value, errors="coerce")
+        shown[f"sim_{control.name}"] = numeric if numeric.notna().all() else value
+    return shown
+
+
+@STEPS.register("pilot")
+@declares(
+    reads=lambda ctx, arg: {"gold_file": ctx.recipe.resolve(ctx.recipe.annotation.pilot.gold)},
+    writes=out_files("pilot/items.parquet", "pilot/gold.parquet", "pilot/pilot.json"),
+    settings=lambda ctx, arg: [
+        ctx.simulated,
+        _answer_field(ctx),
+        ctx.recipe.annotation.pilot.model_dump(),
+    ],  # fmt: skip
+)
+def pilot_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """The pilot's gold items, checked against the interface -> OUT/pilot/items.parquet
+    (what the applicants see) and OUT/pilot/gold.parquet (the known answers)."""
+
+    def compute() -> tuple[dict, dict]:
+        gold = known_items(ctx, ctx.recipe.annotation.pilot.gold)
+        info = {"items": len(gold), "gold": ctx.recipe.annotation.pilot.gold}
+        return {"items.parquet": _shown(ctx, gold),
+                "gold.parquet": gold[["item_id", "value"]]}, info  # fmt: skip
+
+    info, hit = cached(ctx, compute)
+    return StepOutcome(f"{info['items']} gold items{' (cached)' if hit else ''}", info)
+
+
+def pass_rule(ctx: RunContext) -> PassRule:
+    spec = ctx.recipe.annotation.pilot.rule
+    return PassRule(spec.kind, spec.threshold, spec.of)
+
+
+@STEPS.register("qualify")
+@declares(
+    reads=out_files("pilot/annotations.parquet", "pilot/gold.parquet"),
+    writes=out_files("pilot/results.parquet", "pilot/qualification.json"),
+    settings=lambda ctx, arg: [_answer_field(ctx), ctx.recipe.annotation.pilot.rule.model_dump()],
+)
+def qualify_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """Each applicant's pilot result under the recipe's pass rule
+    (``pipelines.agreement.qualification``) -> OUT/pilot/results.parquet and the
+    qualified set in OUT/pilot/qualification.json."""
+    rule = pass_rule(ctx)
+
+    def compute() -> tuple[dict, dict]:
+        table = pd.read_parquet(pilot_dir(ctx) / "annotations.parquet")
+        gold = pd.read_parquet(pilot_dir(ctx) / "gold.parquet")
+        results = pilot_results(answer_rows(table, _answer_field(ctx)), rule, gold)
+        passed = sorted(results.loc[results["passed"], "annotator_id"].astype(str))
+        info = {
+            "rule": rule.kind,
+            "threshold": rule.threshold,
+            "of": rule.of,
+            "describe": rule.describe(),
+            "gold_items": len(gold),
+            "applicants": len(results),
+            "passed": len(passed),
+            "qualified": passed,
+            "annotators": json.loads(results.to_json(orient="records")),
+        }
+        return {"results.parquet": results}, info
+
+    info, hit = cached(ctx, compute)
+    failed = [a["annotator_id"] for a in info["annotators"] if not a["passed"]]
+    return StepOutcome(
+        f"{info['passed']} of {info['applicants']} applicants passed ({info['describe']})"
+        + (f"; failed: {', '.join(failed)}" if failed else "")
+        + (" (cached)" if hit else ""),
+        {k: v for k, v in info.items() if k != "annotators"},
+    )
+
+
+@STEPS.register("controls")
+@declares(
+    reads=lambda ctx, arg: {
+        "items": ctx.out / "items" / "items.parquet",
+        "controls_file": ctx.recipe.resolve(ctx.recipe.annotation.controls.items),
+    },
+    writes=out_files(
+        "controls/items.parquet", "controls/controls.parquet", "controls/controls.json"
+    ),
+    settings=lambda ctx, arg: [
+        ctx.simulated,
+        _answer_field(ctx),
+        ctx.recipe.annotation.controls.model_dump(),
+    ],  # fmt: skip
+)
+def controls_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """The main round's items with the recipe's control items shuffled in
+    (``pipelines.agreement.controls.mix_controls``) -> OUT/controls/items.parquet (what
+    the round shows; the known answers are not in the task data) and
+    OUT/controls/controls.parquet (the controls shown and their answers)."""
+    spec = ctx.recipe.annotation.controls
+
+    def compute() -> tuple[dict, dict]:
+        items = pd.read_parquet(ctx.out / "items" / "items.parquet")
+        known = known_items(ctx, spec.items)
+        mixed = mix_controls(items, known, spec.share, spec.seed)
+        chosen = mixed[mixed["is_control"]].rename(columns={"control_value": "value"})
+        shown = (
+            pd.concat([mixed[~mixed["is_control"]], _shown(ctx, chosen)], ignore_index=True)
+            .set_index("item_id")
+            .loc[mixed["item_id"]]
+            .reset_index()
+        )
+        shown = shown.drop(columns=["is_control", "control_value"], errors="ignore")
+        info = {"items": len(items), "controls": len(chosen), "available": len(known),
+                "share": spec.share}  # fmt: skip
+        return {"items.parquet": shown,
+                "controls.parquet": chosen[["item_id", "value"]]}, info  # fmt: skip
+
+    info, hit = cached(ctx, compute)
+    share = info["controls"] / (info["items"] + info["controls"])
+    return StepOutcome(
+        f"{info['controls']} control items shuffled among {info['items']:,} items "
+        f"({share:.1%}){' (cached)' if hit else ''}",
+        info,
+    )
+
+
+def check_people(recipe: object, path: Path | str) -> None:
+    """Before any work (issue 35's bad input): the pilot's gold items and the control
+    items fit the interface (``pipelines.annotation.gold_items``), the pass rule can be
+    met by the pilot's gold items, and a pilot without simulated annotators says how
+    many applicants take it. Raises ``ValueError`` naming the recipe and the key."""
+    ann = getattr(recipe, "annotation", None)
+    if ann is None or (ann.pilot is None and ann.controls is None):
+        return
+    field = getattr(getattr(recipe, "agreement", None), "answer_field", None)
+    main = parse_label_config(recipe.resolve(ann.config))
+    if ann.pilot is not None:
+        pilot = ann.pilot
+        config = parse_label_config(recipe.resolve(pilot.config)) if pilot.config else main
+        try:
+            gold = read_gold_items(recipe.resolve(pilot.gold), config, field)
+            rule = PassRule(pilot.rule.kind, pilot.rule.threshold, pilot.rule.of)
+        except ValueError as exc:
+            raise ValueError(f"{path}: annotation.pilot: {exc}") from None
+        if rule.kind == "min_correct" and max(rule.threshold, rule.of or 0) > len(gold):
+            raise ValueError(
+                f"{path}: annotation.pilot.rule: {rule.describe()} can never be met with "
+                f"the {len(gold)} gold items of {pilot.gold}"
+            )
+        if (
+            rule.kind == "min_pearson"
+            and pd.to_numeric(gold["value"], errors="coerce").isna().any()
+        ):
+            raise ValueError(
+                f"{path}: annotation.pilot.rule: min_pearson needs numeric gold values "
+                f"({pilot.gold} has labels); use min_correct"
+            )
+        if pilot.applicants is None and ann.simulate is None:
+            raise ValueError(
+                f"{path}: annotation.pilot.applicants: how many people take the pilot (each "
+                "answers every gold item); needed with real annotators"
+            )
+    if ann.controls is not None:
+        try:
+            read_gold_items(recipe.resolve(ann.controls.items), main, field)
+        except ValueError as exc:
+            raise ValueError(f"{path}: annotation.controls: {exc}") from None
+
+
+def people_screen(ctx: RunContext) -> PeopleScreen | None:
+    """What the agreement step screens by, from the pilot's and the controls' outputs
+    (None when the recipe has neither)."""
+    ann = ctx.recipe.annotation
+    if ann is None or (ann.pilot is None and ann.controls is None):
+        return None
+    screen = PeopleScreen()
+    if ann.pilot is not None:
+        facts = json.loads((pilot_dir(ctx) / "qualification.json").read_text(encoding="utf-8"))
+        screen.qualified = set(facts["qualified"])
+        screen.pilot = facts
+    if ann.controls is not None:
+        spec = ann.controls
+        screen.controls = pd.read_parquet(ctx.out / "controls" / "controls.parquet")
+        screen.min_accuracy, screen.min_answered = spec.min_accuracy, spec.min_answered
+        screen.tolerance, screen.share = spec.tolerance, spec.share
+    return screen
+
+
+def people_files(ctx: RunContext) -> dict[str, Path]:
+    """The files :func:`people_screen` reads (the agreement step's extra inputs)."""
+    ann = ctx.recipe.annotation
+    files = {}
+    if ann is not None and ann.pilot is not None:
+        files["qualification"] = pilot_dir(ctx) / "qualification.json"
+    if ann is not None and ann.controls is not None:
+        files["controls"] = ctx.out / "controls" / "controls.parquet"
+    return files
+
+
+__all__ = ["people_files", "people_screen", "with_people_rounds", "with_people_steps"]
