@@ -59,10 +59,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "fewer than this share of the items, in (0, 1]; 'off' screens no one (off)",
     )
     agree.add_argument(
+        "--element-f1-min",
+        type=_threshold,
+        default=None,
+        help="span_vote: screen out an annotator whose mean element F1 against the spans "
+        "(relations, arcs) most of the others marked is under this, in (0, 1]; 'off' "
+        "screens no one (off)",
+    )
+    agree.add_argument(
         "--min-screened-items",
         type=int,
         default=3,
-        help="majority: an annotator with fewer items counted for that share is not screened (3)",
+        help="majority, span_vote: an annotator with fewer items counted for the screening "
+        "is not screened (3)",
     )
     agree.add_argument(
         "--value-type",

@@ -252,6 +252,55 @@ def majority_rule(
     return gold, dropped, None
 
 
+def element_f1(mine: set, theirs: set) -> float:
+    """F1 of one annotator's elements against a reference set (1.0 when both are
+    empty: agreeing that an item has nothing to mark)."""
+    if not mine and not theirs:
+        return 1.0
+    hits = len(mine & theirs)
+    return 2 * hits / (len(mine) + len(theirs))
+
+
+def _screen_by_elements(
+    ratings: pd.DataFrame, settings: SpanVoteSettings, kind: object
+) -> tuple[pd.DataFrame, list[dict]]:
+    """(the ratings of the annotators kept, the screened annotators' drop records): an
+    annotator's mean element F1 against the elements most of the *other* annotators of
+    each item marked (more than half of them), over the items with at least two others;
+    screened below ``element_f1_min`` over ``min_screened_items`` items or more."""
+    by_item: dict[str, list[tuple[str, set]]] = {}
+    for item, who, value in ratings[["item_id", "annotator_id", "value"]].itertuples(index=False):
+        by_item.setdefault(str(item), []).append((str(who), set(kind.elements(str(value)))))
+    scores: dict[str, list[float]] = {}
+    for marks in by_item.values():
+        if len(marks) < 3:
+            continue  # fewer than two others: no majority to agree with
+        for who, mine in marks:
+            others = [m for w, m in marks if w != who]
+            counts = Counter(e for m in others for e in m)
+            majority = {e for e, n in counts.items() if n > len(others) / 2}
+            scores.setdefault(who, []).append(element_f1(mine, majority))
+    threshold = float(settings.element_f1_min)
+    out = {
+        who: float(np.mean(f))
+        for who, f in scores.items()
+        if len(f) >= settings.min_screened_items and float(np.mean(f)) < threshold
+    }
+    people = ratings["annotator_id"].astype(str).nunique()
+    if out and len(out) == people:
+        raise AgreementError(
+            f"the screening would remove every annotator ({len(out)}) with element_f1_min "
+            f"{threshold}; lower it (or set it to null) in the recipe's agreement section"
+        )
+    dropped = [
+        {"kind": "annotator", "id": who, "reason": "low_element_f1",
+         "detail": f"mean element F1 {f1:.3f} against the others' majority over "
+                   f"{len(scores[who])} items (< {threshold})"}
+        for who, f1 in sorted(out.items())
+    ]  # fmt: skip
+    return ratings[~ratings["annotator_id"].astype(str).isin(set(out))], dropped
+
+
 @agreement_rule("span_vote", SpanVoteSettings)
 def span_vote_rule(
     ratings: pd.DataFrame, settings: SpanVoteSettings
@@ -265,6 +314,8 @@ def span_vote_rule(
     kind = VALUE_TYPES.get(settings.value_type)
     k = int(settings.min_votes or 0)
     rows, dropped = [], []
+    if settings.element_f1_min is not None:
+        ratings, dropped = _screen_by_elements(ratings, settings, kind)
     for item, group in ratings.groupby("item_id", sort=True):
         values = [str(v) for v in group["value"]]
         counts = Counter(e for v in values for e in set(kind.elements(v)))

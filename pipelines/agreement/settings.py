@@ -139,6 +139,10 @@ class MajoritySettings(_Answers, _MajorityThreshold):
 class _SpanVoteThreshold(AgreementSettingsBase):
     min_votes: int | None = None
     value_type: str = "span_set"  # a set-valued type: span_set, relation, dependency_tree
+    # screening (issue 35): drop an annotator whose elements' mean F1 against the
+    # others' majority elements is under this (None: off; no paper states a value)
+    element_f1_min: float | None = None
+    min_screened_items: int = 3  # an annotator with fewer counted items is not screened
 
 
 @dataclass
@@ -154,6 +158,10 @@ class SpanVoteSettings(_Answers, _SpanVoteThreshold):
     def __post_init__(self) -> None:
         if self.min_votes is None or self.min_votes < 1:
             raise AgreementError("the span_vote rule needs --min-votes K (K >= 1)")
+        if self.element_f1_min is not None and not 0 < self.element_f1_min <= 1:
+            raise AgreementError(f"element_f1_min must be in (0, 1], got {self.element_f1_min}")
+        if self.min_screened_items < 1:
+            raise AgreementError(f"min_screened_items must be >= 1, got {self.min_screened_items}")
         kind = VALUE_TYPES.get(self.value_type)
         if "span_vote" not in kind.rules:
             raise AgreementError(

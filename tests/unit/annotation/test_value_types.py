@@ -221,6 +221,28 @@ def test_span_vote_keeps_what_min_votes_annotators_share_and_records_the_rest():
         agree(ratings, AgreementSettings(rule="mean"), value_type="span_set")
 
 
+def test_span_vote_screens_an_annotator_far_from_the_others_majority():
+    """Issue 35 item 3: the span rule's screening (``element_f1_min``): an annotator's
+    mean element F1 against the spans most of the others marked, at the threshold
+    (exactly at it stays), over ``min_screened_items`` items or more."""
+    good = {f"s{k}": [(0, 3, "PS"), (5, 8, "OG")] for k in range(4)}
+    half = {f"s{k}": [(0, 3, "PS")] for k in range(4)}  # F1 2/3 on every item
+    ratings = _span_rows({"a": good, "b": good, "c": good, "f": good, "d": half,
+                          "e": {f"s{k}": [(9, 12, "LC")] for k in range(4)}})  # fmt: skip
+    settings = AgreementSettings(rule="span_vote", min_votes=2, element_f1_min=2 / 3)
+    result = agree(ratings, settings)
+    screened = result["dropped"].query("kind == 'annotator'").set_index("id")["reason"]
+    assert screened.to_dict() == {"e": "low_element_f1"}  # d at 2/3 exactly stays
+    stricter = agree(ratings, AgreementSettings(rule="span_vote", min_votes=2,
+                                                element_f1_min=0.7))  # fmt: skip
+    assert set(stricter["dropped"].query("kind == 'annotator'")["id"]) == {"d", "e"}
+    few = agree(ratings, AgreementSettings(rule="span_vote", min_votes=2, element_f1_min=0.7,
+                                           min_screened_items=5))  # fmt: skip
+    assert not len(few["dropped"].query("kind == 'annotator'"))  # 4 items < 5: not judged
+    with pytest.raises(AgreementError, match="element_f1_min must be in"):
+        AgreementSettings(rule="span_vote", min_votes=2, element_f1_min=1.5)
+
+
 def test_answer_spans_exact_match_character_f1_and_a_majority():
     def row(who: str, item: str, start: int | None, text: str = "") -> dict:
         value = (
