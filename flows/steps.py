@@ -34,7 +34,7 @@ from pipelines.export.card_facts import (
 )
 from pipelines.export.family import export_code, export_settings
 from pipelines.families import ExportInputs, Round, SharedSteps
-from pipelines.families.people import people_files, people_screen
+from pipelines.families.people import people_files, people_screen, review_files, reviews_of
 
 if TYPE_CHECKING:
     from pipelines.core.recipe import Recipe
@@ -210,7 +210,8 @@ def _agree_files(ctx: RunContext, arg: str) -> dict[str, Path]:
 
 
 @STEPS.register("agree")
-@declares(reads=lambda ctx, arg: {"annotations": votes_path(ctx), **people_files(ctx)},
+@declares(reads=lambda ctx, arg: {"annotations": votes_path(ctx), **people_files(ctx),
+                                  **review_files(ctx)},
           writes=_agree_files)  # fmt: skip
 def agree_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The recipe's agreement rule (``pipelines.agreement``) -> OUT/agree; values are
@@ -225,7 +226,7 @@ def agree_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         settings.values = interface_answers(ctx.recipe, settings.answer_field)
     agreed = run_agree(votes_path(ctx), settings, ctx.out / "agree",
                        interface_value_type(ctx.recipe, settings.answer_field),
-                       people_screen(ctx))  # fmt: skip
+                       people_screen(ctx), reviews_of(ctx))  # fmt: skip
     if "krippendorff_alpha" in agreed:
         levels = agreed["krippendorff_alpha"]
         level = "interval" if levels.get("interval") is not None else "nominal"
@@ -330,6 +331,7 @@ def export_reads(ctx: RunContext, arg: str = "") -> dict[str, Path]:
         "ingest_stats": out / kind.ingest_dir / "stats.json",
         **{name: out / rel for name, rel in kind.export_inputs.items()},
         **people_files(ctx),
+        **review_files(ctx),
     }
 
 
@@ -375,11 +377,14 @@ def _export(ctx: RunContext, inputs: dict, hashes: dict, dataset: Path, key: str
     from pipelines.export.data_card import render_card
 
     recipe, out, kind = ctx.recipe, ctx.out, ctx.task
+    from pipelines.agreement.review import apply_fixes
+
     items = pd.read_parquet(inputs["items"])
     items = items.drop(columns=[c for c in items.columns if c.startswith("sim_")])
     splits = pd.read_parquet(inputs["splits"])
     table = pd.read_parquet(inputs["annotations"])
     gold = pd.read_parquet(inputs["gold"])
+    items = apply_fixes(items, gold)  # a reviewer's fix of a reported item (issue 35)
     shared = shared_of(ctx)
     records = shared.records(ExportInputs(
         gold=gold, items=items, splits=splits, annotations=table,

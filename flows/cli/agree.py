@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+import pandas as pd
+
 from pipelines.agreement.rules import AGREEMENT_RULES, AgreementSettings, MeanSettings
 from pipelines.agreement.settings import ALPHA_LEVELS
 from pipelines.annotation.values import VALUE_TYPES
@@ -156,6 +158,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="the allowed values, comma-separated (e.g. 0,1,2,3,4,5), instead of --config. "
         "Without either, any value is accepted, but the mean rule always needs finite numbers",
     )
+    agree.add_argument(
+        "--reports",
+        choices=["auto", "review"],
+        default="auto",
+        help="auto: drop a reported item (report_min); review: a reported item's fate is its "
+        "review decision in --reviews (issue 35; an item without one is dropped) (auto)",
+    )
+    agree.add_argument(
+        "--reviews",
+        type=Path,
+        default=None,
+        help="with --reports review: the reviewers' decisions (.parquet/.csv: item_id, "
+        "decision keep/drop/fix, reason, reviewer, fix as JSON {field: text})",
+    )
     agree.add_argument("--json", action="store_true", help="print agreement.json")
 
 
@@ -189,7 +205,7 @@ def _allowed(args: argparse.Namespace) -> list[str] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pipelines.agreement.rules import run_agree
+    from pipelines.agreement.rules import AgreementError, run_agree
 
     cls = AGREEMENT_RULES.get(args.rule).settings
     convert = {
@@ -198,7 +214,17 @@ def run(args: argparse.Namespace) -> int:
     }
     options = from_namespace(cls, args, convert, answer_field=args.field, values=_allowed(args))
     settings = AgreementSettings(**options)
-    figures = run_agree(args.annotations, settings, args.out)
+    reviews = None
+    if args.reviews is not None:
+        reviews = (pd.read_csv(args.reviews, dtype=str, keep_default_na=False)
+                   if args.reviews.suffix == ".csv" else pd.read_parquet(args.reviews))  # fmt: skip
+        missing = {"item_id", "decision", "reviewer"} - set(reviews.columns)
+        if missing:
+            raise AgreementError(f"{args.reviews}: no column(s) {sorted(missing)}")
+        for column in ("reason", "fix"):
+            if column not in reviews.columns:
+                reviews[column] = None
+    figures = run_agree(args.annotations, settings, args.out, reviews=reviews)
     if args.json:
         print(json.dumps(figures, ensure_ascii=False, indent=2))
         return 0

@@ -61,6 +61,7 @@ from pipelines.agreement.measures import (  # noqa: F401 - re-exported: the rule
     numeric_values,
     reliability_matrix,
 )
+from pipelines.agreement.review import MODES, review_decision
 from pipelines.agreement.screening import PeopleScreen, screen_people
 from pipelines.agreement.settings import (  # noqa: F401 - re-exported
     AGREEMENT_RULES,
@@ -402,6 +403,7 @@ def agree(
     value_type: str | None = None,
     context: dict | None = None,
     people: PeopleScreen | None = None,
+    reviews: pd.DataFrame | None = None,
 ) -> dict:
     """Gold labels, dropped items and annotators, and the dataset-level figures: the
     agreement measures of the answers' value type (``value_type``; by default the
@@ -410,7 +412,10 @@ def agree(
     ``people``: who counts (a pilot's qualified set, control items;
     ``pipelines.agreement.screening``), applied before the rule; the rows it excludes
     are the result's ``excluded``, an item left without annotations is dropped
-    (``no_annotations_left``)."""
+    (``no_annotations_left``). With ``reports: review``, ``reviews`` (the review round's
+    decisions, ``pipelines.agreement.review.review_table``) decide each reported item."""
+    if settings.reports not in MODES:
+        raise AgreementError(f"reports must be one of {list(MODES)}, got {settings.reports!r}")
     if value_type or getattr(settings, "value_type", None):  # known: checked before reading
         value_type_for(frame.iloc[:0], settings, value_type)
     screened_people: list[dict] = []
@@ -440,13 +445,22 @@ def agree(
                                   "low_control_accuracy)"})  # fmt: skip
     flagged: set[str] = set()
     wanted = set(settings.report_flags)
+    decisions: dict[str, dict] = {}
     for item, per_flag in sorted(flags.items()):
         hits = {f: n for f, n in per_flag.items() if f in wanted and n >= settings.report_min}
-        if hits:
-            flagged.add(item)
-            first = sorted(hits)[0]
-            detail = "; ".join(f"{f} by {n} annotator(s)" for f, n in sorted(hits.items()))
-            dropped.append({"kind": "item", "id": item, "reason": first, "detail": detail})
+        if not hits:
+            continue
+        if settings.reports == "review":
+            decision = decisions[item] = review_decision(item, hits, reviews)
+            if decision["drop"]:
+                flagged.add(item)
+                dropped.append({"kind": "item", "id": item, "reason": decision["flag"],
+                                "detail": decision["detail"]})  # fmt: skip
+            continue
+        flagged.add(item)
+        first = sorted(hits)[0]
+        detail = "; ".join(f"{f} by {n} annotator(s)" for f, n in sorted(hits.items()))
+        dropped.append({"kind": "item", "id": item, "reason": first, "detail": detail})
     annotators = None
     usable = ratings[~ratings["item_id"].isin(flagged)]
     gold, rule_drops, annotators = AGREEMENT_RULES.get(settings.rule).apply(usable, settings)
@@ -487,8 +501,41 @@ def agree(
         figures["simulated"] = bool(frame["simulated"].astype(bool).any())
     if people_figures is not None:
         figures["people"] = people_figures
+    if settings.reports == "review":
+        gold = with_decisions(gold, decisions)
+        figures["review"] = review_figures(decisions)
     dropped_frame = pd.DataFrame(dropped, columns=DROPPED_COLUMNS)
     return {"gold": gold, "dropped": dropped_frame, "figures": figures, "excluded": excluded}
+
+
+def with_decisions(gold: pd.DataFrame, decisions: dict[str, dict]) -> pd.DataFrame:
+    """``gold`` with each reviewed item's decision, reviewer, reason and fix (issue 35:
+    the decision and the reviewer are kept with each item)."""
+    out = gold.copy()
+    for column, key in (("review_decision", "decision"), ("reviewer", "reviewer"),
+                        ("review_reason", "reason"), ("review_fix", "fix")):  # fmt: skip
+        out[column] = (
+            out["item_id"]
+            .astype(str)
+            .map(lambda i, k=key: decisions[i][k] if i in decisions else None)
+        )
+    return out
+
+
+def review_figures(decisions: dict[str, dict]) -> dict:
+    """The review round's counts: reported items, kept, fixed (a fix that changed no
+    text is counted apart and keeps the item as it was), dropped, not reviewed."""
+    got = [d["decision"] for d in decisions.values()]
+    fixed = sum(d["decision"] == "fix" and bool(d["fix"]) for d in decisions.values())
+    return {
+        "reported": len(decisions),
+        "kept": got.count("keep"),
+        "fixed": fixed,
+        "fix_without_change": got.count("fix") - fixed,  # kept as they were
+        "dropped": got.count("drop"),
+        "not_reviewed": got.count(None),
+        "reviewers": sorted({d["reviewer"] for d in decisions.values() if d["reviewer"]}),
+    }
 
 
 def value_type_for(ratings: pd.DataFrame, settings: AgreementSettingsBase, name: str | None = None):  # noqa: ANN201 - a pipelines.annotation.values.ValueType
@@ -549,6 +596,7 @@ def run_agree(
     out: Path,
     value_type: str | None = None,
     people: PeopleScreen | None = None,
+    reviews: pd.DataFrame | None = None,
 ) -> dict:
     """Read ``path``, apply the rule, write gold.parquet, dropped.parquet and
     agreement.json (atomically, manifest last; a rerun with the same input and settings
@@ -560,7 +608,8 @@ def run_agree(
     from pipelines.core.io import output_lock
 
     try:
-        result = agree(read_annotations(path), settings, value_type, people=people)
+        result = agree(read_annotations(path), settings, value_type, people=people,
+                       reviews=reviews)  # fmt: skip
         if result["gold"].empty:
             figures = result["figures"]
             raise AgreementError(
@@ -575,11 +624,12 @@ def run_agree(
             message if message.startswith(str(path)) else f"{path}: {message}"
         ) from None
     with output_lock(out):  # one run at a time writes into OUT
-        return _write_agree(path, settings, out, result, people)
+        return _write_agree(path, settings, out, result, people, reviews)
 
 
 def _write_agree(path: Path, settings: AgreementSettingsBase, out: Path, result: dict,
-                 people: PeopleScreen | None = None) -> dict:  # fmt: skip
+                 people: PeopleScreen | None = None,
+                 reviews: pd.DataFrame | None = None) -> dict:  # fmt: skip
     from pipelines.core.io import sha256_file, write_outputs
 
     key = {"input": sha256_file(path), "settings": asdict(settings),
@@ -588,6 +638,9 @@ def _write_agree(path: Path, settings: AgreementSettingsBase, out: Path, result:
     if people is not None:
         key["people"] = people.key()
         tables["excluded_annotations.parquet"] = result["excluded"]
+    if reviews is not None:
+        key["reviews"] = json.loads(reviews.drop(columns=["annotation_id"], errors="ignore")
+                                    .to_json(orient="records"))  # fmt: skip
     figures = {**result["figures"], "input": str(path)}
     written = write_outputs(out, json.dumps(key, sort_keys=True), tables,
                             {"agreement.json": figures})  # fmt: skip

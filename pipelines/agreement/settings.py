@@ -44,7 +44,9 @@ class _Answers(AgreementSettingsBase):
     # the answers the annotation interface allows (a single-choice control's options; the
     # rebuild takes them from the recipe's config): any other value is an error
     values: list[str] | None = None
-    # report flags
+    # report flags: "auto" drops a reported item; "review" sends it to a review round
+    # (pipelines.agreement.review) whose decision keeps, fixes or drops it (issue 35)
+    reports: str = "auto"
     report_min: int = 1
     report_flags: list[str] = field(
         default_factory=lambda: [

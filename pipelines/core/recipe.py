@@ -459,6 +459,15 @@ class WritingSpec(Strict):
     simulate: SimulateSpec | None = None
 
 
+class ReviewSpec(Strict):
+    """The review round of reported items (``agreement.reports: review``, issue 35): its
+    project (default "<project>-review") and simulated reviewers (default: one, when the
+    main round is simulated). Each reported item is reviewed once (overlap 1)."""
+
+    project: str | None = None
+    simulate: SimulateSpec | None = None
+
+
 class AnnotationSpec(Strict):
     """The Label Studio round (issue 5): interface, overlap, project, and either real
     annotators (wait up to ``timeout`` seconds) or simulated ones. ``writing`` adds the
@@ -476,6 +485,7 @@ class AnnotationSpec(Strict):
     value_types: dict[str, str] = Field(default_factory=dict)
     pilot: PilotSpec | None = None  # a qualification round before this one (issue 35)
     controls: ControlsSpec | None = None  # control items shuffled into this round
+    review: ReviewSpec | None = None  # the review round of reported items (reports: review)
 
     @model_validator(mode="after")
     def _known_value_types(self) -> AnnotationSpec:

@@ -13,12 +13,37 @@ def _fmt(value: object) -> str:
     return "n/a" if value is None else cell(value)
 
 
+def review_section(facts: dict) -> str:
+    """The review round of reported items (``reports: review``), or ""."""
+    r = (facts.get("agreement") or {}).get("review")
+    if not r:
+        return ""
+    project = (facts.get("review") or {}).get("project", "review")
+    reviewers = ", ".join(f"`{escape(str(x))}`" for x in r.get("reviewers", [])) or "none"
+    return (
+        f"**Review of reported items.** With `reports: review`, the {r['reported']} items "
+        f"annotators reported went to a review round (project `{escape(str(project))}`, "
+        f"reviewer(s) {reviewers}) instead of an automatic drop: **kept {r['kept']}, fixed "
+        f"{r['fixed']}, dropped {r['dropped']}**"
+        + (f", a fix that changed no text {r['fix_without_change']} (kept as it was)"
+           if r.get("fix_without_change") else "")
+        + (f", not reviewed {r['not_reviewed']} (dropped, as `reports: auto` would)"
+           if r.get("not_reviewed") else "")
+        + ". Each decision, its reviewer and reason are in `agree/gold.parquet` (columns "
+        "`review_decision`, `reviewer`, `review_reason`, `review_fix`) or, for a drop, in "
+        "`agree/dropped.parquet`; a fixed text is the released one."
+    )  # fmt: skip
+
+
 def screening_section(facts: dict) -> str:
     """The Markdown, or "" when the rebuild had neither a pilot nor control items."""
     people = (facts.get("agreement") or {}).get("people")
-    if not people:
-        return ""
     lines: list[str] = []
+    review = review_section(facts)
+    if review:
+        lines += [review, ""]
+    if not people:
+        return "\n".join(lines).strip()
     pilot = people.get("pilot")
     if pilot:
         round_facts = facts.get("pilot") or {}

@@ -42,6 +42,8 @@ from pipelines.agreement.screening import PeopleScreen, answer_rows
 from pipelines.annotation.gold_items import read_gold_items
 from pipelines.annotation.label_config import parse_label_config
 from pipelines.annotation.rounds import Round
+from pipelines.core.io import write_text
+from pipelines.core.recipe import ReviewSpec, SimulateSpec
 from pipelines.core.steps import (
     STEPS,
     RunContext,
@@ -52,6 +54,7 @@ from pipelines.core.steps import (
 )
 
 PILOT_STEPS = ["pilot", "push-pilot", "simulate-pilot", "wait-pilot", "pull-pilot", "qualify"]
+REVIEW_STEPS = ["reports", "push-review", "simulate-review", "wait-review", "pull-review"]
 
 
 def with_people_steps(recipe: object, steps: list[str]) -> list[str]:
@@ -67,21 +70,44 @@ def with_people_steps(recipe: object, steps: list[str]) -> list[str]:
         first = next((i for i, s in enumerate(out) if s.split("-", 1)[0] in ("push", "controls")),
                      len(out))  # fmt: skip
         out[first:first] = PILOT_STEPS
+    if reviews_reports(recipe) and "pull" in out:
+        at = out.index("pull") + 1
+        out[at:at] = REVIEW_STEPS
     return out
+
+
+def reviews_reports(recipe: object) -> bool:
+    """Whether the recipe sends reported items to a review round (``reports: review``)."""
+    return getattr(getattr(recipe, "agreement", None), "reports", "auto") == "review"
 
 
 def pilot_dir(ctx: RunContext) -> Path:
     return ctx.out / "pilot"
 
 
+def review_dir(ctx: RunContext) -> Path:
+    return ctx.out / "review"
+
+
 def with_people_rounds(ctx: RunContext, rounds: dict[str, Round]) -> dict[str, Round]:
     """The family's ``rounds`` with the pilot round and the main round's control items,
     as the recipe's ``annotation`` asks."""
     ann = ctx.recipe.annotation
-    if ann is None or "" not in rounds or (ann.pilot is None and ann.controls is None):
+    review = reviews_reports(ctx.recipe)
+    if ann is None or "" not in rounds or (ann.pilot is None and ann.controls is None
+                                           and not review):  # fmt: skip
         return rounds
     out = dict(rounds)
     main = rounds[""]
+    if review:
+        spec = ann.review or ReviewSpec()
+        sim = spec.simulate or (SimulateSpec(annotators=1, seed=main.simulate.seed, careless=0)
+                                if main.simulate else None)  # fmt: skip
+        out["review"] = Round(
+            review_dir(ctx) / "items.parquet", review_dir(ctx) / "review.xml",
+            spec.project or f"{ctx.project}-review", 1, sim if ctx.simulated else None,
+            "reviewer", review_dir(ctx) / "annotations.parquet", main.timeout, main.poll,
+        )  # fmt: skip
     if ann.controls is not None:
         out[""] = replace(main, items=ctx.out / "controls" / "items.parquet")
     if ann.pilot is not None:
@@ -288,6 +314,154 @@ def check_people(recipe: object, path: Path | str) -> None:
             raise ValueError(f"{path}: annotation.controls: {exc}") from None
 
 
+def review_config(fields: list[str]) -> str:
+    """The review round's Label Studio interface for items with ``fields``: the reports,
+    the item, a decision (keep / drop / fix), a reason, and each field again, editable
+    and prefilled with its text, for a fix."""
+    shown = "\n".join(
+        f'  <Header value="{f}"/>\n  <Text name="shown_{f}" value="${f}"/>' for f in fields
+    )
+    edits = "\n".join(
+        f'  <TextArea name="{f}" toName="reports_shown" maxSubmissions="1" rows="2" '
+        f'editable="true" value="${f}"/>'
+        for f in fields
+    )
+    return f"""<!-- benchforge: the review round of reported items (issue 35, agreement.reports:
+     review). decision keep / drop / fix; reason; a fix edits the fields below. -->
+<View>
+  <Header value="신고 내용 / What the annotators reported"/>
+  <Text name="reports_shown" value="$reports"/>
+{shown}
+  <Header value="결정 / Decision"/>
+  <Choices name="decision" toName="reports_shown" choice="single-radio" required="true">
+    <Choice value="keep" hint="문제가 없다: keep the item as it is"/>
+    <Choice value="drop" hint="신고가 맞다: drop the item"/>
+    <Choice value="fix" hint="고쳐서 쓴다: fix the text below and keep the item"/>
+  </Choices>
+  <Header value="이유 / Reason"/>
+  <TextArea name="reason" toName="reports_shown" maxSubmissions="1" rows="2"/>
+  <Header value="수정 (fix일 때) / The fixed text (for fix)"/>
+{edits}
+</View>
+"""
+
+
+def _agreement_settings(ctx: RunContext) -> dict:
+    from dataclasses import asdict
+
+    from pipelines.agreement.settings import recipe_agreement_settings
+
+    return asdict(recipe_agreement_settings(ctx.recipe))
+
+
+def _item_fields(ctx: RunContext) -> list[str]:
+    config = parse_label_config(ctx.recipe.resolve(ctx.recipe.annotation.config))
+    return list(config.data_fields)
+
+
+def _main_annotations(ctx: RunContext) -> Path:
+    return ctx.task.rounds(ctx)[""].annotations
+
+
+@STEPS.register("reports")
+@declares(
+    reads=lambda ctx, arg: {
+        "annotations": _main_annotations(ctx),
+        "items": ctx.out / "items" / "items.parquet",
+        **people_files(ctx),
+    },  # fmt: skip
+    writes=out_files("review/items.parquet", "review/reports.json"),
+    settings=lambda ctx, arg: [ctx.simulated, _agreement_settings(ctx)],
+)
+def reports_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """The items annotators reported (``report_min`` of them on one of
+    ``report_flags``, counted after the pilot's and the controls' screening) ->
+    OUT/review/items.parquet, the review round's items, and its interface
+    OUT/review/review.xml (``agreement.reports: review``; KLUE-STS 3.2.1 inspected the
+    reported sentences before removing them)."""
+    from pipelines.agreement.review import reported_items
+    from pipelines.agreement.screening import screen_people
+    from pipelines.agreement.settings import recipe_agreement_settings
+
+    fields = _item_fields(ctx)
+
+    def compute() -> tuple[dict, dict]:
+        settings = recipe_agreement_settings(ctx.recipe)
+        frame = pd.read_parquet(_main_annotations(ctx))
+        screen = people_screen(ctx)
+        if screen is not None:
+            frame = screen_people(frame, screen, settings.answer_field)[0]
+        reported = reported_items(frame, settings)
+        items = pd.read_parquet(ctx.out / "items" / "items.parquet")
+        items = items.assign(item_id=items["item_id"].astype(str))
+        table = reported.merge(items[["item_id", *fields]], on="item_id", how="left")
+        if ctx.simulated:
+            table = _simulated_review(table, fields)
+        info = {"reported": len(table), "flags": value_counts_of(reported)}
+        return {"items.parquet": table}, info
+
+    info, hit = cached(ctx, compute)
+    config = review_dir(ctx) / "review.xml"
+    text = review_config(fields)
+    if not config.is_file() or config.read_text(encoding="utf-8") != text:
+        write_text(text, config)
+    return StepOutcome(
+        f"{info['reported']} reported items go to the review round {info['flags']}"
+        + (" (cached)" if hit else ""),
+        info,
+    )
+
+
+def value_counts_of(reported: pd.DataFrame) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for flags in reported["flags"]:
+        for flag in json.loads(flags):
+            counts[flag] = counts.get(flag, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def _simulated_review(table: pd.DataFrame, fields: list[str]) -> pd.DataFrame:
+    """The simulated reviewer's latent answers: a report several annotators raised is
+    confirmed (``drop``); a lone report of personal information on a text with digits
+    is fixed by masking the digits (``fix``); any other lone report is not confirmed
+    (``keep``)."""
+    import re
+
+    def confirmed(flags: str) -> bool:
+        return max(json.loads(flags).values()) >= 2
+
+    def decision(flags: str, texts: list[str]) -> str:
+        if confirmed(flags):
+            return "drop"
+        pii = "personal_information" in json.loads(flags)
+        return "fix" if pii and any(re.search(r"\d", t) for t in texts) else "keep"
+
+    out = table.copy()
+    texts = out[fields].astype(str).to_numpy().tolist()
+    out["sim_decision"] = [decision(f, t) for f, t in zip(out["flags"], texts, strict=True)]
+    why = {
+        "drop": "신고 내용이 맞다 (confirmed)",
+        "keep": "문제를 찾지 못했다 (nothing wrong)",
+        "fix": "숫자를 가렸다 (digits masked)",
+    }
+    out["sim_reason"] = [why[d] for d in out["sim_decision"]]
+    for f in fields:
+        out[f"sim_{f}"] = [re.sub(r"\d", "*", str(v)) for v in out[f]]
+    return out
+
+
+def reviews_of(ctx: RunContext) -> pd.DataFrame | None:
+    """The review round's decisions (``pipelines.agreement.review.review_table``), or
+    None when the recipe does not review reports."""
+    from pipelines.agreement.review import review_table
+
+    if not reviews_reports(ctx.recipe):
+        return None
+    annotations = pd.read_parquet(review_dir(ctx) / "annotations.parquet")
+    items = pd.read_parquet(review_dir(ctx) / "items.parquet")
+    return review_table(annotations, items, _item_fields(ctx))
+
+
 def people_screen(ctx: RunContext) -> PeopleScreen | None:
     """What the agreement step screens by, from the pilot's and the controls' outputs
     (None when the recipe has neither)."""
@@ -318,4 +492,19 @@ def people_files(ctx: RunContext) -> dict[str, Path]:
     return files
 
 
-__all__ = ["people_files", "people_screen", "with_people_rounds", "with_people_steps"]
+def review_files(ctx: RunContext) -> dict[str, Path]:
+    """The review round's files the agreement step reads (none without a review)."""
+    if not reviews_reports(ctx.recipe):
+        return {}
+    return {"review": review_dir(ctx) / "annotations.parquet",
+            "reviewed_items": review_dir(ctx) / "items.parquet"}  # fmt: skip
+
+
+__all__ = [
+    "people_files",
+    "people_screen",
+    "review_files",
+    "reviews_of",
+    "with_people_rounds",
+    "with_people_steps",
+]

@@ -123,3 +123,28 @@ def test_a_rerun_creates_no_task_twice(run):
     main = annotate.find_project(ls, "sts-people-test")
     assert ls.projects.get(id=pilot.id).task_number == 20
     assert ls.projects.get(id=main.id).task_number == 38  # 30 items and 8 controls
+
+
+def test_reported_items_go_through_the_review_round(run):
+    """``reports: review`` (the demo recipe's): every reported item has a reviewer's
+    decision kept with it, and the card gives the counts."""
+    out = run["out"]
+    reported = pd.read_parquet(out / "review" / "items.parquet")
+    figures = json.loads((out / "agree" / "agreement.json").read_text(encoding="utf-8"))
+    review = figures["review"]
+    assert review["reported"] == len(reported)
+    assert review["kept"] + review["fixed"] + review["fix_without_change"] + review[
+        "dropped"
+    ] + review["not_reviewed"] == len(reported)
+    assert review["not_reviewed"] == 0
+    gold = pd.read_parquet(out / "agree" / "gold.parquet")
+    dropped = pd.read_parquet(out / "agree" / "dropped.parquet")
+    for item in reported["item_id"]:
+        if item in set(gold["item_id"]):
+            row = gold.set_index("item_id").loc[item]
+            assert row["review_decision"] in ("keep", "fix") and row["reviewer"]
+        else:
+            assert item in set(dropped["id"])
+    assert (out / "review" / "review.xml").is_file()
+    card = (out / "dataset" / "DATA_CARD.md").read_text(encoding="utf-8")
+    assert f"the {len(reported)} items annotators reported went to a review round" in card

@@ -31,9 +31,11 @@ def small_recipe(folder: Path, project: str) -> Path:
         corpus["limit"] = 600
     recipe["pairing"]["corpora"][0]["gsm"] = {"pool": 300, "pairs": 60}
     recipe["items"]["sample"] = 30
-    # the pilot and control items have their own test (test_people_rounds.py)
+    # the pilot, the control items and the review round have their own test
+    # (test_people_rounds.py)
     recipe["annotation"].pop("pilot")
     recipe["annotation"].pop("controls")
+    recipe["agreement"]["reports"] = "auto"
     recipe["annotation"].update(
         config=str(ROOT / "annotation_configs" / "sts.xml"),
         project=project,

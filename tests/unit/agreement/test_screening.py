@@ -106,3 +106,89 @@ def test_screening_everyone_away_is_an_error():
     frame = _round()
     with pytest.raises(ValueError, match="no annotation is left"):
         agree(frame, AgreementSettings(rule="mean"), people=PeopleScreen(qualified={"nobody"}))
+
+
+# ------------------------------------------------------------ review of reported items
+
+
+def _reported_round() -> pd.DataFrame:
+    rows = []
+    for who in ("a", "b", "c"):
+        for item, value in (("i1", "1"), ("i2", "3"), ("i3", "4"), ("i4", "2"), ("i5", "5")):
+            rows.append((item, who, value))
+    frame = _table(rows)
+    frame.loc[(frame["item_id"] == "i1") & (frame["annotator_id"] == "a"), "report_flags"] = (
+        "hate_or_bias"
+    )
+    for item in ("i2", "i3", "i4"):
+        frame.loc[(frame["item_id"] == item) & (frame["annotator_id"] == "b"), "report_flags"] = (
+            "personal_information"
+        )
+    return frame
+
+
+def _review_rows(decisions: dict[str, tuple[str, str, str | None]]) -> pd.DataFrame:
+    rows = []
+    for n, (item, (decision, reason, fixed)) in enumerate(decisions.items()):
+        for field, value in (("decision", decision), ("reason", reason),
+                             ("sentence1", fixed or "원문")):  # fmt: skip
+            rows.append({"item_id": item, "annotation_id": n, "annotator_id": "rev",
+                         "field": field, "value": value, "cancelled": False})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_reported_items_are_decided_by_their_review_not_dropped_automatically():
+    """Issue 35 item 4 (KLUE-STS 3.2.1: "we inspect the reported sentences"): keep and
+    fix keep the item (the decision and reviewer with it), drop drops it with the
+    reviewer's reason, an item nobody reviewed is dropped as ``auto`` would."""
+    from pipelines.agreement.review import apply_fixes, reported_items, review_table
+
+    frame = _reported_round()
+    auto = AgreementSettings(rule="mean", pearson_min=None, alpha_min=None, sd_max=None)
+    assert agree(frame, auto)["figures"]["dropped_items"] == {
+        "hate_or_bias": 1, "personal_information": 3}  # fmt: skip
+    review = AgreementSettings(rule="mean", pearson_min=None, alpha_min=None, sd_max=None,
+                               reports="review")  # fmt: skip
+    reported = reported_items(frame, review)
+    assert reported["item_id"].tolist() == ["i1", "i2", "i3", "i4"]
+    shown = reported.assign(sentence1="원문")
+    reviews = review_table(
+        _review_rows(
+            {
+                "i1": ("keep", "not hateful", None),
+                "i2": ("drop", "a phone number", None),
+                "i3": ("fix", "masked", "원*"),
+            }
+        ),  # fmt: skip
+        shown,
+        ["sentence1"],
+    )
+    fixes = {
+        i: f if isinstance(f, str) else None
+        for i, f in zip(reviews["item_id"], reviews["fix"], strict=True)
+    }
+    assert fixes == {"i1": None, "i2": None, "i3": '{"sentence1": "원*"}'}  # fmt: skip
+    result = agree(frame, review, reviews=reviews)
+    figures = result["figures"]
+    assert figures["dropped_items"] == {"personal_information": 2}  # i2 (reviewed), i4 (not)
+    dropped = result["dropped"].set_index("id")["detail"]
+    assert "review by rev: drop: a phone number" in dropped["i2"]
+    assert "not reviewed" in dropped["i4"]
+    assert figures["review"] == {"reported": 4, "kept": 1, "fixed": 1, "fix_without_change": 0,
+                                 "dropped": 1, "not_reviewed": 1, "reviewers": ["rev"]}  # fmt: skip
+    gold = result["gold"].set_index("item_id")
+    assert gold.at["i1", "review_decision"] == "keep" and gold.at["i1", "reviewer"] == "rev"
+    assert gold.at["i3", "review_decision"] == "fix"
+    items = pd.DataFrame({"item_id": ["i1", "i3"], "sentence1": ["원문", "원문"]})
+    fixed = apply_fixes(items, result["gold"])
+    assert fixed["sentence1"].tolist() == ["원문", "원*"]
+
+
+def test_a_review_decision_outside_keep_drop_fix_is_an_error():
+    from pipelines.agreement.review import review_table
+
+    bad = _review_rows({"i1": ("maybe", "", None)})
+    with pytest.raises(ValueError, match="decision 'maybe'"):
+        review_table(bad, pd.DataFrame({"item_id": ["i1"], "sentence1": ["원문"]}), ["sentence1"])
+    with pytest.raises(ValueError, match="reports must be one of"):
+        agree(_reported_round(), AgreementSettings(rule="mean", reports="later"))
