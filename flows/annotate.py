@@ -45,16 +45,22 @@ def push_task(
     reuse: bool = False,
     unqualified: int = 0,
     phase: str = "main",
+    guideline: Path | None = None,
 ) -> dict:
     """Push; with ``simulate_annotators``, new tasks carry their simulated annotations
     (``unqualified`` of them fail a pilot; ``phase``: ``pilot`` or ``main``, see
     ``pipelines.annotation.simulate``); ``reuse``: keep a project made with another
-    overlap (``--reuse-project``)."""
+    overlap (``--reuse-project``); ``guideline``: a Markdown file shown as the project's
+    instructions before labelling."""
+    from pipelines.annotation.invite import guideline_html
+
     parsed = annotate.load_config(config)
     attach = (with_simulated(simulate_annotators, seed, pool, careless, unqualified, phase)
               if simulate_annotators else None)  # fmt: skip
     items_table = annotate.read_items(items, parsed)
-    return annotate.push(items_table, parsed, project, overlap, attach=attach, reuse=reuse).__dict__
+    instruction = guideline_html(Path(guideline)) if guideline else None
+    return annotate.push(items_table, parsed, project, overlap, attach=attach, reuse=reuse,
+                         instruction=instruction).__dict__  # fmt: skip
 
 
 @task(name="labelstudio-simulate", **RETRIES)

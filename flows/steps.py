@@ -104,7 +104,7 @@ def push_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     pushed = push_task(r.items, r.config, r.project, r.overlap,
                        sim.annotators if sim else None, sim.seed if sim else 0, r.pool,
                        sim.careless if sim else None, ctx.reuse_project,
-                       getattr(sim, "unqualified", 0), r.phase)  # fmt: skip
+                       getattr(sim, "unqualified", 0), r.phase, r.guideline)  # fmt: skip
     return StepOutcome(
         f"project {r.project!r}: {pushed['created']:,} tasks created, "
         f"{pushed['existing']:,} already there"

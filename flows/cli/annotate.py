@@ -73,6 +73,36 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     push.add_argument(
         "--overlap", type=int, default=1, help="annotations wanted per task, K (default 1)"
     )
+    push.add_argument(
+        "--guideline",
+        type=Path,
+        default=None,
+        help="a Markdown guideline, shown as the project's instructions before labelling "
+        "(sanitised HTML; an existing project's is updated)",
+    )
+    invite = asub.add_parser(
+        "invite",
+        help="create annotator accounts; their passwords go to a private file",
+        description=(
+            "Create a Label Studio account for each e-mail address, with a random password. "
+            "The passwords are written to a private file (0600, outside the repository; "
+            "default BENCHFORGE_CONFIG/annotators/<project>.json), never printed or logged. "
+            "Every address is checked first: a malformed or repeated one, or one that is "
+            "already an account, is an error and no account is created. The annotators "
+            "log in at the server's URL (the file says which) and see the project."
+        ),
+    )
+    invite.add_argument("--project", default=None, help="the project they will annotate")
+    invite.add_argument(
+        "--emails", required=True, help="comma-separated e-mail addresses of the annotators"
+    )
+    invite.add_argument(
+        "--credentials",
+        type=Path,
+        default=None,
+        help="the private file for their passwords (default "
+        "BENCHFORGE_CONFIG/annotators/<project>.json); accounts already listed are kept",
+    )
     wait = asub.add_parser(
         "wait",
         help="poll until every task has its K annotations",
@@ -155,7 +185,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="a .parquet or .csv of control items (item_id, value: the known answer)",
     )
-    for parser in (up, push, wait, sim, repair, pull, status):
+    for parser in (up, push, wait, sim, repair, pull, status, invite):
         parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -183,11 +213,24 @@ def server_down(args: argparse.Namespace) -> int:
 
 def push(args: argparse.Namespace) -> int:
     from pipelines.annotation import annotate
+    from pipelines.annotation.invite import guideline_html
 
     config = annotate.load_config(args.config)
     items = annotate.read_items(args.items, config)
-    result = annotate.push(items, config, args.project, args.overlap)
+    instruction = guideline_html(args.guideline) if args.guideline else None
+    result = annotate.push(items, config, args.project, args.overlap, instruction=instruction)
     _print(args, result.__dict__, f"{result.created} tasks created, {result.existing} there")
+    return 0
+
+
+def invite(args: argparse.Namespace) -> int:
+    from pipelines.annotation.invite import invite as create_accounts
+
+    emails = [e for e in args.emails.split(",") if e.strip()]
+    result = create_accounts(emails, args.project, args.credentials)
+    _print(args, result, f"{len(result['created'])} annotator account(s) created; their "
+           f"passwords are in {result['credentials']} (private: share each one with its "
+           f"annotator); they log in at {result['url']}")  # fmt: skip
     return 0
 
 

@@ -297,6 +297,7 @@ COMMANDS = {
     "annotate repair": "flows.cli.annotate:repair",
     "annotate pull": "flows.cli.annotate:pull",
     "annotate status": "flows.cli.annotate:status",
+    "annotate invite": "flows.cli.annotate:invite",
     "list": "flows.cli.app:_list",
     "card render": "flows.cli.app:_card",
     "card check": "flows.cli.app:_card_check",

@@ -201,11 +201,14 @@ def ensure_project(  # noqa: ANN201
     overlap: int,
     simulated: bool = False,
     reuse: bool = False,
+    instruction: str | None = None,
 ):
     """Find the project ``name`` or create it with ``config`` and ``overlap`` (recorded in
     its description, ``project_settings``). An existing project made with other settings
     (another labeling config, another overlap) is refused with both settings named,
-    unless ``reuse`` (``--reuse-project``): then its overlap is updated."""
+    unless ``reuse`` (``--reuse-project``): then its overlap is updated. ``instruction``
+    (HTML, ``invite.guideline_html``): the guideline Label Studio shows before
+    labelling; an existing project's is updated when it changed."""
     if len(name) < 3:
         raise AnnotationError(f"project name {name!r}: Label Studio needs 3 characters or more")
     wanted = project_settings(config, overlap)
@@ -218,11 +221,19 @@ def ensure_project(  # noqa: ANN201
                 maximum_annotations=overlap,
                 overlap_cohort_percentage=100,
                 description=f"benchforge project; {SETTINGS_MARK}{wanted}",
+                **({"expert_instruction": instruction, "show_instruction": True}
+                   if instruction else {}),
             ),
             "create project",
             recheck=lambda: find_project(ls, name),
-        )
+        )  # fmt: skip
     _check_settings(project, name, config, overlap, reuse)
+    if instruction and (project.expert_instruction or "") != instruction:
+        project = with_retries(
+            lambda: ls.projects.update(id=project.id, expert_instruction=instruction,
+                                       show_instruction=True),
+            "update the project's instructions",
+        )  # fmt: skip
     if project.maximum_annotations != overlap:
         log.info("project %r: overlap %s -> %s", name, project.maximum_annotations, overlap)
         project = with_retries(
@@ -326,15 +337,17 @@ def push(
     progress: bool | None = None,
     attach: AttachAnnotations | None = None,
     reuse: bool = False,
+    instruction: str | None = None,
 ) -> PushResult:
     """Import ``items`` (with ``item_id``) as tasks; items already in the project are not
     imported again. ``attach`` (``simulate.with_simulated``) adds annotations to the new
-    tasks, imported in the same request. Runs under the project's lock."""
+    tasks, imported in the same request; ``instruction``: the project's guideline
+    (HTML). Runs under the project's lock."""
     if overlap < 1:
         raise AnnotationError(f"overlap must be 1 or more, got {overlap}")
     ls = ls or client()
     with project_lock(project, _base_url(ls)):
-        return _push(items, config, project, overlap, ls, progress, attach, reuse)
+        return _push(items, config, project, overlap, ls, progress, attach, reuse, instruction)
 
 
 def _base_url(ls) -> str | None:  # noqa: ANN001
@@ -344,8 +357,10 @@ def _base_url(ls) -> str | None:  # noqa: ANN001
     return str(url).rstrip("/") if url else None
 
 
-def _push(items, config, project, overlap, ls, progress, attach, reuse) -> PushResult:  # noqa: ANN001
-    proj = ensure_project(ls, project, config, overlap, reuse=reuse)
+def _push(
+    items, config, project, overlap, ls, progress, attach, reuse, instruction=None
+) -> PushResult:  # noqa: ANN001, E501
+    proj = ensure_project(ls, project, config, overlap, reuse=reuse, instruction=instruction)
     existing = _item_ids(ls, proj.id)
     fresh = items[~items["item_id"].isin(existing)]
     records = _records(fresh)

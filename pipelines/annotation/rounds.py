@@ -23,3 +23,4 @@ class Round:
     timeout: float = 3600.0
     poll: float = 5.0
     phase: str = "main"
+    guideline: Path | None = None  # Markdown shown as the project's instructions

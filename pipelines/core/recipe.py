@@ -486,6 +486,9 @@ class AnnotationSpec(Strict):
     pilot: PilotSpec | None = None  # a qualification round before this one (issue 35)
     controls: ControlsSpec | None = None  # control items shuffled into this round
     review: ReviewSpec | None = None  # the review round of reported items (reports: review)
+    # a Markdown guideline, shown in Label Studio before labelling (the main round's and
+    # the pilot's project instructions)
+    guideline: str | None = None
 
     @model_validator(mode="after")
     def _known_value_types(self) -> AnnotationSpec:

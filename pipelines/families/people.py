@@ -95,10 +95,12 @@ def with_people_rounds(ctx: RunContext, rounds: dict[str, Round]) -> dict[str, R
     ann = ctx.recipe.annotation
     review = reviews_reports(ctx.recipe)
     if ann is None or "" not in rounds or (ann.pilot is None and ann.controls is None
-                                           and not review):  # fmt: skip
+                                           and not review and not ann.guideline):  # fmt: skip
         return rounds
     out = dict(rounds)
     main = rounds[""]
+    if ann.guideline:
+        main = out[""] = replace(main, guideline=ctx.recipe.resolve(ann.guideline))
     if review:
         spec = ann.review or ReviewSpec()
         sim = spec.simulate or (SimulateSpec(annotators=1, seed=main.simulate.seed, careless=0)
@@ -123,7 +125,7 @@ def with_people_rounds(ctx: RunContext, rounds: dict[str, Round]) -> dict[str, R
             ctx.recipe.resolve(pilot.config) if pilot.config else main.config,
             pilot.project or f"{ctx.project}-pilot",
             applicants, main.simulate, main.pool, pilot_dir(ctx) / "annotations.parquet",
-            main.timeout, main.poll, phase="pilot",
+            main.timeout, main.poll, phase="pilot", guideline=main.guideline,
         )  # fmt: skip
     return out
 
@@ -275,8 +277,11 @@ def check_people(recipe: object, path: Path | str) -> None:
     """Before any work (issue 35's bad input): the pilot's gold items and the control
     items fit the interface (``pipelines.annotation.gold_items``), the pass rule can be
     met by the pilot's gold items, and a pilot without simulated annotators says how
-    many applicants take it. Raises ``ValueError`` naming the recipe and the key."""
+    many applicants take it; the guideline file exists. Raises ``ValueError`` naming
+    the recipe and the key."""
     ann = getattr(recipe, "annotation", None)
+    if ann is not None and ann.guideline and not recipe.resolve(ann.guideline).is_file():
+        raise ValueError(f"{path}: annotation.guideline: {recipe.resolve(ann.guideline)} not found")
     if ann is None or (ann.pilot is None and ann.controls is None):
         return
     field = getattr(getattr(recipe, "agreement", None), "answer_field", None)

@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from browser import headless_chromium
 
 from pipelines.annotation import annotate
 
@@ -35,6 +36,7 @@ def small_recipe(folder: Path, project: str) -> Path:
     # (test_people_rounds.py)
     recipe["annotation"].pop("pilot")
     recipe["annotation"].pop("controls")
+    recipe["annotation"].pop("guideline")
     recipe["agreement"]["reports"] = "auto"
     recipe["annotation"].update(
         config=str(ROOT / "annotation_configs" / "sts.xml"),
@@ -522,38 +524,6 @@ def test_the_release_folder_loads_as_a_hugging_face_dataset(which, request, tmp_
     first = json.loads((out / "dataset" / f"{next(iter(loaded['default']))}.jsonl")
                        .read_text(encoding="utf-8").splitlines()[0])  # fmt: skip
     assert next(iter(loaded["default"].values()))[0] == first
-
-
-def headless_chromium():  # noqa: ANN201 - a selenium webdriver
-    """Headless Chromium (Debian's chromium + chromium-driver, installed by scripts/test.sh)
-    with the flags this closed network needs; skips when it is not installed."""
-    import shutil
-
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver_path = shutil.which("chromedriver")
-    if not (chromium and driver_path):
-        pytest.skip(
-            "headless Chromium is not installed (Debian packages chromium and chromium-driver; "
-            "scripts/test.sh installs them where apt-get can)"
-        )
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-dev-shm-usage",
-    ):
-        options.add_argument(flag)  # fmt: skip
-    return webdriver.Chrome(service=Service(driver_path), options=options)
 
 
 def test_html_card_opens_in_a_real_browser_with_its_figures(rebuilt):
