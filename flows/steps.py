@@ -34,7 +34,13 @@ from pipelines.export.card_facts import (
 )
 from pipelines.export.family import export_code, export_settings
 from pipelines.families import ExportInputs, Round, SharedSteps
-from pipelines.families.people import people_files, people_screen, review_files, reviews_of
+from pipelines.families.people import (
+    human_files,
+    people_files,
+    people_screen,
+    review_files,
+    reviews_of,
+)
 
 if TYPE_CHECKING:
     from pipelines.core.recipe import Recipe
@@ -332,6 +338,7 @@ def export_reads(ctx: RunContext, arg: str = "") -> dict[str, Path]:
         **{name: out / rel for name, rel in kind.export_inputs.items()},
         **people_files(ctx),
         **review_files(ctx),
+        **human_files(ctx),
     }
 
 
@@ -429,6 +436,10 @@ def _export(ctx: RunContext, inputs: dict, hashes: dict, dataset: Path, key: str
     }
     for fact, name in shared.card_json.items():
         facts[fact] = json.loads(inputs[name].read_text(encoding="utf-8"))
+    if "human_performance" in inputs:  # issue 35: the human performance round
+        facts["human_performance"] = json.loads(
+            inputs["human_performance"].read_text(encoding="utf-8")
+        )
     for name, r in rounds.items():
         if name:
             facts[name] = annotation_facts(r, pd.read_parquet(r.annotations), ctx.simulated)

@@ -468,6 +468,18 @@ class ReviewSpec(Strict):
     simulate: SimulateSpec | None = None
 
 
+class HumanSpec(Strict):
+    """The human performance round (issue 35; KLUE, JGLUE and KoBEST report it): other
+    people than the annotators (their own pool) answer ``sample`` items of the test set
+    as a model would, ``overlap`` people each; the card scores them against the gold."""
+
+    sample: int = Field(default=50, ge=1)
+    overlap: int = Field(default=3, ge=1)
+    seed: int = 0
+    project: str | None = None  # default: "<project>-human"
+    simulate: SimulateSpec | None = None  # default: overlap + 1 people when simulated
+
+
 class AnnotationSpec(Strict):
     """The Label Studio round (issue 5): interface, overlap, project, and either real
     annotators (wait up to ``timeout`` seconds) or simulated ones. ``writing`` adds the
@@ -489,6 +501,7 @@ class AnnotationSpec(Strict):
     # a Markdown guideline, shown in Label Studio before labelling (the main round's and
     # the pilot's project instructions)
     guideline: str | None = None
+    human: HumanSpec | None = None  # a human performance round on the test set
 
     @model_validator(mode="after")
     def _known_value_types(self) -> AnnotationSpec:

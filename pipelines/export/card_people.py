@@ -35,13 +35,42 @@ def review_section(facts: dict) -> str:
     )  # fmt: skip
 
 
+def human_section(facts: dict) -> str:
+    """The human performance round (``annotation.human``), or ""."""
+    h = facts.get("human_performance")
+    if not h:
+        return ""
+    project = (facts.get("human") or {}).get("project", "human")
+    sim = " (simulated people: the figures describe the simulator)" if h.get("simulated") else ""
+    if h["kind"] == "rating":
+        head, keys = ["person", "items", "Pearson r with the gold"], ["pearson"]
+        combined = f"Pearson r of their mean rating per item: **{_fmt(h['combined']['pearson'])}**"
+    else:
+        head, keys = ["person", "items", "accuracy", "macro F1"], ["accuracy", "macro_f1"]
+        c = h["combined"]
+        combined = (f"their majority answer per item: accuracy **{_fmt(c['accuracy'])}**, "
+                    f"macro F1 **{_fmt(c['macro_f1'])}** (a tie counts as wrong)")  # fmt: skip
+    rows = [[escape(str(p["annotator_id"])), p["items"], *[_fmt(p.get(k)) for k in keys]]
+            for p in h["people"]]  # fmt: skip
+    return "\n".join([
+        f"**Human performance{sim}.** {len(h['people'])} people who did not annotate the "
+        f"dataset ({h['overlap']} per item) answered {h['items']} of {h['sampled']} sampled "
+        "test items as a model "
+        f"would (project `{escape(str(project))}`), scored against the gold labels: "
+        f"{combined}. KLUE, JGLUE and KoBEST report human performance beside their "
+        "models'.",
+        "",
+        table(head, rows),
+    ])  # fmt: skip
+
+
 def screening_section(facts: dict) -> str:
     """The Markdown, or "" when the rebuild had neither a pilot nor control items."""
     people = (facts.get("agreement") or {}).get("people")
     lines: list[str] = []
-    review = review_section(facts)
-    if review:
-        lines += [review, ""]
+    for part in (review_section(facts), human_section(facts)):
+        if part:
+            lines += [part, ""]
     if not people:
         return "\n".join(lines).strip()
     pilot = people.get("pilot")

@@ -55,6 +55,14 @@ from pipelines.core.steps import (
 
 PILOT_STEPS = ["pilot", "push-pilot", "simulate-pilot", "wait-pilot", "pull-pilot", "qualify"]
 REVIEW_STEPS = ["reports", "push-review", "simulate-review", "wait-review", "pull-review"]
+HUMAN_STEPS = [
+    "human-sample",
+    "push-human",
+    "simulate-human",
+    "wait-human",
+    "pull-human",
+    "human-score",
+]
 
 
 def with_people_steps(recipe: object, steps: list[str]) -> list[str]:
@@ -73,6 +81,9 @@ def with_people_steps(recipe: object, steps: list[str]) -> list[str]:
     if reviews_reports(recipe) and "pull" in out:
         at = out.index("pull") + 1
         out[at:at] = REVIEW_STEPS
+    if ann.human is not None and "split" in out:
+        at = out.index("split") + 1
+        out[at:at] = HUMAN_STEPS
     return out
 
 
@@ -89,13 +100,18 @@ def review_dir(ctx: RunContext) -> Path:
     return ctx.out / "review"
 
 
+def human_dir(ctx: RunContext) -> Path:
+    return ctx.out / "human"
+
+
 def with_people_rounds(ctx: RunContext, rounds: dict[str, Round]) -> dict[str, Round]:
     """The family's ``rounds`` with the pilot round and the main round's control items,
     as the recipe's ``annotation`` asks."""
     ann = ctx.recipe.annotation
     review = reviews_reports(ctx.recipe)
     if ann is None or "" not in rounds or (ann.pilot is None and ann.controls is None
-                                           and not review and not ann.guideline):  # fmt: skip
+                                           and not review and not ann.guideline
+                                           and ann.human is None):  # fmt: skip
         return rounds
     out = dict(rounds)
     main = rounds[""]
@@ -109,6 +125,16 @@ def with_people_rounds(ctx: RunContext, rounds: dict[str, Round]) -> dict[str, R
             review_dir(ctx) / "items.parquet", review_dir(ctx) / "review.xml",
             spec.project or f"{ctx.project}-review", 1, sim if ctx.simulated else None,
             "reviewer", review_dir(ctx) / "annotations.parquet", main.timeout, main.poll,
+        )  # fmt: skip
+    if ann.human is not None:
+        spec = ann.human
+        sim = spec.simulate or (SimulateSpec(annotators=spec.overlap + 1, seed=spec.seed,
+                                             careless=0) if main.simulate else None)  # fmt: skip
+        out["human"] = Round(
+            human_dir(ctx) / "items.parquet", main.config, spec.project or f"{ctx.project}-human",
+            spec.overlap, sim if ctx.simulated else None, "human",
+            human_dir(ctx) / "annotations.parquet", main.timeout, main.poll,
+            guideline=main.guideline,
         )  # fmt: skip
     if ann.controls is not None:
         out[""] = replace(main, items=ctx.out / "controls" / "items.parquet")
@@ -465,6 +491,67 @@ def reviews_of(ctx: RunContext) -> pd.DataFrame | None:
     annotations = pd.read_parquet(review_dir(ctx) / "annotations.parquet")
     items = pd.read_parquet(review_dir(ctx) / "items.parquet")
     return review_table(annotations, items, _item_fields(ctx))
+
+
+@STEPS.register("human-sample")
+@declares(
+    reads=out_files("split/splits.parquet", "items/items.parquet"),
+    writes=out_files("human/items.parquet", "human/sample.json"),
+    settings=lambda ctx, arg: [ctx.simulated, ctx.recipe.annotation.human.model_dump()],
+)
+def human_sample_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """A seeded sample of ``annotation.human.sample`` test items -> OUT/human/items.parquet:
+    what the human performance round shows (the items as the annotators saw them)."""
+    spec = ctx.recipe.annotation.human
+
+    def compute() -> tuple[dict, dict]:
+        splits = pd.read_parquet(ctx.out / "split" / "splits.parquet")
+        test = sorted(splits.loc[splits["split"] == "test", "item_id"].astype(str))
+        chosen = pd.Series(test).sample(n=min(spec.sample, len(test)), random_state=spec.seed)
+        items = pd.read_parquet(ctx.out / "items" / "items.parquet")
+        items = items[items["item_id"].astype(str).isin(set(chosen))]
+        if not ctx.simulated:
+            items = items.drop(columns=[c for c in items.columns if c.startswith("sim_")])
+        return {"items.parquet": items}, {"test_items": len(test), "sampled": len(items)}
+
+    info, hit = cached(ctx, compute)
+    return StepOutcome(f"{info['sampled']} of {info['test_items']} test items sampled"
+                       + (" (cached)" if hit else ""), info)  # fmt: skip
+
+
+@STEPS.register("human-score")
+@declares(
+    reads=out_files("human/annotations.parquet", "human/items.parquet", "agree/gold.parquet"),
+    writes=out_files("human/scores.parquet", "human/performance.json"),
+    settings=lambda ctx, arg: [_answer_field(ctx), ctx.recipe.annotation.human.model_dump()],
+)
+def human_score_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """The human round's answers scored against the gold labels
+    (``pipelines.agreement.human``) -> OUT/human/performance.json, for the card."""
+    from pipelines.agreement.human import human_scores
+
+    def compute() -> tuple[dict, dict]:
+        table = pd.read_parquet(human_dir(ctx) / "annotations.parquet")
+        gold = pd.read_parquet(ctx.out / "agree" / "gold.parquet")
+        shown = set(pd.read_parquet(human_dir(ctx) / "items.parquet")["item_id"].astype(str))
+        gold = gold[gold["item_id"].astype(str).isin(shown)]
+        scores = human_scores(answer_rows(table, _answer_field(ctx)), gold)
+        spec = ctx.recipe.annotation.human
+        info = {**scores, "overlap": spec.overlap, "simulated": bool(
+            table["simulated"].astype(bool).any()) if "simulated" in table else False}  # fmt: skip
+        return {"scores.parquet": pd.DataFrame(scores["people"])}, info
+
+    info, hit = cached(ctx, compute)
+    return StepOutcome(f"{info['items']} test items answered by people: {info['combined']}"
+                       + (" (cached)" if hit else ""), info)  # fmt: skip
+
+
+def human_files(ctx: RunContext) -> dict[str, Path]:
+    """The human performance figures the export reads (none without the round)."""
+    ann = ctx.recipe.annotation
+    if ann is None or ann.human is None:
+        return {}
+    return {"human_performance": human_dir(ctx) / "performance.json"}
 
 
 def people_screen(ctx: RunContext) -> PeopleScreen | None:

@@ -149,3 +149,18 @@ def test_reported_items_go_through_the_review_round(run):
     assert (out / "review" / "review.xml").is_file()
     card = (out / "dataset" / "DATA_CARD.md").read_text(encoding="utf-8")
     assert f"the {len(reported)} items annotators reported went to a review round" in card
+
+
+def test_other_people_answer_test_items_for_the_human_performance(run):
+    out = run["out"]
+    perf = json.loads((out / "human" / "performance.json").read_text(encoding="utf-8"))
+    splits = pd.read_parquet(out / "split" / "splits.parquet")
+    shown = pd.read_parquet(out / "human" / "items.parquet")
+    assert set(shown["item_id"]) <= set(splits.loc[splits["split"] == "test", "item_id"])
+    assert perf["kind"] == "rating" and perf["sampled"] == len(shown)
+    assert perf["combined"]["pearson"] is not None and -1 <= perf["combined"]["pearson"] <= 1
+    humans = {p["annotator_id"] for p in perf["people"]}
+    annotators = set(pd.read_parquet(out / "annotate" / "annotations.parquet")["annotator_id"])
+    assert humans and not humans & annotators  # separate people
+    card = (out / "dataset" / "DATA_CARD.md").read_text(encoding="utf-8")
+    assert "**Human performance (simulated people" in card

@@ -37,6 +37,7 @@ def small_recipe(folder: Path, project: str) -> Path:
     recipe["annotation"].pop("pilot")
     recipe["annotation"].pop("controls")
     recipe["annotation"].pop("guideline")
+    recipe["annotation"].pop("human")
     recipe["agreement"]["reports"] = "auto"
     recipe["annotation"].update(
         config=str(ROOT / "annotation_configs" / "sts.xml"),
@@ -276,7 +277,7 @@ def small_nli_recipe(folder: Path, name: str) -> Path:
         corpus["limit"] = 800
     recipe["name"] = name
     recipe["items"]["sample"] = 10
-    for key in ("pilot", "controls"):  # their own test: test_people_rounds.py
+    for key in ("pilot", "controls", "human"):  # their own test: test_people_rounds.py
         recipe["annotation"].pop(key)
     recipe["annotation"]["simulate"] = {"annotators": 5, "seed": 0}
     recipe["annotation"]["config"] = str(ROOT / "annotation_configs" / "nli_validation.xml")
