@@ -433,9 +433,13 @@ def _records(frame: pd.DataFrame) -> list[dict]:
 # ---------------------------------------------------------------------------- waiting
 
 
-def progress_of(ls, project_id: int) -> tuple[int, int]:  # noqa: ANN001
-    """(tasks with all their annotations, tasks)."""
+def progress_of(ls, project_id: int, note: dict | None = None) -> tuple[int, int]:  # noqa: ANN001
+    """(tasks with all their annotations, tasks); ``note`` gets the project's annotation
+    and skip counts (what ``wait`` shows in its bar)."""
     proj = with_retries(lambda: ls.projects.get(id=project_id), "project status")
+    if note is not None:
+        note["annotations"] = int(getattr(proj, "total_annotations_number", 0) or 0)
+        note["skipped"] = int(getattr(proj, "skipped_annotations_number", 0) or 0)
     return int(proj.finished_task_number or 0), int(proj.task_number or 0)
 
 
@@ -453,11 +457,14 @@ def wait(
     if proj is None:
         raise AnnotationError(f"no Label Studio project named {project!r}")
     start = time.monotonic()
-    finished, total = progress_of(ls, proj.id)
+    note: dict = {}
+    finished, total = progress_of(ls, proj.id, note)
     bar = tqdm(total=total, initial=finished, desc=f"wait {project}", unit="task", disable=progress)
+    bar.set_postfix(note)  # annotations made and skipped so far (annotate status: per person)
     while finished < total and time.monotonic() - start < timeout:
         time.sleep(min(poll, max(0.0, timeout - (time.monotonic() - start))))
-        now, total = progress_of(ls, proj.id)
+        now, total = progress_of(ls, proj.id, note)
+        bar.set_postfix(note)
         bar.total = total
         bar.update(now - finished)
         finished = now
