@@ -210,6 +210,7 @@ def _parser() -> argparse.ArgumentParser:
     from flows.cli.agree import add_parser as add_agree
     from flows.cli.annotate import add_parsers
     from flows.cli.jglue import add_parsers as add_jglue
+    from flows.cli.klue import add_parsers as add_klue
     from flows.cli.kobbq import add_parsers as add_kobbq
     from flows.cli.rebuild import add_parser as add_rebuild
     from flows.cli.split import add_parser as add_split
@@ -222,6 +223,7 @@ def _parser() -> argparse.ArgumentParser:
     add_translate(sub)
     add_kobbq(sub)
     add_jglue(sub)
+    add_klue(sub)
     card_cmd = sub.add_parser(
         "card",
         help="a finished run's data card: render it again, or check it against its files",
@@ -288,6 +290,7 @@ COMMANDS = {
     "kobbq score": "flows.cli.kobbq:score",
     "jglue jcqa-filter": "flows.cli.jglue:jcqa_filter",
     "jglue captions": "flows.cli.jglue:captions",
+    "klue ner-layout": "flows.cli.klue:ner_layout",
     "labelstudio up": "flows.cli.annotate:server_up",
     "labelstudio status": "flows.cli.annotate:server_status",
     "labelstudio down": "flows.cli.annotate:server_down",

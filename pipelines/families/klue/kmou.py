@@ -1,0 +1,91 @@
+"""The KMOU NER corpus as character spans over KLUE's six types (issue 36, item 2: the
+corpus KLUE 3.4.1 trained its pseudo-labeller on).
+
+The 2016 release (``kmou-ner/ner.{train,dev,test}``) is a run of sentence blocks
+separated by a blank line: a ``; <raw sentence>`` line, a ``$<sentence with inline
+<entity:TYPE> tags>`` line, then one morpheme a line. The inline line carries the
+character spans; the raw line is its text without the tags.
+
+Contract (:func:`read_kmou`): one row per sentence (``sentence_id``, ``text``,
+``entities``: a list of ``{start, end, label, text}`` with ``end`` exclusive and the
+label mapped to KLUE's types by ``mapping``), and one dropped row per sentence that
+cannot be used, with its reason: ``text_mismatch`` (the inline line without its tags is
+not the raw line), ``no_inline_line``. An entity whose type the mapping sends to None
+is left out (counted per type). Rows in = kept + dropped. Files may use CRLF line ends.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+
+# KMOU types -> KLUE's six (KLUE 3.4.1: PS, LC, OG, DT, TI, QT). The 2016 release has
+# PS, LC, OG, DT, TI; the later one's ten types map by meaning (POH, "other proper
+# noun", has no KLUE type).
+KLUE_MAPPING: dict[str, str | None] = {
+    "PS": "PS", "LC": "LC", "OG": "OG", "DT": "DT", "TI": "TI", "QT": "QT",
+    "PER": "PS", "LOC": "LC", "ORG": "OG", "DAT": "DT", "TIM": "TI",
+    "DUR": "QT", "MNY": "QT", "PNT": "QT", "NOH": "QT", "POH": None,
+}  # fmt: skip
+
+INLINE = re.compile(r"<([^<>]+?):([A-Z]+)>")
+
+
+def parse_inline(tagged: str) -> tuple[str, list[tuple[int, int, str]]]:
+    """The plain text of an inline-tagged sentence and its spans ``(start, end, TYPE)``."""
+    out, spans, at = [], [], 0
+    length = 0
+    for match in INLINE.finditer(tagged):
+        before = tagged[at : match.start()]
+        out.append(before)
+        length += len(before)
+        word = match.group(1)
+        spans.append((length, length + len(word), match.group(2)))
+        out.append(word)
+        length += len(word)
+        at = match.end()
+    out.append(tagged[at:])
+    return "".join(out), spans
+
+
+def read_kmou(
+    path: Path, mapping: dict[str, str | None] | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, int]]:
+    """(sentences, dropped sentences with their reason, entities left out per type) of a
+    KMOU 2016-release file; see the module docstring."""
+    mapping = KLUE_MAPPING if mapping is None else mapping
+    text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
+    kept, dropped, unmapped = [], [], {}
+    for n, block in enumerate(b for b in text.split("\n\n") if b.strip()):
+        lines = block.strip("\n").split("\n")
+        sid = f"{path.name}-{n:05d}"
+        raw = next((x[2:] if x.startswith("; ") else x[1:] for x in lines if x.startswith(";")),
+                   None)  # fmt: skip
+        inline = next((x[1:] for x in lines if x.startswith("$")), None)
+        if inline is None:
+            dropped.append(
+                {"sentence_id": sid, "reason": "no_inline_line", "detail": lines[0][:80]}
+            )
+            continue
+        plain, spans = parse_inline(inline)
+        if raw is not None and plain.strip() != raw.strip():
+            dropped.append({"sentence_id": sid, "reason": "text_mismatch",
+                            "detail": f"raw {raw[:40]!r} vs inline {plain[:40]!r}"})  # fmt: skip
+            continue
+        entities = []
+        for start, end, kind in spans:
+            label = mapping.get(kind)
+            if label is None:
+                unmapped[kind] = unmapped.get(kind, 0) + 1
+                continue
+            entities.append({"start": start, "end": end, "label": label,
+                             "text": plain[start:end]})  # fmt: skip
+        kept.append({"sentence_id": sid, "text": plain, "entities": entities,
+                     "source": "kmou-ner"})  # fmt: skip
+    return (
+        pd.DataFrame(kept, columns=["sentence_id", "text", "entities", "source"]),
+        pd.DataFrame(dropped, columns=["sentence_id", "reason", "detail"]),
+        dict(sorted(unmapped.items())),
+    )
