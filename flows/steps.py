@@ -110,7 +110,7 @@ def push_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     pushed = push_task(r.items, r.config, r.project, r.overlap,
                        sim.annotators if sim else None, sim.seed if sim else 0, r.pool,
                        sim.careless if sim else None, ctx.reuse_project,
-                       getattr(sim, "unqualified", 0), r.phase, r.guideline)  # fmt: skip
+                       sim.unqualified if sim else 0, r.phase, r.guideline)  # fmt: skip
     return StepOutcome(
         f"project {r.project!r}: {pushed['created']:,} tasks created, "
         f"{pushed['existing']:,} already there"
@@ -129,8 +129,7 @@ def simulate_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     if r.simulate is None:
         return StepOutcome("real annotators (no simulation)", {"skipped": True})
     posted = simulate_task(r.project, r.simulate.annotators, r.simulate.seed, r.pool,
-                           r.simulate.careless, getattr(r.simulate, "unqualified", 0),
-                           r.phase)  # fmt: skip
+                           r.simulate.careless, r.simulate.unqualified, r.phase)  # fmt: skip
     return StepOutcome(
         f"{posted.get('posted', 0):,} missing annotations posted by "
         f"{r.simulate.annotators} simulated {r.pool}s",

@@ -32,14 +32,20 @@ DECISIONS = ("keep", "drop", "fix")
 MODES = ("auto", "review")
 
 
+def report_hits(per_flag: dict[str, int], settings: AgreementSettingsBase) -> dict[str, int]:
+    """An item's report flags that count: among ``report_flags``, raised by at least
+    ``report_min`` annotators (flag -> annotators)."""
+    wanted = set(settings.report_flags)
+    return {f: n for f, n in per_flag.items() if f in wanted and n >= settings.report_min}
+
+
 def reported_items(frame: pd.DataFrame, settings: AgreementSettingsBase) -> pd.DataFrame:
     """The reported items (``item_id``, ``flags``: ``{flag: annotators}``, ``reports``:
     a line for the reviewer) under ``report_min`` and ``report_flags``."""
     _, flags, _ = split_annotations(frame, settings)
-    wanted = set(settings.report_flags)
     rows = []
     for item, per_flag in sorted(flags.items()):
-        hits = {f: n for f, n in per_flag.items() if f in wanted and n >= settings.report_min}
+        hits = report_hits(per_flag, settings)
         if hits:
             text = "; ".join(f"{f}: {n} annotator(s)" for f, n in sorted(hits.items()))
             rows.append({"item_id": str(item), "flags": json.dumps(hits), "reports": text})

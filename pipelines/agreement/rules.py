@@ -61,7 +61,7 @@ from pipelines.agreement.measures import (  # noqa: F401 - re-exported: the rule
     numeric_values,
     reliability_matrix,
 )
-from pipelines.agreement.review import MODES, review_decision
+from pipelines.agreement.review import MODES, report_hits, review_decision
 from pipelines.agreement.screening import PeopleScreen, screen_people
 from pipelines.agreement.settings import (  # noqa: F401 - re-exported
     AGREEMENT_RULES,
@@ -444,10 +444,9 @@ def agree(
                         "detail": "every annotation of the item was excluded (not_qualified, "
                                   "low_control_accuracy)"})  # fmt: skip
     flagged: set[str] = set()
-    wanted = set(settings.report_flags)
     decisions: dict[str, dict] = {}
     for item, per_flag in sorted(flags.items()):
-        hits = {f: n for f, n in per_flag.items() if f in wanted and n >= settings.report_min}
+        hits = report_hits(per_flag, settings)
         if not hits:
             continue
         if settings.reports == "review":

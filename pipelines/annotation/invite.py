@@ -22,7 +22,6 @@ run a script in the annotators' browser.
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
 from pathlib import Path
@@ -38,15 +37,6 @@ def credentials_file(project: str | None) -> Path:
 
     name = re.sub(r"[^\w.-]", "_", project or "server")
     return ls_server.config_dir() / "annotators" / f"{name}.json"
-
-
-def _write_private(path: Path, data: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, ensure_ascii=False, indent=2)
-    os.replace(tmp, path)
 
 
 def check_emails(emails: list[str], existing: set[str]) -> list[str]:
@@ -113,7 +103,7 @@ def invite(
     """Create an annotator account per address (see the module docstring) by signing it
     up through the organization's sign-up link; returns ``{"created": [...],
     "credentials": path, "project": ..., "url": ..., "project_id": ...}``."""
-    from pipelines.annotation.ls_server import connection
+    from pipelines.annotation.ls_server import connection, write_private
 
     conn = connection()
     ls = ls or client(conn)
@@ -130,22 +120,19 @@ def invite(
     listed = {a["email"]: a for a in data.get("annotators", [])}
     url = conn.url.rstrip("/")
     link = invite_link(url, conn.api_key)
-    ids = {}
     created = []
     for email in wanted:
         password = secrets.token_urlsafe(16)
         sign_up(link, email, password)
-        if not ids:
-            ids = {str(u.email).lower(): int(u.id) for u in ls.users.list()}
+        user = next((u for u in ls.users.list() if str(u.email).lower() == email.lower()), None)
         listed[email] = {"email": email, "password": password,
-                         "user_id": ids.get(email.lower())}  # fmt: skip
+                         "user_id": int(user.id) if user else None}  # fmt: skip
         created.append(email)
-        ids = {}
         # written after each account: a failure half-way loses no password
         people = sorted(listed.values(), key=lambda a: a["email"])
-        _write_private(path, {"url": url, "login": f"{url}/user/login/", "project": project,
+        write_private(path, {"url": url, "login": f"{url}/user/login/", "project": project,
                               "project_id": proj.id if proj else None,
-                              "sign_up_link": link, "annotators": people})  # fmt: skip
+                              "sign_up_link": link, "annotators": people}, indent=2)  # fmt: skip
     return {"created": created, "credentials": str(path), "project": project, "url": url,
             "project_id": proj.id if proj else None}  # fmt: skip
 

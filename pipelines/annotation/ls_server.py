@@ -274,11 +274,17 @@ def _with_real_port(state: dict) -> dict:
 
 
 def _write_state(state: dict) -> None:
-    path = _state_path()
+    write_private(_state_path(), state)
+
+
+def write_private(path: Path, data: object, indent: int | None = None) -> None:
+    """``data`` as JSON at ``path``, readable by the owner only (file 0600, a new folder
+    0700), written atomically: the state file, invited annotators' passwords."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(state, fh)
+        json.dump(data, fh, ensure_ascii=False, indent=indent)
     os.replace(tmp, path)
 
 

@@ -66,8 +66,9 @@ HUMAN_STEPS = [
 
 
 def with_people_steps(recipe: object, steps: list[str]) -> list[str]:
-    """``steps`` with the pilot's before the first round and ``controls`` before the
-    main round's push, as the recipe's ``annotation`` asks."""
+    """``steps`` with what the recipe asks for: the pilot's before the first round,
+    ``controls`` before the main round's push, the review round's after its pull and
+    the human performance round's after ``split``."""
     ann = getattr(recipe, "annotation", None)
     if ann is None:
         return steps
@@ -105,13 +106,12 @@ def human_dir(ctx: RunContext) -> Path:
 
 
 def with_people_rounds(ctx: RunContext, rounds: dict[str, Round]) -> dict[str, Round]:
-    """The family's ``rounds`` with the pilot round and the main round's control items,
-    as the recipe's ``annotation`` asks."""
+    """The family's ``rounds`` with what the recipe's ``annotation`` adds: the
+    guideline, the pilot, review and human performance rounds, and the main round's
+    control items."""
     ann = ctx.recipe.annotation
     review = reviews_reports(ctx.recipe)
-    if ann is None or "" not in rounds or (ann.pilot is None and ann.controls is None
-                                           and not review and not ann.guideline
-                                           and ann.human is None):  # fmt: skip
+    if ann is None or "" not in rounds:
         return rounds
     out = dict(rounds)
     main = rounds[""]
@@ -157,8 +157,12 @@ def with_people_rounds(ctx: RunContext, rounds: dict[str, Round]) -> dict[str, R
 
 
 def _answer_field(ctx: RunContext) -> str | None:
-    agreement = getattr(ctx.recipe, "agreement", None)
-    return getattr(agreement, "answer_field", None) if agreement is not None else None
+    return answer_field(ctx.recipe)
+
+
+def answer_field(recipe: object) -> str | None:
+    """The recipe's ``agreement.answer_field`` (None: the interface's only answer)."""
+    return getattr(getattr(recipe, "agreement", None), "answer_field", None)
 
 
 def known_items(ctx: RunContext, path: str) -> pd.DataFrame:
@@ -206,8 +210,8 @@ def pilot_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     return StepOutcome(f"{info['items']} gold items{' (cached)' if hit else ''}", info)
 
 
-def pass_rule(ctx: RunContext) -> PassRule:
-    spec = ctx.recipe.annotation.pilot.rule
+def pass_rule(spec: object) -> PassRule:
+    """The pass rule of a recipe's ``annotation.pilot.rule``."""
     return PassRule(spec.kind, spec.threshold, spec.of)
 
 
@@ -221,7 +225,7 @@ def qualify_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """Each applicant's pilot result under the recipe's pass rule
     (``pipelines.agreement.qualification``) -> OUT/pilot/results.parquet and the
     qualified set in OUT/pilot/qualification.json."""
-    rule = pass_rule(ctx)
+    rule = pass_rule(ctx.recipe.annotation.pilot.rule)
 
     def compute() -> tuple[dict, dict]:
         table = pd.read_parquet(pilot_dir(ctx) / "annotations.parquet")
@@ -310,14 +314,14 @@ def check_people(recipe: object, path: Path | str) -> None:
         raise ValueError(f"{path}: annotation.guideline: {recipe.resolve(ann.guideline)} not found")
     if ann is None or (ann.pilot is None and ann.controls is None):
         return
-    field = getattr(getattr(recipe, "agreement", None), "answer_field", None)
+    field = answer_field(recipe)
     main = parse_label_config(recipe.resolve(ann.config))
     if ann.pilot is not None:
         pilot = ann.pilot
         config = parse_label_config(recipe.resolve(pilot.config)) if pilot.config else main
         try:
             gold = read_gold_items(recipe.resolve(pilot.gold), config, field)
-            rule = PassRule(pilot.rule.kind, pilot.rule.threshold, pilot.rule.of)
+            rule = pass_rule(pilot.rule)
         except ValueError as exc:
             raise ValueError(f"{path}: annotation.pilot: {exc}") from None
         if rule.kind == "min_correct" and max(rule.threshold, rule.of or 0) > len(gold):
