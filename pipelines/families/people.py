@@ -148,7 +148,7 @@ def with_people_rounds(ctx: RunContext, rounds: dict[str, Round]) -> dict[str, R
             )
         out["pilot"] = Round(
             pilot_dir(ctx) / "items.parquet",
-            ctx.recipe.resolve(pilot.config) if pilot.config else main.config,
+            interface(ctx, pilot=True) if pilot.config else main.config,
             pilot.project or f"{ctx.project}-pilot",
             applicants, main.simulate, main.pool, pilot_dir(ctx) / "annotations.parquet",
             main.timeout, main.poll, phase="pilot", guideline=main.guideline,
@@ -165,18 +165,25 @@ def answer_field(recipe: object) -> str | None:
     return getattr(getattr(recipe, "agreement", None), "answer_field", None)
 
 
-def known_items(ctx: RunContext, path: str) -> pd.DataFrame:
-    """A recipe's file of known-answer items, checked against the main round's
-    interface (``pipelines.annotation.gold_items``)."""
-    config = parse_label_config(ctx.recipe.resolve(ctx.recipe.annotation.config))
+def interface(ctx: RunContext, pilot: bool = False) -> Path:
+    """The interface of the main round, or of the pilot (its own ``config`` when given)."""
+    ann = ctx.recipe.annotation
+    own = ann.pilot.config if pilot and ann.pilot is not None else None
+    return ctx.recipe.resolve(own or ann.config)
+
+
+def known_items(ctx: RunContext, path: str, pilot: bool = False) -> pd.DataFrame:
+    """A recipe's file of known-answer items, checked against the interface of the round
+    that shows them (``pipelines.annotation.gold_items``)."""
+    config = parse_label_config(interface(ctx, pilot))
     return read_gold_items(ctx.recipe.resolve(path), config, _answer_field(ctx))
 
 
-def _shown(ctx: RunContext, items: pd.DataFrame) -> pd.DataFrame:
+def _shown(ctx: RunContext, items: pd.DataFrame, pilot: bool = False) -> pd.DataFrame:
     """The items as the round shows them: the known answer left out of the task data;
     with simulated annotators it is their latent truth (``sim_<field>``), as the main
     items' is."""
-    config = parse_label_config(ctx.recipe.resolve(ctx.recipe.annotation.config))
+    config = parse_label_config(interface(ctx, pilot))
     control = config.answer_control(_answer_field(ctx))
     shown = items.drop(columns=["value"])
     if ctx.simulated:
@@ -201,9 +208,9 @@ def pilot_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     (what the applicants see) and OUT/pilot/gold.parquet (the known answers)."""
 
     def compute() -> tuple[dict, dict]:
-        gold = known_items(ctx, ctx.recipe.annotation.pilot.gold)
+        gold = known_items(ctx, ctx.recipe.annotation.pilot.gold, pilot=True)
         info = {"items": len(gold), "gold": ctx.recipe.annotation.pilot.gold}
-        return {"items.parquet": _shown(ctx, gold),
+        return {"items.parquet": _shown(ctx, gold, pilot=True),
                 "gold.parquet": gold[["item_id", "value"]]}, info  # fmt: skip
 
     info, hit = cached(ctx, compute)

@@ -151,3 +151,33 @@ def test_the_preflight_names_a_pilot_that_cannot_work(tmp_path, change, message)
             check_people(load_recipe(path), path)
     finally:
         path.unlink()
+
+
+def test_the_pilot_step_checks_gold_items_against_the_pilots_own_interface(tmp_path):
+    """A pilot with its own ``config`` is checked against that interface, as the
+    preflight and its round use it: NLI-labelled gold items before an STS round."""
+    import yaml
+
+    from pipelines.core.steps import RunContext
+    from pipelines.families.people import check_people, interface, known_items
+
+    recipe = yaml.safe_load((ROOT / "recipes" / "sts-demo.yaml").read_text(encoding="utf-8"))
+    recipe["annotation"]["pilot"] = {
+        "gold": "../data/demo/people/nli-pilot.jsonl",
+        "config": "../annotation_configs/nli_validation.xml",
+        "rule": {"kind": "min_correct", "threshold": 7, "of": 10},
+    }
+    path = ROOT / "recipes" / f".test-{tmp_path.name}.yaml"  # relative paths stay valid
+    path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
+    try:
+        loaded = load_recipe(path)
+        check_people(loaded, path)
+        ctx = RunContext(loaded, path, tmp_path / "out", task_kind(loaded.task), True)
+        assert interface(ctx, pilot=True).name == "nli_validation.xml"
+        assert interface(ctx).name == "sts.xml"
+        gold = known_items(ctx, loaded.annotation.pilot.gold, pilot=True)
+        assert set(gold["value"]) == {"entailment", "neutral", "contradiction"}
+        with pytest.raises(GoldItemsError, match="reads"):  # not the STS interface's items
+            known_items(ctx, loaded.annotation.pilot.gold)
+    finally:
+        path.unlink()
