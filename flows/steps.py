@@ -270,9 +270,16 @@ def interface_value_type(recipe: Recipe, field: str | None) -> str | None:
     return value_type_of(control, recipe.annotation.value_types.get(control.name)).name
 
 
+def gold_folder(ctx: RunContext) -> Path:
+    """The folder whose gold.parquet and dropped.parquet the split and export read: the
+    agreement step's, or the family's final gold step's (``SharedSteps.gold_dir``)."""
+    shared = ctx.task.shared
+    return ctx.out / (shared.gold_dir if shared is not None else "agree")
+
+
 def _split_reads(ctx: RunContext, arg: str) -> dict[str, Path]:
     return {
-        "gold": ctx.out / "agree" / "gold.parquet",
+        "gold": gold_folder(ctx) / "gold.parquet",
         "items": ctx.out / "items" / "items.parquet",
     }
 
@@ -326,8 +333,8 @@ def export_reads(ctx: RunContext, arg: str = "") -> dict[str, Path]:
     (``export_inputs``)."""
     out, kind = ctx.out, shared_of(ctx)
     return {
-        "gold": out / "agree" / "gold.parquet",
-        "dropped": out / "agree" / "dropped.parquet",
+        "gold": gold_folder(ctx) / "gold.parquet",
+        "dropped": gold_folder(ctx) / "dropped.parquet",
         "items": out / "items" / "items.parquet",
         "splits": out / "split" / "splits.parquet",
         "annotations": votes_path(ctx),

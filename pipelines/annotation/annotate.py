@@ -416,17 +416,29 @@ def _task_data(ls, project_id: int) -> list[dict]:  # noqa: ANN001
     return [{"id": t["id"], "data": t["data"]} for t in export_tasks(ls, project_id)]
 
 
+PREDICTION_COLUMN = "ls_prediction"
+
+
 def _records(frame: pd.DataFrame) -> list[dict]:
+    """Task records of the items; an item's ``ls_prediction`` (JSON: ``{"model_version",
+    "result": [Label Studio regions]}``, e.g. a tagger's pseudo-labels) becomes the
+    task's pre-loaded prediction, not task data."""
     out = []
     for row in frame.to_dict(orient="records"):
-        data = {}
+        data, prediction = {}, None
         for key, value in row.items():
             if isinstance(value, float) and math.isnan(value):
                 value = None
             elif hasattr(value, "tolist"):  # numpy scalars and arrays (list columns)
                 value = value.tolist()
+            if key == PREDICTION_COLUMN:
+                prediction = json.loads(value) if isinstance(value, str) and value else None
+                continue
             data[key] = value
-        out.append({"data": data})
+        record: dict = {"data": data}
+        if prediction is not None:
+            record["predictions"] = [prediction]
+        out.append(record)
     return out
 
 

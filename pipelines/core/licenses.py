@@ -11,6 +11,8 @@ licence limits the licences the release may carry. ``RELEASES`` says, per source
   use a later version, CC BY-SA 4.0 section 3.b);
 - CC BY-NC 4.0 allows the non-commercial licences CC BY-NC 4.0 and CC BY-NC-SA 4.0;
   CC BY-NC-SA 4.0 only itself; so NC never enters a permissive or BY-SA release;
+- ``LicenseRef-KMOU-NER-NC`` (the KMOU NER corpus: MIT terms for non-commercial use
+  only; SPDX has no identifier for it) allows the non-commercial releases, as CC BY-NC;
 - the NoDerivatives licences (CC BY-ND, CC BY-NC-ND) allow no release at all: an
   adapted dataset may not be shared (CC BY-ND 4.0 section 2.a.1.B).
 
@@ -45,6 +47,7 @@ RELEASES: dict[str, frozenset[str]] = {
     "CC-BY-SA-4.0": frozenset({"CC-BY-SA-4.0"}),
     "CC-BY-NC-4.0": frozenset({"CC-BY-NC-4.0", "CC-BY-NC-SA-4.0"}),
     "CC-BY-NC-SA-4.0": frozenset({"CC-BY-NC-SA-4.0"}),
+    "LicenseRef-KMOU-NER-NC": frozenset({"CC-BY-NC-4.0", "CC-BY-NC-SA-4.0"}),
     "CC-BY-ND-4.0": frozenset(),
     "CC-BY-NC-ND-4.0": frozenset(),
 }
@@ -54,6 +57,7 @@ _WHY = {
     "CC-BY-SA-4.0": "share-alike: adaptations only under CC BY-SA 4.0",
     "CC-BY-NC-4.0": "non-commercial: adaptations only under a non-commercial licence",
     "CC-BY-NC-SA-4.0": "non-commercial share-alike: adaptations only under CC BY-NC-SA 4.0",
+    "LicenseRef-KMOU-NER-NC": "MIT terms for non-commercial use only: a non-commercial release",
     "CC-BY-ND-4.0": "no derivatives: an adapted dataset may not be shared at all",
     "CC-BY-NC-ND-4.0": "no derivatives: an adapted dataset may not be shared at all",
 }

@@ -91,6 +91,20 @@ def _labels(frame: pd.DataFrame) -> pd.Series | None:
     return None
 
 
+def _element_labels(frame: pd.DataFrame) -> pd.Series | None:
+    """The element labels of a release whose gold is structured (KLUE-NER's
+    ``entities``: one label per entity, ``(none)`` for a sentence without any), as the
+    card counts them (``card_facts.label_facts``)."""
+    from pipelines.export.card_facts import NO_ELEMENT
+
+    if "entities" not in frame.columns:
+        return None
+    out = [str(e["label"]) for ents in frame["entities"] for e in (list(ents) or [None])
+           if e is not None]  # fmt: skip
+    out += [NO_ELEMENT] * int(sum(len(ents) == 0 for ents in frame["entities"]))
+    return pd.Series(out, dtype=object)
+
+
 def label_counts(labels: pd.Series, numeric: bool, order: list[str]) -> dict[str, int]:
     """The distribution of ``labels`` as a card states it (numeric: in the card's bins,
     binned by the function that binned them, ``card_facts._bin``, at the width of the
@@ -135,7 +149,7 @@ def check_card(run_dir: Path) -> CardCheck:
         per_split = labels.get("per_split", {})
         if split not in per_split:
             continue
-        column = _labels(frame)
+        column = _element_labels(frame) if labels.get("elements") else _labels(frame)
         if column is None:
             result.unchecked.append(f"labels of {split}: no label column in {path.name}")
             continue

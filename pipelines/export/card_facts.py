@@ -35,6 +35,23 @@ def _bin(score: float, width: float) -> str:
     return f"{low:.1f}-{low + width:.1f}"
 
 
+NO_ELEMENT = "(none)"
+
+
+def _element_labels(value: object) -> list[str] | None:
+    """The element labels of a structured gold value (a JSON list of objects with a
+    ``label``: a span set), or None for any other value."""
+    if not isinstance(value, str) or not value.startswith("["):
+        return None
+    try:
+        rows = json.loads(value)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(rows, list) or not all(isinstance(r, dict) and "label" in r for r in rows):
+        return None
+    return [str(r["label"]) for r in rows]
+
+
 def label_facts(gold: pd.DataFrame, items: pd.DataFrame, splits: pd.DataFrame,
                 width: float = 0.5, numeric: bool | None = None) -> dict:  # fmt: skip
     """Gold labels per split and per source. Numeric gold (STS scores, 0-5) is counted
@@ -46,10 +63,18 @@ def label_facts(gold: pd.DataFrame, items: pd.DataFrame, splits: pd.DataFrame,
     values = pd.to_numeric(frame["label"], errors="coerce")
     if numeric is None:
         numeric = bool(len(frame)) and not values.isna().any()
+    structured = (not numeric and bool(len(frame))
+                  and all(_element_labels(v) is not None for v in frame["label"]))  # fmt: skip
     if numeric:
         frame = frame.assign(label=[_bin(float(v), width) for v in values])
         n = round(5.0 / width)
         order = [f"{k * width:.1f}-{(k + 1) * width:.1f}" for k in range(n)]
+    elif structured:
+        # structured gold (a span set): one row per element, counted by its label; an
+        # item without any element counts once as NO_ELEMENT
+        frame = frame.assign(label=[_element_labels(v) or [NO_ELEMENT] for v in frame["label"]])
+        frame = frame.explode("label", ignore_index=True)
+        order = sorted(frame["label"].unique())
     else:
         frame = frame.assign(label=frame["label"].astype(str))
         order = sorted(frame["label"].unique())
@@ -60,6 +85,7 @@ def label_facts(gold: pd.DataFrame, items: pd.DataFrame, splits: pd.DataFrame,
 
     return {
         "numeric": numeric,
+        "elements": structured,  # counts of the gold values' elements, not of items
         "order": order,
         "per_split": {
             s: counts(frame[frame["split"] == s]) for s in SPLITS if (frame["split"] == s).any()

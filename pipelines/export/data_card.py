@@ -126,7 +126,10 @@ def _label_tables(facts: dict) -> str:
     if not lab:
         return ""
     splits, sources = list(lab["per_split"]), list(lab["per_source"])
-    head = "score bin" if lab["numeric"] else "label"
+    head = "score bin" if lab["numeric"] else "element label" if lab.get("elements") else "label"
+    unit = (
+        "elements (an item without any counts once as (none))" if lab.get("elements") else "items"
+    )
 
     def shares(counts: dict[str, int], key: str) -> str:
         total = sum(counts.values())
@@ -138,7 +141,7 @@ def _label_tables(facts: dict) -> str:
     per_source = table([head, *sources], [[k, *(shares(lab["per_source"][s], k) for s in sources)]
                                           for k in lab["order"]])  # fmt: skip
     return (
-        f"Gold labels per split (items, share of the split):\n\n{per_split}\n\n"
+        f"Gold labels per split ({unit}, share of the split):\n\n{per_split}\n\n"
         f"Gold labels per source:\n\n{per_source}"
         + _figure(facts, "labels")
         + _figure(facts, "scores")
@@ -304,6 +307,13 @@ def _per_annotator(g: dict) -> str:
     return ""
 
 
+def _measure(value: object) -> str:
+    """A value type's measure as the card prints it: a number, or its figures."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_fmt(v)}" for k, v in value.items())
+    return _fmt(value)
+
+
 def _agreement(facts: dict) -> str:
     g = facts["agreement"]
     sim = " (" + SIMULATED_NOTE + ")" if facts["annotation"]["simulated"] else ""
@@ -314,13 +324,20 @@ def _agreement(facts: dict) -> str:
         ["gold items kept", g["gold_items"]],
     ]
     rows += [
-        [f"Krippendorff alpha, {k}", _fmt(v) + sim] for k, v in g["krippendorff_alpha"].items()
+        [f"Krippendorff alpha, {k}", _fmt(v) + sim]
+        for k, v in (g.get("krippendorff_alpha") or {}).items()
     ]
+    if "krippendorff_alpha" not in g:  # a structured value type's own measures
+        rows += [[name.replace("_", " "), _measure(g.get(name)) + sim]
+                 for name in g.get("measures", [])]  # fmt: skip
     after = g.get("krippendorff_alpha_after_screening") or {}
     rows += [[f"Krippendorff alpha, {k}, after screening", _fmt(v) + sim]
              for k, v in after.items()]  # fmt: skip
-    kappa = g.get("fleiss_kappa") or {}
-    rows.append([f"Fleiss kappa ({kappa.get('items')} items)", _fmt(kappa.get("kappa")) + sim])
+    kappa = g.get("fleiss_kappa")
+    if kappa is not None or "krippendorff_alpha" in g:
+        kappa = kappa or {}
+        rows.append([f"Fleiss kappa ({kappa.get('items')} items)",
+                     _fmt(kappa.get("kappa")) + sim])  # fmt: skip
     paper = facts.get("paper_agreement")
     if paper:
         rows.append([f"the paper's Krippendorff alpha, {paper['level']}",

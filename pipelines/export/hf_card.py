@@ -163,6 +163,8 @@ def _field_table(features: list[dict], example: dict | None) -> str:
             return str(f["dtype"])
         if "list" in f:
             inner = f["list"]
+            if isinstance(inner, list):  # a list of structs: their fields
+                return "list of {" + ", ".join(f"{x['name']}: {kind(x)}" for x in inner) + "}"
             return f"list of {inner if isinstance(inner, str) else kind(inner)}"
         return json.dumps({k: v for k, v in f.items() if k != "name"}, ensure_ascii=False)
 

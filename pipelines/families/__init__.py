@@ -83,6 +83,9 @@ class SharedSteps:
     # the agreement the paper reports: {"level": ..., "alpha": ..., "source": ...}
     paper_agreement: dict | None = None
     votes: Callable[[object], Path] | None = None  # the table agree reads, when not pull's
+    # the folder (under OUT) of the gold.parquet and dropped.parquet that split and
+    # export read: agree's, or a family step's after it (KLUE-NER's reviewed gold)
+    gold_dir: str = "agree"
 
 
 @dataclass

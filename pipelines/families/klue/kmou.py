@@ -11,11 +11,13 @@ Contract (:func:`read_kmou`): one row per sentence (``sentence_id``, ``text``,
 label mapped to KLUE's types by ``mapping``), and one dropped row per sentence that
 cannot be used, with its reason: ``text_mismatch`` (the inline line without its tags is
 not the raw line), ``no_inline_line``. An entity whose type the mapping sends to None
-is left out (counted per type). Rows in = kept + dropped. Files may use CRLF line ends.
+is left out (counted per type). Rows in = kept + dropped. Files may use CRLF line ends
+and may be gzipped (``.gz``).
 """
 
 from __future__ import annotations
 
+import gzip
 import re
 from pathlib import Path
 
@@ -56,7 +58,11 @@ def read_kmou(
     """(sentences, dropped sentences with their reason, entities left out per type) of a
     KMOU 2016-release file; see the module docstring."""
     mapping = KLUE_MAPPING if mapping is None else mapping
-    text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
+    if path.suffix == ".gz":
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            text = fh.read().replace("\r\n", "\n")
+    else:
+        text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
     kept, dropped, unmapped = [], [], {}
     for n, block in enumerate(b for b in text.split("\n\n") if b.strip()):
         lines = block.strip("\n").split("\n")

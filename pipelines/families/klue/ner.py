@@ -1,0 +1,750 @@
+"""KLUE-NER (KLUE 3.4.1): the ``klue-ner`` task kind, named entities as character spans
+of six types (PS, LC, OG, DT, TI, QT), pseudo-labelled by a tagger and corrected by
+people.
+
+Steps: ``ingest`` (the recipe's corpora: formal sentences split with kss and
+colloquial reviews kept whole, each review one unit; the noise, PII, dedup and toxic
+filters with KLUE 2.3's ``skip_styles``) -> ``tagger`` (the character tagger trained
+on a KMOU-format corpus, or a checkpoint: :mod:`pipelines.models.char_tagger`) ->
+``items`` (sentences over ``ner.max_chars`` (400) characters dropped as ``too_long``;
+every other one pseudo-labelled; those with no pseudo-labelled entity dropped as
+``no_pseudo_entity``: KLUE kept about 80% of news and 41% of reviews) -> the correction
+round (push, simulate, wait, pull: the pseudo-labels pre-loaded as a prediction,
+``ner.xml``; annotators fix spans and types or report the sentence) -> ``agree`` (the
+``span_vote`` rule: entity F1 between annotators and alpha over character tags; reported
+sentences dropped with the report as reason) -> ``drafts`` -> the linguists' review
+round (``push-linguists`` ...: each draft pre-loaded; a reviewer accepts or corrects it,
+``ner_review.xml``; optional, ``ner.review``) -> ``gold`` (the reviewed annotation is
+gold, every version kept in ``gold/versions.parquet``; spans outside the text,
+overlapping or of an unknown type drop the sentence with the reason; the PII rule) ->
+``split`` (the ``ner`` rule: test holds entities unseen in train) -> ``export`` (one
+record per sentence: guid, the inline-tagged sentence, its characters and BIO tags, as
+the Hub's ``klue/ner`` has them) -> ``release`` (the KLUE-NER release layout,
+``release/<prefix>_<split>.tsv``, :mod:`.ner_layout`).
+
+PII (KLUE 3.4.1: sentences with personal information were removed, keeping "the ones
+that contain the name of public figures"): a sentence with a gold entity of a
+``ner.pii_types`` type (PS) whose text is not on the recipe's public-figure list
+(``ner.public_figures``, one name a line) is dropped as ``pii``; the dropped row names
+the item, never the person.
+
+Simulated annotators (demos and tests only): a sentence's truth is its corpus's
+reference spans where the corpus has them (``ner.truth_field``, a ``keep_fields`` field:
+the KMOU test sentences of the demo), re-anchored to the cleaned text, else its
+pseudo-labels; annotators miss, shorten and mis-type spans at their accuracy
+(:mod:`pipelines.annotation.values.spans`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from pipelines.core.io import write_json, write_text
+from pipelines.core.stage import split_by_reason, value_counts
+from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached, declares, out_files
+from pipelines.export.card_section import from_template
+from pipelines.export.data_card import annotation_round, inline
+from pipelines.export.records import SPLITS, split_rows
+from pipelines.families import (
+    CardSection,
+    ExportInputs,
+    Round,
+    SharedSteps,
+    TaskKind,
+    register_task,
+    simulation,
+)
+from pipelines.families.klue import ner_section  # noqa: F401 - the recipe section
+from pipelines.families.klue.hub import hub
+from pipelines.families.klue.kmou import read_kmou
+from pipelines.families.klue.ner_layout import NerRelease, NerSentence, write_layout
+from pipelines.models.char_tagger import TYPES, bio_tags
+
+CONFIGS = Path(__file__).resolve().parents[3] / "annotation_configs"
+PREDICTION = "ls_prediction"
+
+
+def _spec(ctx: RunContext) -> object:
+    return ctx.recipe.ner
+
+
+def spans_json(spans: list[tuple[int, int, str]], text: str) -> str:
+    """The canonical span-set value (``span_set``'s row) of ``spans`` over ``text``."""
+    rows = [{"start": s, "end": e, "label": lab, "text": text[s:e]} for s, e, lab in sorted(spans)]
+    return json.dumps(rows, ensure_ascii=False, sort_keys=True)
+
+
+def spans_from(value: str) -> list[tuple[int, int, str]]:
+    return sorted((int(s["start"]), int(s["end"]), str(s["label"])) for s in json.loads(value))
+
+
+def prediction(spans: list[tuple[int, int, str]], text: str, version: str,
+               field: str = "entities", to: str = "text") -> str:  # fmt: skip
+    """A Label Studio prediction of ``spans`` (``ls_prediction``: pre-loaded in the
+    task, for the annotator to correct)."""
+    result = [{"id": f"p{s}-{e}-{lab}", "from_name": field, "to_name": to, "type": "labels",
+               "value": {"start": s, "end": e, "text": text[s:e], "labels": [lab]}}
+              for s, e, lab in sorted(spans)]  # fmt: skip
+    return json.dumps({"model_version": version, "result": result}, ensure_ascii=False)
+
+
+def anchor(text: str, entities: list[dict]) -> list[tuple[int, int, str]]:
+    """Reference spans re-anchored to ``text`` (the ingest's cleaning may move them):
+    kept where their text still stands at their offsets, else at the first place their
+    text occurs at or after the previous span; a span whose text is gone is left out."""
+    out, at = [], 0
+    for e in sorted(entities, key=lambda e: int(e["start"])):
+        start, end, word = int(e["start"]), int(e["end"]), str(e.get("text", ""))
+        if not word:
+            continue
+        if text[start:end] != word:
+            found = text.find(word, at)
+            if found < 0:
+                continue
+            start, end = found, found + len(word)
+        if start >= at:
+            out.append((start, end, str(e["label"])))
+            at = end
+    return out
+
+
+def ner_item_id(sent_id: str) -> str:
+    return "n-" + hashlib.sha256(str(sent_id).encode()).hexdigest()[:16]
+
+
+# ---------------------------------------------------------------------------- tagger
+
+
+def _tagger_dir(ctx: RunContext) -> Path:
+    spec = _spec(ctx).tagger
+    return ctx.recipe.resolve(spec.checkpoint) if spec.checkpoint else ctx.out / "tagger"
+
+
+def _tagger_reads(ctx: RunContext, arg: str) -> dict[str, Path]:
+    spec = _spec(ctx).tagger
+    if spec.checkpoint:
+        return {"checkpoint": _tagger_dir(ctx) / "config.json"}
+    return {"train": ctx.recipe.resolve(spec.train), "dev": ctx.recipe.resolve(spec.dev)}
+
+
+def _pairs(frame: pd.DataFrame) -> list[tuple[str, list[tuple[int, int, str]]]]:
+    return [(t, [(int(e["start"]), int(e["end"]), str(e["label"])) for e in es])
+            for t, es in zip(frame["text"], frame["entities"], strict=True)]  # fmt: skip
+
+
+@STEPS.register("klue-ner:tagger")
+@declares(reads=_tagger_reads, writes=out_files("tagger/tagger.json"))
+def tagger_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """The pseudo-labeller: a character tagger trained on the recipe's KMOU-format corpus
+    (resumable by epoch, reused when trained on the same data and settings), or the
+    recipe's checkpoint -> OUT/tagger (model, MODEL_CARD.md, metrics.json)."""
+    from pipelines.models.char_tagger import train_tagger
+
+    spec = _spec(ctx).tagger
+    folder = _tagger_dir(ctx)
+    if spec.checkpoint:
+        metrics_file = folder / "metrics.json"
+        metrics = (json.loads(metrics_file.read_text(encoding="utf-8"))
+                   if metrics_file.is_file() else {"dev": None})  # fmt: skip
+        info = {"checkpoint": str(folder), "trained": False, **metrics}
+    else:
+        train, train_drop, unmapped = read_kmou(ctx.recipe.resolve(spec.train), spec.mapping)
+        dev, dev_drop, _ = read_kmou(ctx.recipe.resolve(spec.dev), spec.mapping)
+        if spec.train_limit:
+            train = train.head(spec.train_limit)
+        sources = {
+            "train": Path(spec.train).name + (f" (first {spec.train_limit})"
+                                              if spec.train_limit else ""),
+            "dev": Path(spec.dev).name,
+            "licence": spec.licence,
+            "mapping": ", ".join(f"{k}->{v}" for k, v in spec.mapping.items()
+                                 if v is not None and k != v) or "identity",
+        }  # fmt: skip
+        metrics = train_tagger(_pairs(train), _pairs(dev), spec.tagger_settings(), folder,
+                               sources)  # fmt: skip
+        info = {"checkpoint": "OUT/tagger", "trained": True, **metrics,
+                "unmapped_entities": unmapped,
+                "dropped_sentences": {"train": value_counts(train_drop["reason"]),
+                                      "dev": value_counts(dev_drop["reason"])}}  # fmt: skip
+    info.pop("fingerprint", None)
+    write_json(info, ctx.out / "tagger" / "tagger.json")
+    dev = info.get("dev") or {}
+    return StepOutcome(
+        f"tagger {'trained' if info['trained'] else 'loaded'}: dev entity F1 "
+        f"{dev.get('entity_f1')}, char macro F1 {dev.get('char_macro_f1')}",
+        {k: info.get(k) for k in ("trained", "dev", "best_epoch", "device")},
+    )
+
+
+# ----------------------------------------------------------------------------- items
+
+
+def _items_reads(ctx: RunContext, arg: str) -> dict[str, Path]:
+    return {
+        "sentences": ctx.out / "ingest" / "sentences.parquet",
+        "documents": ctx.out / "ingest" / "documents.parquet",
+        "tagger": ctx.out / "tagger" / "tagger.json",
+        "weights": _tagger_dir(ctx) / "model.safetensors",
+    }
+
+
+@STEPS.register("klue-ner:items")
+@declares(
+    reads=_items_reads,
+    writes=out_files("items/items.parquet", "items/rejects.parquet", "items/items.json"),
+    settings=lambda ctx, arg: [_spec(ctx).model_dump(exclude={"review"}), ctx.simulated],
+    code=lambda ctx, arg: ["pipelines.models.char_tagger"],
+)
+def items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """Every ingested sentence within ``ner.max_chars`` pseudo-labelled; those with no
+    entity dropped (``no_pseudo_entity``); the others are the correction round's items,
+    their pseudo-labels pre-loaded as a prediction."""
+    from pipelines.models.char_tagger import load_tagger
+
+    spec = _spec(ctx)
+    reads = _items_reads(ctx, arg)
+
+    def compute() -> tuple[dict, dict]:
+        sentences = pd.read_parquet(reads["sentences"])
+        docs = pd.read_parquet(reads["documents"], columns=["doc_id", "meta"])
+        frame = sentences.merge(docs, on="doc_id", how="left", validate="many_to_one")
+        texts = frame["text"].astype(str)
+        reason = pd.Series([None] * len(frame), index=frame.index, dtype=object)
+        reason[texts.str.len() > spec.max_chars] = "too_long"
+        todo = reason.isna()
+        tagger = load_tagger(_tagger_dir(ctx))
+        pseudo = pd.Series([[]] * len(frame), index=frame.index, dtype=object)
+        pseudo[todo] = pd.Series(tagger.spans(list(texts[todo])), index=frame.index[todo])
+        reason[todo & (pseudo.map(len) == 0)] = "no_pseudo_entity"
+        kept = frame[reason.isna()]
+        version = f"char-tagger-{json.loads(reads['tagger'].read_text())['best_epoch']}"
+        rows = []
+        for idx, row in kept.iterrows():
+            text = str(row["text"])
+            spans = pseudo[idx]
+            item = {"item_id": ner_item_id(row["sent_id"]), "text": text,
+                    "source": str(row["corpus"]), "style": str(row.get("style", "")),
+                    "license": str(row["license"]), "pseudo": spans_json(spans, text),
+                    PREDICTION: prediction(spans, text, version)}  # fmt: skip
+            if ctx.simulated:
+                meta = json.loads(row["meta"]) if isinstance(row.get("meta"), str) else {}
+                ref = meta.get(spec.truth_field) if spec.truth_field else None
+                truth = anchor(text, ref) if isinstance(ref, list) else spans
+                item["sim_entities"] = [{"start": s, "end": e, "label": lab}
+                                        for s, e, lab in truth]  # fmt: skip
+                item["has_reference"] = isinstance(ref, list)
+            rows.append(item)
+        items = pd.DataFrame(rows).sort_values("item_id", kind="stable").reset_index(drop=True)
+        rejects = split_by_reason("items", "sentence", frame, reason).rejects()
+        per_source = {}
+        for source, group in frame.groupby("corpus"):
+            r = reason[group.index]
+            tagged = int((r != "too_long").sum())
+            per_source[str(source)] = {
+                "sentences": len(group), "too_long": int((r == "too_long").sum()),
+                "pseudo_labelled": tagged, "kept": int(r.isna().sum()),
+                "keep_rate": round(float(r.isna().sum()) / tagged, 4) if tagged else None,
+            }  # fmt: skip
+        entities = [s for spans in pseudo[reason.isna()] for s in spans]
+        info = {
+            "items": len(items),
+            "sentences": len(frame),
+            "dropped": value_counts(rejects["reason"]),
+            "per_source": per_source,
+            "pseudo_entities": len(entities),
+            "pseudo_per_type": value_counts(pd.Series([lab for _, _, lab in entities])),
+            "reference_check": _reference_check(items) if ctx.simulated else None,
+            "max_chars": spec.max_chars,
+        }
+        return {"items.parquet": items, "rejects.parquet": rejects}, info
+
+    info, hit = cached(ctx, compute)
+    rates = {s: v["keep_rate"] for s, v in info["per_source"].items()}
+    return StepOutcome(
+        f"{info['items']:,} of {info['sentences']:,} sentences pseudo-labelled with entities"
+        f"{' (cached)' if hit else ''}; keep rate per source {rates}",
+        {**info, "cached": hit},
+        Rows("sentence", info["sentences"], info["items"], info["dropped"]),
+    )
+
+
+def _reference_check(items: pd.DataFrame) -> dict | None:
+    """The pseudo-labels' entity F1 against the reference spans of the items that have
+    them (the demo's KMOU test sentences): the tagger's quality on the round's own
+    sentences (sentences it left without entity are not items, so recall is over
+    those kept)."""
+    from pipelines.models.char_tagger import scores
+
+    ref = items[items.get("has_reference", pd.Series(False, index=items.index)).astype(bool)]
+    if ref.empty:
+        return None
+    gold = [bio_tags(len(t), [(e["start"], e["end"], e["label"]) for e in s])
+            for t, s in zip(ref["text"], ref["sim_entities"], strict=True)]  # fmt: skip
+    pred = [bio_tags(len(t), spans_from(p)) for t, p in zip(ref["text"], ref["pseudo"],
+                                                            strict=True)]  # fmt: skip
+    s = scores(gold, pred)
+    return {"sentences": len(ref), "entity_f1": s["entity_f1"],
+            "char_macro_f1": s["char_macro_f1"]}  # fmt: skip
+
+
+# ---------------------------------------------------------------------------- rounds
+
+
+def rounds(ctx: RunContext) -> dict[str, Round]:
+    """The correction round (``""``, the recipe's ``annotation``) and, with
+    ``ner.review``, the linguists' review round."""
+    ann, out = ctx.recipe.annotation, ctx.out
+    found = {"": Round(
+        out / "items" / "items.parquet", ctx.recipe.resolve(ann.config), ctx.project,
+        ann.overlap, simulation(ann.simulate, ctx.simulated, ann.overlap), "annotator",
+        out / "annotate" / "annotations.parquet", ann.timeout, ann.poll,
+    )}  # fmt: skip
+    review = _spec(ctx).review
+    if review is not None:
+        config = ctx.recipe.resolve(review.config) if review.config else CONFIGS / "ner_review.xml"
+        found["linguists"] = Round(
+            out / "linguists" / "items.parquet", config,
+            review.project or f"{ctx.recipe.name}-linguists", review.reviewers,
+            simulation(review.simulate, ctx.simulated, review.reviewers), "linguist",
+            out / "annotate" / "linguists.parquet", review.timeout, review.poll,
+        )  # fmt: skip
+    return found
+
+
+def configs(recipe: object) -> list[tuple[str, Path]]:
+    review = recipe.ner.review
+    if review is None:
+        return []
+    return [
+        (
+            "ner.review.config",
+            recipe.resolve(review.config) if review.config else CONFIGS / "ner_review.xml",
+        )
+    ]
+
+
+@STEPS.register("klue-ner:drafts")
+@declares(
+    reads=out_files("agree/gold.parquet", "items/items.parquet"),
+    writes=out_files("linguists/items.parquet", "linguists/drafts.json"),
+    settings=lambda ctx, arg: [ctx.simulated],
+)
+def drafts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """The linguists' review items: each kept sentence with its draft (the annotators'
+    span vote) pre-loaded as a prediction."""
+
+    def compute() -> tuple[dict, dict]:
+        gold = pd.read_parquet(ctx.out / "agree" / "gold.parquet")
+        items = pd.read_parquet(ctx.out / "items" / "items.parquet").set_index("item_id")
+        rows = []
+        for item, label in zip(gold["item_id"].astype(str), gold["label"], strict=True):
+            src = items.loc[item]
+            text = str(src["text"])
+            row = {
+                "item_id": item,
+                "text": text,
+                "source": src["source"],
+                PREDICTION: prediction(spans_from(label), text, "annotators-span-vote"),
+            }
+            if "sim_entities" in items.columns:
+                row["sim_entities"] = list(src["sim_entities"])
+            rows.append(row)
+        frame = pd.DataFrame(
+            rows,
+            columns=["item_id", "text", "source", PREDICTION]
+            + (["sim_entities"] if "sim_entities" in items.columns else []),
+        )
+        return {"items.parquet": frame}, {"drafts": len(frame)}
+
+    info, hit = cached(ctx, compute)
+    return StepOutcome(f"{info['drafts']:,} drafts for the linguists"
+                       + (" (cached)" if hit else ""), info,
+                       Rows("item", info["drafts"], info["drafts"]))  # fmt: skip
+
+
+# ------------------------------------------------------------------------------ gold
+
+
+def _gold_reads(ctx: RunContext, arg: str) -> dict[str, Path]:
+    reads = {
+        "gold": ctx.out / "agree" / "gold.parquet",
+        "dropped": ctx.out / "agree" / "dropped.parquet",
+        "items": ctx.out / "items" / "items.parquet",
+        "annotations": ctx.out / "annotate" / "annotations.parquet",
+    }
+    if _spec(ctx).review is not None:
+        reads["reviews"] = ctx.out / "annotate" / "linguists.parquet"
+    if _spec(ctx).public_figures:
+        reads["public_figures"] = ctx.recipe.resolve(_spec(ctx).public_figures)
+    return reads
+
+
+def public_figures(path: Path) -> set[str]:
+    """The names of a public-figure file: one a line, ``#`` starts a comment."""
+    names = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        name = line.split("#", 1)[0].strip()
+        if name:
+            names.add(" ".join(name.split()))
+    return names
+
+
+def span_problem(spans: list[tuple[int, int, str]], text: str) -> str | None:
+    """Why a span set cannot be gold (KLUE-NER is flat over six types), or None."""
+    last = 0
+    for start, end, label in sorted(spans):
+        if label not in TYPES:
+            return "unknown_entity_type"
+        if not 0 <= start < end <= len(text):
+            return "span_outside_text"
+        if start < last:
+            return "overlapping_spans"
+        last = end
+    return None
+
+
+def _answers(table: pd.DataFrame, field: str = "entities") -> pd.DataFrame:
+    rows = table[(table["field"] == field)]
+    if "cancelled" in rows.columns:
+        rows = rows[~rows["cancelled"].fillna(False).astype(bool)]
+    return rows.sort_values(["item_id", "created_at", "annotation_id"], kind="stable")
+
+
+def _reports(table: pd.DataFrame) -> dict[str, list[str]]:
+    rows = table[table["field"] == "report"]
+    out: dict[str, list[str]] = {}
+    for item, value in zip(rows["item_id"].astype(str), rows["value"].astype(str), strict=True):
+        if value and value != "None":
+            out.setdefault(item, []).append(value)
+    return out
+
+
+def correction_figures(items: pd.DataFrame, answers: pd.DataFrame) -> dict:
+    """How much annotators changed the pseudo-labels: of the pseudo-labelled entities,
+    the share an annotator kept exactly (same span and type), retyped (same span,
+    another type), reshaped (another span overlapping it) or removed; the entities they
+    added; and the share of annotations that left the pseudo-labels as they were."""
+    pseudo = dict(zip(items["item_id"].astype(str), items["pseudo"], strict=True))
+    kept = retyped = reshaped = removed = added = total = same = 0
+    for item, value in zip(answers["item_id"].astype(str), answers["value"].astype(str),
+                           strict=True):  # fmt: skip
+        if item not in pseudo:
+            continue
+        p, a = set(spans_from(pseudo[item])), set(spans_from(value))
+        same += p == a
+        for s, e, lab in p:
+            total += 1
+            if (s, e, lab) in a:
+                kept += 1
+            elif any((s, e) == (x, y) for x, y, _ in a):
+                retyped += 1
+            elif any(x < e and s < y for x, y, _ in a):
+                reshaped += 1
+            else:
+                removed += 1
+        added += sum(not any(x < e and s < y for x, y, _ in p) for s, e, _ in a)
+    n = int(answers["item_id"].astype(str).isin(set(pseudo)).sum())
+
+    def share(k: int, of: int) -> float | None:
+        return round(k / of, 4) if of else None
+
+    return {
+        "annotations": n, "pseudo_entities_seen": total,
+        "kept": share(kept, total), "retyped": share(retyped, total),
+        "reshaped": share(reshaped, total), "removed": share(removed, total),
+        "correction_rate": share(total - kept, total), "added_entities": added,
+        "annotations_unchanged": share(same, n),
+    }  # fmt: skip
+
+
+@STEPS.register("klue-ner:gold")
+@declares(
+    reads=_gold_reads,
+    writes=out_files(
+        "gold/gold.parquet", "gold/dropped.parquet", "gold/versions.parquet", "gold/gold.json"
+    ),
+    settings=lambda ctx, arg: [_spec(ctx).pii_types, _spec(ctx).review is not None],
+)
+def gold_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """The gold spans: the linguist's reviewed annotation (else the annotators' span
+    vote), checked (flat, inside the text, six types), then the PII rule; every version
+    of every sentence (pseudo-labels, each annotator's, the draft, the reviewed) in
+    gold/versions.parquet; agree's dropped rows and this step's in gold/dropped.parquet."""
+    spec = _spec(ctx)
+    reads = _gold_reads(ctx, arg)
+
+    def compute() -> tuple[dict, dict]:
+        agreed = pd.read_parquet(reads["gold"])
+        items = pd.read_parquet(reads["items"]).set_index("item_id", drop=False)
+        table = pd.read_parquet(reads["annotations"])
+        answers = _answers(table)
+        figures = public_figures(reads["public_figures"]) if "public_figures" in reads else None
+        reviews = _answers(pd.read_parquet(reads["reviews"])) if "reviews" in reads else None
+        review_reports = (_reports(pd.read_parquet(reads["reviews"]))
+                          if "reviews" in reads else {})  # fmt: skip
+        versions = [{"item_id": i, "version": "pseudo", "who": "tagger", "spans": p}
+                    for i, p in zip(items["item_id"], items["pseudo"], strict=True)]  # fmt: skip
+        versions += [{"item_id": str(i), "version": "annotation", "who": str(w), "spans": str(v)}
+                     for i, w, v in zip(answers["item_id"], answers["annotator_id"],
+                                        answers["value"], strict=True)]  # fmt: skip
+        rows, dropped = [], []
+        changed = 0
+        for g in agreed.itertuples(index=False):
+            item, draft = str(g.item_id), str(g.label)
+            text = str(items.loc[item, "text"])
+            versions.append({"item_id": item, "version": "draft", "who": "span_vote",
+                             "spans": draft})  # fmt: skip
+            final, reviewed = draft, False
+            if reviews is not None:
+                mine = reviews[reviews["item_id"].astype(str) == item]
+                if item in review_reports:
+                    dropped.append(
+                        {
+                            "kind": "item",
+                            "id": item,
+                            "reason": "reported_in_review",
+                            "detail": ", ".join(sorted(review_reports[item])),
+                        }
+                    )
+                    continue
+                if mine.empty:
+                    dropped.append({"kind": "item", "id": item, "reason": "not_reviewed",
+                                    "detail": "no linguist's review"})  # fmt: skip
+                    continue
+                last = mine.iloc[-1]
+                final, reviewed = str(last["value"]), True
+                versions.append(
+                    {
+                        "item_id": item,
+                        "version": "reviewed",
+                        "who": str(last["annotator_id"]),
+                        "spans": final,
+                    }
+                )
+                changed += spans_from(final) != spans_from(draft)
+            spans = spans_from(final)
+            problem = span_problem(spans, text)
+            if problem:
+                dropped.append(
+                    {
+                        "kind": "item",
+                        "id": item,
+                        "reason": problem,
+                        "detail": "the gold spans break KLUE-NER's scheme",
+                    }
+                )
+                continue
+            if figures is not None:
+                private = [
+                    s
+                    for s in spans
+                    if s[2] in spec.pii_types and " ".join(text[s[0] : s[1]].split()) not in figures
+                ]
+                if private:
+                    dropped.append(
+                        {
+                            "kind": "item",
+                            "id": item,
+                            "reason": "pii",
+                            "detail": f"{len(private)} {'/'.join(spec.pii_types)} "
+                            "entity(ies) not on the public-figure list",
+                        }
+                    )
+                    continue
+            rows.append(
+                {
+                    "item_id": item,
+                    "label": spans_json(spans, text),
+                    "n_annotations": int(g.n_annotations),
+                    "elements": len(spans),
+                    "reviewed": reviewed,
+                    "changed_in_review": reviewed and spans != spans_from(draft),
+                }
+            )
+        gold = pd.DataFrame(
+            rows,
+            columns=[
+                "item_id",
+                "label",
+                "n_annotations",
+                "elements",
+                "reviewed",
+                "changed_in_review",
+            ],
+        )
+        before = pd.read_parquet(reads["dropped"])
+        mine = pd.DataFrame(dropped, columns=["kind", "id", "reason", "detail"])
+        all_dropped = pd.concat([before, mine.reindex(columns=before.columns)], ignore_index=True)
+        info = {
+            "items": len(agreed),
+            "gold_items": len(gold),
+            "dropped": value_counts(mine["reason"]),
+            "reviewed": int(gold["reviewed"].sum()),
+            "changed_in_review": int(gold["changed_in_review"].sum()),
+            "review_change_rate": round(changed / len(agreed), 4)
+            if reviews is not None and len(agreed)
+            else None,
+            "correction": correction_figures(items.reset_index(drop=True), answers),
+            "public_figures": len(figures) if figures is not None else None,
+        }
+        return {"gold.parquet": gold, "dropped.parquet": all_dropped,
+                "versions.parquet": pd.DataFrame(versions)}, info  # fmt: skip
+
+    info, hit = cached(ctx, compute)
+    return StepOutcome(
+        f"{info['gold_items']:,} of {info['items']:,} sentences gold"
+        f"{' (cached)' if hit else ''}; dropped {info['dropped']}; "
+        f"correction rate {info['correction']['correction_rate']}",
+        {**info, "cached": hit},
+        Rows("item", info["items"], info["gold_items"], info["dropped"]),
+    )
+
+
+# ---------------------------------------------------------------------------- export
+
+
+def _sentence(text: str, label: str, guid: str) -> NerSentence:
+    return NerSentence(guid, text, spans_from(label))
+
+
+def klue_ner_records(
+    gold: pd.DataFrame, items: pd.DataFrame, splits: pd.DataFrame, prefix: str
+) -> dict[str, list[dict]]:
+    """One record per sentence, as the Hub's ``klue/ner`` has them::
+
+        {"guid": "<prefix>_<split>_00000", "sentence": "<한국:LC>에서 ...",
+         "tokens": ["한", "국", ...], "ner_tags": ["B-LC", "I-LC", ...],
+         "entities": [{"start", "end", "label", "text"}], "source": ...}
+
+    ``tokens`` are the characters (a space is one), ``ner_tags`` their BIO tags."""
+    out: dict[str, list[dict]] = {s: [] for s in SPLITS}
+    for split, n, row in split_rows(gold, items, splits):
+        s = _sentence(str(row.text), str(row.label), f"{prefix}_{split}_{n:05d}")
+        out[split].append({
+            "guid": s.guid, "sentence": s.tagged(), "tokens": list(s.text),
+            "ner_tags": s.tags(), "entities": json.loads(row.label), "source": str(row.source),
+        })  # fmt: skip
+    return out
+
+
+def records(inputs: ExportInputs) -> dict[str, list[dict]]:
+    return klue_ner_records(inputs.gold, inputs.items, inputs.splits, inputs.prefix)
+
+
+@STEPS.register("klue-ner:release")
+@declares(
+    reads=out_files("dataset/train.jsonl", "dataset/dev.jsonl", "dataset/test.jsonl"),
+    writes=lambda ctx, arg: {
+        s: ctx.out / "release" / f"{_spec(ctx).guid_prefix}_{s}.tsv" for s in SPLITS
+    },  # fmt: skip
+)
+def release_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """The dataset in the KLUE-NER release layout (:mod:`.ner_layout`): one
+    ``release/<prefix>_<split>.tsv`` per split, read back and checked equal."""
+    from pipelines.families.klue.ner_layout import read_layout
+
+    counts = {}
+    for split in SPLITS:
+        lines = (ctx.out / "dataset" / f"{split}.jsonl").read_text(encoding="utf-8").splitlines()
+        sentences = []
+        for line in lines:
+            rec = json.loads(line)
+            text = "".join(rec["tokens"])
+            spans = [(int(e["start"]), int(e["end"]), str(e["label"])) for e in rec["entities"]]
+            sentences.append(NerSentence(rec["guid"], text, sorted(spans)))
+        header = [
+            f"# KLUE-NER layout (KLUE 3.4), {split}: rebuilt by benchforge from recipe "
+            f"{ctx.recipe.name}"
+        ]
+        release = NerRelease(header, sentences)
+        text = write_layout(release)
+        if read_layout(text, split) != release:
+            raise AssertionError(f"the {split} release does not read back as written")
+        write_text(text, ctx.out / "release" / f"{_spec(ctx).guid_prefix}_{split}.tsv")
+        counts[split] = len(sentences)
+    return StepOutcome(f"KLUE-NER layout: {counts} -> {ctx.out / 'release'}", {"files": counts})
+
+
+# ------------------------------------------------------------------------------ card
+
+
+def entity_table(gold: pd.DataFrame, splits: pd.DataFrame) -> dict:
+    """KLUE Table 9's shape: entities per type and split, and distinct entity strings
+    (``splits``: the split's names in order; ``rows``: one per type)."""
+    frame = gold.merge(splits[["item_id", "split"]], on="item_id", how="inner")
+    names = [s for s in SPLITS if (frame["split"] == s).any()]
+    rows = []
+    for typ in TYPES:
+        row: dict = {"type": typ}
+        for split in names:
+            ents = [e["text"] for v in frame.loc[frame["split"] == split, "label"]
+                    for e in json.loads(v) if e["label"] == typ]  # fmt: skip
+            row[split], row[f"{split}_distinct"] = len(ents), len(set(ents))
+        rows.append(row)
+    return {"splits": names, "rows": rows}
+
+
+@STEPS.register("klue-ner:entities")
+@declares(
+    reads=out_files("gold/gold.parquet", "split/splits.parquet"),
+    writes=out_files("split/entities.json"),
+)
+def entities_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """Entities per type and split, with distinct entity strings (KLUE Table 9) ->
+    OUT/split/entities.json, for the card."""
+    table = entity_table(pd.read_parquet(ctx.out / "gold" / "gold.parquet"),
+                         pd.read_parquet(ctx.out / "split" / "splits.parquet"))  # fmt: skip
+    write_json(table, ctx.out / "split" / "entities.json")
+    totals = {s: sum(r[s] for r in table["rows"]) for s in table["splits"]}
+    return StepOutcome(f"entities per split: {totals}", {"entities": totals})
+
+
+def card(facts: dict) -> CardSection:
+    """The tagger's scores, the keep rates, the correction and review figures and the
+    entity counts (``ner.card.md.j2``)."""
+    return from_template(Path(__file__).with_name("ner.card.md.j2"), {
+        "tagger": facts["tagger"], "items": facts["ner_items"], "gold": facts["ner_gold"],
+        "entities": facts["ner_entities"], "inline": inline,
+        "annotation_round": annotation_round, "annotation": facts["annotation"],
+        "linguists": facts.get("linguists"),
+    })  # fmt: skip
+
+
+REVIEW_STEPS = ["drafts", "push-linguists", "simulate-linguists", "wait-linguists",
+                "pull-linguists"]  # fmt: skip
+ALL_STEPS = ["ingest", "tagger", "items", "push", "simulate", "wait", "pull", "agree",
+             *REVIEW_STEPS, "gold", "split", "entities", "export", "release"]  # fmt: skip
+
+
+def _plan(recipe: object) -> list[str]:
+    """The steps, without the review round's when the recipe has no ``ner.review``."""
+    if recipe.ner.review is not None:
+        return list(ALL_STEPS)
+    return [s for s in ALL_STEPS if s not in REVIEW_STEPS]
+
+
+register_task(TaskKind(
+    name="klue-ner",
+    title="KLUE-NER: named entities as character spans, pseudo-labelled and corrected "
+          "(KLUE 3.4.1)",
+    layout="klue-ner",
+    hub=hub("token-classification"),
+    steps=ALL_STEPS,
+    plan=_plan,
+    rounds=rounds,
+    card=card,
+    needs=["annotation", "agreement", "split", "ner"],
+    configs=configs,
+    shared=SharedSteps(
+        records=records,
+        export_inputs={"tagger": "tagger/tagger.json", "ner_items": "items/items.json",
+                       "ner_gold": "gold/gold.json", "ner_entities": "split/entities.json"},
+        card_json={"tagger": "tagger", "ner_items": "ner_items", "ner_gold": "ner_gold",
+                   "ner_entities": "ner_entities"},
+        gold_dir="gold",
+    ),
+))  # fmt: skip
