@@ -316,7 +316,13 @@ def span_vote_rule(
     k = int(settings.min_votes or 0)
     rows, dropped = [], []
     if settings.element_f1_min is not None:
+        before = set(ratings["item_id"].astype(str))
         ratings, dropped = _screen_by_elements(ratings, settings, kind)
+        # an item all of whose annotators were screened out has no value left: dropped
+        gone = sorted(before - set(ratings["item_id"].astype(str)))
+        dropped += [{"kind": "item", "id": item, "reason": "annotators_screened",
+                     "detail": "every annotator of the item was screened out "
+                               "(low_element_f1)"} for item in gone]  # fmt: skip
     for item, group in ratings.groupby("item_id", sort=True):
         values = [str(v) for v in group["value"]]
         counts = Counter(e for v in values for e in set(kind.elements(v)))

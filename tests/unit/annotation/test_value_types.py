@@ -241,6 +241,14 @@ def test_span_vote_screens_an_annotator_far_from_the_others_majority():
     assert not len(few["dropped"].query("kind == 'annotator'"))  # 4 items < 5: not judged
     with pytest.raises(AgreementError, match="element_f1_min must be in"):
         AgreementSettings(rule="span_vote", min_votes=2, element_f1_min=1.5)
+    # an item only the screened annotator marked keeps no rating: dropped with its reason
+    alone = _span_rows({"a": good, "b": good, "c": good, "f": good, "d": half,
+                        "e": {**{f"s{k}": [(9, 12, "LC")] for k in range(4)},
+                              "s9": [(0, 1, "QT")]}})  # fmt: skip
+    result = agree(alone, settings)
+    items = result["dropped"].query("kind == 'item'").set_index("id")["reason"].to_dict()
+    assert items == {"s9": "annotators_screened"}
+    assert result["figures"]["items"] == result["figures"]["gold_items"] + 1
 
 
 def test_answer_spans_exact_match_character_f1_and_a_majority():

@@ -1,0 +1,121 @@
+"""KLUE-NER's own rules (pipelines/families/klue/ner.py): reference spans re-anchored
+after cleaning, the scheme check of gold spans, the correction figures, the public-figure
+list, the release records and their KLUE layout, Table 9's counts, and the pieces of the
+shared code the family relies on (predictions pre-loaded in a task, a card that counts
+entities, not JSON strings)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from pipelines.annotation.annotate import _records
+from pipelines.export.card_facts import NO_ELEMENT, label_facts
+from pipelines.families.klue.ner import (
+    anchor,
+    correction_figures,
+    entity_table,
+    klue_ner_records,
+    prediction,
+    public_figures,
+    span_problem,
+    spans_json,
+)
+from pipelines.families.klue.ner_layout import NerRelease, NerSentence, read_layout, write_layout
+
+
+def test_reference_spans_follow_their_text_after_cleaning():
+    text = "서울 에서 김철수 씨가"  # the ingest collapsed a double space before 김철수
+    ents = [{"start": 0, "end": 2, "label": "LC", "text": "서울"},
+            {"start": 7, "end": 10, "label": "PS", "text": "김철수"},
+            {"start": 20, "end": 22, "label": "OG", "text": "국회"}]  # fmt: skip
+    assert anchor(text, ents) == [(0, 2, "LC"), (6, 9, "PS")]  # 국회 is gone: left out
+
+
+@pytest.mark.parametrize(
+    ("spans", "problem"),
+    [
+        ([(0, 2, "PS"), (3, 5, "LC")], None),
+        ([(0, 2, "PS"), (1, 4, "LC")], "overlapping_spans"),
+        ([(0, 12, "PS")], "span_outside_text"),
+        ([(2, 2, "PS")], "span_outside_text"),
+        ([(0, 2, "PER")], "unknown_entity_type"),
+    ],
+)
+def test_gold_spans_must_fit_klue_ners_flat_scheme(spans, problem):
+    assert span_problem(spans, "0123456789") == problem
+
+
+def test_correction_figures_count_what_annotators_did_to_the_pseudo_labels():
+    items = pd.DataFrame({"item_id": ["a"], "pseudo": [spans_json(
+        [(0, 2, "PS"), (3, 5, "LC"), (6, 8, "OG"), (9, 10, "DT")], "0123456789")]})  # fmt: skip
+    answer = spans_json([(0, 2, "PS"), (3, 5, "OG"), (6, 9, "OG"), (11, 12, "QT")],
+                        "0123456789abc")  # fmt: skip
+    answers = pd.DataFrame({"item_id": ["a", "a"], "value": [answer, items["pseudo"][0]]})
+    got = correction_figures(items, answers)
+    # of 8 pseudo entities seen: 5 kept (1 + 4 untouched), 1 retyped, 1 reshaped, 1 removed
+    assert got["pseudo_entities_seen"] == 8 and got["kept"] == 0.625
+    assert got["retyped"] == got["reshaped"] == got["removed"] == 0.125
+    assert got["correction_rate"] == 0.375 and got["added_entities"] == 1
+    assert got["annotations_unchanged"] == 0.5
+
+
+def test_public_figures_read_one_name_a_line(tmp_path):
+    path = tmp_path / "figures.txt"
+    path.write_text("# public figures\n클린턴\n\n미야자와  기이치  # spaces squeezed\n",
+                    encoding="utf-8")  # fmt: skip
+    assert public_figures(path) == {"클린턴", "미야자와 기이치"}
+
+
+def test_records_are_klue_ner_rows_and_write_the_release_layout():
+    text = "한국 대표팀이 3일 이겼다"
+    label = spans_json([(0, 2, "LC"), (8, 10, "DT")], text)
+    gold = pd.DataFrame({"item_id": ["x"], "label": [label]})
+    items = pd.DataFrame({"item_id": ["x"], "text": [text], "source": ["kmou"]})
+    splits = pd.DataFrame({"item_id": ["x"], "split": ["test"]})
+    rec = klue_ner_records(gold, items, splits, "p")["test"][0]
+    assert rec["guid"] == "p_test_00000" and rec["sentence"] == "<한국:LC> 대표팀이 <3일:DT> 이겼다"
+    assert rec["tokens"] == list(text) and rec["ner_tags"][:3] == ["B-LC", "I-LC", "O"]
+    release = NerRelease(
+        ["# demo"], [NerSentence(rec["guid"], text, [(0, 2, "LC"), (8, 10, "DT")])]
+    )
+    written = write_layout(release)
+    assert read_layout(written) == release and write_layout(read_layout(written)) == written
+
+
+def test_table_9_counts_entities_and_distinct_strings_per_split():
+    gold = pd.DataFrame({"item_id": ["a", "b", "c"], "label": [
+        spans_json([(0, 2, "LC"), (3, 5, "LC")], "서울 서울"),
+        spans_json([(0, 2, "LC")], "서울"), spans_json([], "없음")]})  # fmt: skip
+    splits = pd.DataFrame({"item_id": ["a", "b", "c"], "split": ["train", "train", "test"]})
+    table = entity_table(gold, splits)
+    lc = next(r for r in table["rows"] if r["type"] == "LC")
+    assert table["splits"] == ["train", "test"]
+    assert (lc["train"], lc["train_distinct"], lc["test"]) == (3, 1, 0)
+
+
+def test_a_prediction_column_becomes_the_tasks_pre_loaded_prediction():
+    pred = prediction([(0, 2, "LC")], "서울에", "char-tagger-3")
+    records = _records(
+        pd.DataFrame({"item_id": ["a"], "text": ["서울에"], "ls_prediction": [pred]})
+    )
+    assert records[0]["data"] == {"item_id": "a", "text": "서울에"}
+    (p,) = records[0]["predictions"]
+    assert p["model_version"] == "char-tagger-3"
+    assert p["result"][0]["value"] == {"start": 0, "end": 2, "text": "서울", "labels": ["LC"]}
+    assert p["result"][0]["from_name"] == "entities" and p["result"][0]["to_name"] == "text"
+
+
+def test_the_card_counts_span_gold_by_entity_type():
+    gold = pd.DataFrame({"item_id": ["a", "b"], "label": [
+        spans_json([(0, 2, "LC"), (3, 5, "PS")], "서울 철수"), spans_json([], "없음")]})  # fmt: skip
+    items = pd.DataFrame({"item_id": ["a", "b"], "source": ["s", "s"]})
+    splits = pd.DataFrame({"item_id": ["a", "b"], "split": ["train", "train"]})
+    facts = label_facts(gold, items, splits)
+    assert facts["elements"] is True
+    assert facts["per_split"]["train"] == {NO_ELEMENT: 1, "LC": 1, "PS": 1}
+    plain = label_facts(gold.assign(label=["x", "y"]), items, splits)
+    assert plain["elements"] is False and plain["per_split"]["train"] == {"x": 1, "y": 1}
+    assert json.loads(gold["label"][1]) == []
