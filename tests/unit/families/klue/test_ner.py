@@ -109,8 +109,8 @@ def test_a_prediction_column_becomes_the_tasks_pre_loaded_prediction():
 
 
 def test_the_card_counts_span_gold_by_entity_type():
-    gold = pd.DataFrame({"item_id": ["a", "b"], "label": [
-        spans_json([(0, 2, "LC"), (3, 5, "PS")], "서울 철수"), spans_json([], "없음")]})  # fmt: skip
+    labels = [spans_json([(0, 2, "LC"), (3, 5, "PS")], "서울 철수"), spans_json([], "없음")]
+    gold = pd.DataFrame({"item_id": ["a", "b"], "label": labels})
     items = pd.DataFrame({"item_id": ["a", "b"], "source": ["s", "s"]})
     splits = pd.DataFrame({"item_id": ["a", "b"], "split": ["train", "train"]})
     facts = label_facts(gold, items, splits)
