@@ -291,6 +291,7 @@ COMMANDS = {
     "jglue jcqa-filter": "flows.cli.jglue:jcqa_filter",
     "jglue captions": "flows.cli.jglue:captions",
     "klue ner-layout": "flows.cli.klue:ner_layout",
+    "klue ner-tagger": "flows.cli.klue:ner_tagger",
     "labelstudio up": "flows.cli.annotate:server_up",
     "labelstudio status": "flows.cli.annotate:server_status",
     "labelstudio down": "flows.cli.annotate:server_down",

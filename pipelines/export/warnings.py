@@ -194,16 +194,22 @@ def label_absent_from_split(facts: dict, settings: dict) -> list[str]:
         return []
     per_split = labels["per_split"]
     known = [k for k in labels.get("order", []) if any(k in c for c in per_split.values())]
+    unit = _unit(labels)
     out = []
     for split, counts in per_split.items():
         missing = [k for k in known if k not in counts]
         if split != "train" and missing:
             out.append(
                 f"**A label is absent from an evaluation split**: {split} ({sum(counts.values())} "
-                f"items) has no {', '.join(f'`{k}`' for k in missing)}; a model is not tested "
+                f"{unit}) has no {', '.join(f'`{k}`' for k in missing)}; a model is not tested "
                 "on it there."
             )
     return out
+
+
+def _unit(labels: dict) -> str:
+    """What the label counts count: items, or the elements of structured gold (spans)."""
+    return "elements" if labels.get("elements") else "items"
 
 
 @CARD_WARNINGS.register("split-label-share")
@@ -220,7 +226,8 @@ def split_label_share(facts: dict, settings: dict) -> list[str]:
         label, n = max(counts.items(), key=lambda kv: kv[1])
         if n / total > limit:
             out.append(
-                f"**One label fills a split**: `{label}` is {n} of {total} items of {split} "
+                f"**One label fills a split**: `{label}` is {n} of {total} {_unit(labels)} of "
+                f"{split} "
                 f"({n / total:.0%}; more than {limit:.0%}, `card.max_split_label_share`)."
             )
     return out

@@ -7,6 +7,7 @@ entities, not JSON strings)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -119,3 +120,44 @@ def test_the_card_counts_span_gold_by_entity_type():
     plain = label_facts(gold.assign(label=["x", "y"]), items, splits)
     assert plain["elements"] is False and plain["per_split"]["train"] == {"x": 1, "y": 1}
     assert json.loads(gold["label"][1]) == []
+
+
+def _recipe(tmp_path, **ner) -> object:
+    import yaml
+
+    from pipelines.core.recipe import load_recipe
+
+    demo = Path(__file__).resolve().parents[4] / "recipes"
+    data = yaml.safe_load((demo / "klue-ner-demo.yaml").read_text(encoding="utf-8"))
+    for corpus in data["corpora"]:
+        for key in ("path", "license_file"):
+            if corpus.get(key):
+                corpus[key] = str((demo / corpus[key]).resolve())
+    for key in ("train", "dev"):
+        data["ner"]["tagger"][key] = str((demo / data["ner"]["tagger"][key]).resolve())
+    data["ner"]["public_figures"] = str((demo / data["ner"]["public_figures"]).resolve())
+    data["annotation"]["config"] = str((demo / data["annotation"]["config"]).resolve())
+    for key, value in ner.items():
+        section, _, field = key.partition("__")
+        if field:
+            data["ner"][section][field] = value
+        else:
+            data["ner"][section] = value
+    path = tmp_path / "r.yaml"
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    return load_recipe(path)
+
+
+def test_the_demo_recipe_loads_and_bad_ner_settings_are_named(tmp_path):
+    from pipelines.core.recipe import RecipeError
+
+    recipe = _recipe(tmp_path)
+    assert recipe.ner.max_chars == 400 and recipe.ner.tagger.mapping["POH"] is None
+    with pytest.raises(RecipeError, match=r"ner\.tagger\.mapping: unknown KLUE types \['PERSON'\]"):
+        _recipe(tmp_path, tagger__mapping={"PER": "PERSON"})
+    with pytest.raises(RecipeError, match=r"ner\.tagger\.train: .*missing\.gz not found"):
+        _recipe(tmp_path, tagger__train=str(tmp_path / "missing.gz"))
+    with pytest.raises(RecipeError, match=r"ner\.tagger\.settings: unknown settings \['depth'\]"):
+        _recipe(tmp_path, tagger__settings={"depth": 3})
+    with pytest.raises(RecipeError, match="give train and dev"):
+        _recipe(tmp_path, tagger={"dev": recipe.ner.tagger.dev})
