@@ -153,7 +153,7 @@ def scores(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> dict
     per_type = {
         k: {"precision": round(v["precision"], 4), "recall": round(v["recall"], 4),
             "f1": round(v["f1-score"], 4), "support": int(v["support"])}
-        for k, v in report.items() if k in TYPES
+        for k, v in sorted(report.items()) if not k.endswith(" avg")
     }  # fmt: skip
     g = [t.partition("-")[2] or "O" for s in gold for t in s]
     p = [t.partition("-")[2] or "O" for s in pred for t in s]
@@ -173,8 +173,10 @@ def scores(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> dict
     }
 
 
-def _fingerprint(train: Sequence[tuple[str, Sequence[Span]]], settings: TaggerSettings) -> str:
-    h = hashlib.sha256()
+def _fingerprint(
+    train: Sequence[tuple[str, Sequence[Span]]], settings: TaggerSettings, types: Sequence[str]
+) -> str:
+    h = hashlib.sha256(json.dumps(list(types)).encode())
     for text, spans in train:
         h.update(json.dumps([text, sorted(map(list, spans))], ensure_ascii=False).encode())
     fields = {k: v for k, v in asdict(settings).items() if k not in ("device", "precision")}
@@ -275,10 +277,11 @@ def _examples(
 ) -> list[tuple[list[int], list[int]]]:
     """(char ids, label ids) per window of every sentence."""
     index = {lab: i for i, lab in enumerate(tagger.labels)}
+    types = {lab[2:] for lab in tagger.labels if lab != "O"}
     out = []
     for n, (text, spans) in enumerate(data, start=1):
         for start, end, label in spans:
-            if label not in TYPES or not 0 <= start < end <= len(text):
+            if label not in types or not 0 <= start < end <= len(text):
                 raise TaggerError(f"{where}: sentence {n}: span {start}-{end} {label!r} "
                                   f"is outside the text or of an unknown type")  # fmt: skip
         tags = [index[t] for t in bio_tags(len(text), spans)]
@@ -294,9 +297,11 @@ def train_tagger(
     settings: TaggerSettings,
     folder: Path,
     sources: dict | None = None,
+    types: Sequence[str] = TYPES,
 ) -> dict:
     """Train (or resume, or reuse when finished) a tagger into ``folder``; returns its
-    metrics (also ``folder/metrics.json``)."""
+    metrics (also ``folder/metrics.json``). ``types``: the entity types it tags (KLUE's
+    six by default; KLUE-RE's schema for its taggers)."""
     import torch
     from transformers import BertConfig, BertForTokenClassification
 
@@ -307,7 +312,7 @@ def train_tagger(
     if not train:
         raise TaggerError("no training sentences")
     folder = Path(folder)
-    fingerprint = _fingerprint(train, settings)
+    fingerprint = _fingerprint(train, settings, types)
     done = folder / "metrics.json"
     if done.is_file():
         metrics = json.loads(done.read_text(encoding="utf-8"))
@@ -316,7 +321,7 @@ def train_tagger(
             return metrics
     torch.manual_seed(settings.seed)
     device = settings.device or default_device()
-    labels = label_names()
+    labels = label_names(types)
     chars = _vocabulary([t for t, _ in train], settings.min_char_count)
     config = BertConfig(
         vocab_size=len(chars), hidden_size=settings.hidden, num_hidden_layers=settings.layers,
@@ -400,6 +405,7 @@ def train_tagger(
         "device": device,
         "precision": precision,
         "labels": labels,
+        "types": list(types),
         "characters": len(chars),
         "parameters": int(sum(p.numel() for p in model.parameters())),
         "train_sentences": len(train),
