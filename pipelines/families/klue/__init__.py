@@ -1,8 +1,9 @@
 """KLUE (Park et al. 2021): the ``klue-sts`` (:mod:`.sts`), ``klue-ner`` (:mod:`.ner`,
 its recipe section :mod:`.ner_section`, the KMOU corpus read by :mod:`.kmou`, the
 release layout by :mod:`.ner_layout`), ``klue-re`` (:mod:`.relations`, its recipe
-section :mod:`.re_section`, the 30 classes in ``re_relations.json``), ``klue-nli`` (:mod:`.nli`, premises chosen by
-:mod:`.nli_premises`) and ``klue-ynat`` (:mod:`.ynat`) task kinds, each registered by
-its module; :mod:`.sampling` draws their stratified samples."""
+section :mod:`.re_section`, the 30 classes in ``re_relations.json``), ``klue-nli``
+(:mod:`.nli`, premises chosen by :mod:`.nli_premises`) and ``klue-ynat`` (:mod:`.ynat`)
+task kinds, each registered by its module; :mod:`.sampling` draws their stratified
+samples."""
 
 from pipelines.families.klue import ner, nli, relations, sts, ynat  # noqa: F401
