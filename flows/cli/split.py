@@ -151,6 +151,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=ner_defaults.unseen_test_share,
         help="share of test filled first with items whose entities occur nowhere else (0.5)",
     )
+    ner.add_argument(
+        "--per-source",
+        action="store_true",
+        help="fill dev and test per source (--source-column), each source with its "
+        "--eval-fraction, as KLUE 3.4.1 splits news and reviews apart",
+    )
     split.add_argument("--seed", type=int, default=0, help="random seed (0)")
     split.add_argument("--json", action="store_true", help="print artifacts.json")
 

@@ -10,6 +10,10 @@ A model that memorised the training entities should not pass the test, so:
 3. Test (its share of ``eval_fraction``) takes novel units first, in seeded random
    order, until ``unseen_test_share`` of its items are filled that way; the rest of test
    and all of dev are drawn at random from the other units. The rest is train.
+4. With ``per_source`` (KLUE 3.4.1 splits each source so), the targets and the draws of
+   3. are made per source (a unit's source: its first item's ``source_column``), so
+   each source has its ``eval_fraction`` in dev and test; novelty stays global (an
+   entity unseen in the whole train split).
 
 The rule's figures: the share of test and dev items holding an entity unseen in train,
 and the share of distinct test entities unseen in train.
@@ -36,6 +40,7 @@ class NerSplitSettings(SplitSettingsBase):
     rule: str = "ner"
     entity_column: str = "entities"
     unseen_test_share: float = 0.5  # test items chosen for entities unseen in train first
+    per_source: bool = False  # the targets and draws per source (KLUE 3.4.1)
 
     text_defaults: ClassVar[tuple[str, ...]] = ("sentence",)
 
@@ -68,41 +73,29 @@ def entity_set(value: object, item_id: str) -> set[str]:
     return out
 
 
-@split_rule("ner", NerSplitSettings)
-def ner_split(
-    items: pd.DataFrame, settings: NerSplitSettings, lang: Language | None = None
-) -> tuple[pd.DataFrame, dict]:
-    """KLUE 3.4.1 (see the module docstring)."""
-    check_items(items, settings, [settings.entity_column])
-    ents = [
-        entity_set(v, i)
-        for v, i in zip(items[settings.entity_column], items["item_id"].astype(str), strict=True)
-    ]
-    rng = np.random.default_rng(settings.seed)
-    unit = units(items, settings)
-    n = len(items)
-    sizes = np.bincount(unit)
-    unit_ents: list[set[str]] = [set() for _ in range(len(sizes))]
-    for e, u in zip(ents, unit.tolist(), strict=True):
-        unit_ents[u] |= e
-    df: Counter = Counter()
-    for e in unit_ents:
-        df.update(e)
-    novel = np.array([any(df[e] == 1 for e in es) for es in unit_ents])
+def _fill(
+    members: list[int],
+    sizes: np.ndarray,
+    novel: np.ndarray,
+    settings: NerSplitSettings,
+    side: dict[int, str],
+    why: dict[int, str],
+) -> dict:
+    """Step 3 over the units ``members`` (in seeded order): test takes novel units
+    first, then test and dev are filled at random; ``side`` and ``why`` get each chosen
+    unit's split and reason. Returns the targets and counts."""
+    n = int(sum(sizes[u] for u in members))
     target = round(settings.eval_fraction * n)
     test_target = round(target * (1 - settings.dev_share))
     dev_target = target - test_target
-    order = rng.permutation(len(sizes)).tolist()
-    side: dict[int, str] = {}
-    why: dict[int, str] = {}
     test_n = dev_n = 0
-    for u in order:  # test: novel units first
+    for u in members:  # test: novel units first
         if test_n >= settings.unseen_test_share * test_target:
             break
         if novel[u] and test_n + sizes[u] <= test_target:
             side[u], why[u] = "test", "entities found in no other unit: unseen in train"
             test_n += int(sizes[u])
-    for u in order:  # the rest of test, then dev, at random
+    for u in members:  # the rest of test, then dev, at random
         if u in side:
             continue
         if test_n + sizes[u] <= test_target and test_n < test_target:
@@ -113,6 +106,44 @@ def ner_split(
             dev_n += int(sizes[u])
         if test_n >= test_target and dev_n >= dev_target:
             break
+    return {"target": target, "test": test_n, "dev": dev_n}  # fmt: skip
+
+
+@split_rule("ner", NerSplitSettings)
+def ner_split(
+    items: pd.DataFrame, settings: NerSplitSettings, lang: Language | None = None
+) -> tuple[pd.DataFrame, dict]:
+    """KLUE 3.4.1 (see the module docstring)."""
+    check_items(items, settings, [settings.entity_column])
+    ents = [
+        entity_set(v, i)
+        for v, i in zip(items[settings.entity_column], items["item_id"].astype(str), strict=True)
+    ]
+    if settings.per_source and settings.source_column not in items.columns:
+        raise SplitError(f"per_source: no source column {settings.source_column!r} in the items")
+    rng = np.random.default_rng(settings.seed)
+    unit = units(items, settings)
+    sizes = np.bincount(unit)
+    unit_ents: list[set[str]] = [set() for _ in range(len(sizes))]
+    for e, u in zip(ents, unit.tolist(), strict=True):
+        unit_ents[u] |= e
+    df: Counter = Counter()
+    for e in unit_ents:
+        df.update(e)
+    novel = np.array([any(df[e] == 1 for e in es) for es in unit_ents])
+    order = rng.permutation(len(sizes)).tolist()
+    side: dict[int, str] = {}
+    why: dict[int, str] = {}
+    unit_source = [""] * len(sizes)
+    if settings.per_source and settings.source_column in items.columns:
+        for u, src in zip(unit.tolist(), items[settings.source_column].astype(str), strict=True):
+            unit_source[u] = unit_source[u] or src
+    per_source = {}
+    for src in sorted(set(unit_source)):
+        members = [u for u in order if unit_source[u] == src]
+        got = _fill(members, sizes, novel, settings, side, why)
+        per_source[src] = {"items": int(sum(sizes[u] for u in members)), **got}
+    target = sum(v["target"] for v in per_source.values())
     split = [side.get(u, "train") for u in unit.tolist()]
     out = pd.DataFrame(
         {
@@ -136,6 +167,7 @@ def ner_split(
     test_ents = set().union(*[ents[i] for i in np.flatnonzero(parts == "test")])
     figures = {
         "target": target,
+        **({"per_source": per_source} if settings.per_source else {}),
         "novel_units": int(novel.sum()),
         "items_with_unseen_entity": {"test": share("test"), "dev": share("dev")},
         "test_entities": len(test_ents),

@@ -240,6 +240,25 @@ def test_ner_test_holds_unseen_entities():
     assert figures["items_with_unseen_entity"]["test"] > figures["items_with_unseen_entity"]["dev"]
 
 
+def test_ner_per_source_gives_each_source_its_eval_fraction():
+    """KLUE 3.4.1 splits each source: with per_source the dev+test targets are each
+    source's eval_fraction of its items; novelty stays global."""
+    items = news_items().head(300).copy()
+    items["source"] = ["big"] * 240 + ["small"] * 60
+    out, figures = split_with_figures(items, SplitSettings(rule="ner", per_source=True))
+    per = figures["per_source"]
+    assert sum(v["items"] for v in per.values()) == len(items)  # a unit counts for one source
+    assert per["small"]["items"] <= 60 + 5 and per["big"]["items"] >= 240 - 5
+    for v in per.values():
+        assert v["target"] == round(0.15 * v["items"])  # each source's eval_fraction
+        assert 0 <= v["target"] - (v["test"] + v["dev"]) <= 2  # multi-item units stop short
+    plain, plain_figures = split_with_figures(items, SplitSettings(rule="ner"))
+    assert "per_source" not in plain_figures
+    with pytest.raises(SplitError, match="per_source: no source column"):
+        split_with_figures(items.drop(columns=["source"]),
+                           SplitSettings(rule="ner", per_source=True))  # fmt: skip
+
+
 def test_entity_formats_and_errors():
     assert entity_set('["서울", {"text": " 송중기 "}]', "a") == {"서울", "송중기"}
     assert entity_set(["KBS", "kbs"], "a") == {"kbs"}
