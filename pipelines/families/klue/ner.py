@@ -407,6 +407,64 @@ def span_problem(spans: list[tuple[int, int, str]], text: str) -> str | None:
     return None
 
 
+def final_gold(
+    agreed: pd.DataFrame,
+    texts: dict[str, str],
+    reviews: pd.DataFrame | None,
+    review_reports: dict[str, list[str]],
+    figures: set[str] | None,
+    pii_types: list[str],
+) -> tuple[list[dict], list[dict], list[dict], int]:
+    """(gold rows, dropped rows, the draft and reviewed versions, drafts the reviewer
+    changed) of the sentences that passed agreement (``agreed``: the span vote, the
+    draft). With ``reviews`` the linguist's last review is gold; a sentence the
+    reviewer reported or nobody reviewed is dropped. Without, the draft is gold. Then
+    the scheme check (:func:`span_problem`) and, with ``figures``, the PII rule: an
+    entity of ``pii_types`` whose text (spaces squeezed) is not a public figure drops
+    the sentence as ``pii`` (KLUE 3.4.1)."""
+    rows, dropped, versions = [], [], []
+    changed = 0
+    for g in agreed.itertuples(index=False):
+        item, draft = str(g.item_id), str(g.label)
+        text = texts[item]
+        versions.append({"item_id": item, "version": "draft", "who": "span_vote", "spans": draft})
+        final, reviewed = draft, False
+        if reviews is not None:
+            mine = reviews[reviews["item_id"].astype(str) == item]
+            if item in review_reports:
+                dropped.append({"kind": "item", "id": item, "reason": "reported_in_review",
+                                "detail": ", ".join(sorted(review_reports[item]))})  # fmt: skip
+                continue
+            if mine.empty:
+                dropped.append({"kind": "item", "id": item, "reason": "not_reviewed",
+                                "detail": "no linguist's review"})  # fmt: skip
+                continue
+            last = mine.iloc[-1]
+            final, reviewed = str(last["value"]), True
+            versions.append({"item_id": item, "version": "reviewed",
+                             "who": str(last["annotator_id"]), "spans": final})  # fmt: skip
+            changed += spans_from(final) != spans_from(draft)
+        spans = spans_from(final)
+        problem = span_problem(spans, text)
+        if problem:
+            dropped.append({"kind": "item", "id": item, "reason": problem,
+                            "detail": "the gold spans break KLUE-NER's scheme"})  # fmt: skip
+            continue
+        if figures is not None:
+            private = [s for s in spans if s[2] in pii_types
+                       and " ".join(text[s[0] : s[1]].split()) not in figures]  # fmt: skip
+            if private:
+                dropped.append({"kind": "item", "id": item, "reason": "pii",
+                                "detail": f"{len(private)} {'/'.join(pii_types)} "
+                                          "entity(ies) not on the public-figure list"})  # fmt: skip
+                continue
+        rows.append({"item_id": item, "label": spans_json(spans, text),
+                     "n_annotations": int(g.n_annotations), "elements": len(spans),
+                     "reviewed": reviewed,
+                     "changed_in_review": reviewed and spans != spans_from(draft)})  # fmt: skip
+    return rows, dropped, versions, changed
+
+
 def _answers(table: pd.DataFrame, field: str = "entities") -> pd.DataFrame:
     rows = table[(table["field"] == field)]
     if "cancelled" in rows.columns:
@@ -491,80 +549,10 @@ def gold_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         versions += [{"item_id": str(i), "version": "annotation", "who": str(w), "spans": str(v)}
                      for i, w, v in zip(answers["item_id"], answers["annotator_id"],
                                         answers["value"], strict=True)]  # fmt: skip
-        rows, dropped = [], []
-        changed = 0
-        for g in agreed.itertuples(index=False):
-            item, draft = str(g.item_id), str(g.label)
-            text = str(items.loc[item, "text"])
-            versions.append({"item_id": item, "version": "draft", "who": "span_vote",
-                             "spans": draft})  # fmt: skip
-            final, reviewed = draft, False
-            if reviews is not None:
-                mine = reviews[reviews["item_id"].astype(str) == item]
-                if item in review_reports:
-                    dropped.append(
-                        {
-                            "kind": "item",
-                            "id": item,
-                            "reason": "reported_in_review",
-                            "detail": ", ".join(sorted(review_reports[item])),
-                        }
-                    )
-                    continue
-                if mine.empty:
-                    dropped.append({"kind": "item", "id": item, "reason": "not_reviewed",
-                                    "detail": "no linguist's review"})  # fmt: skip
-                    continue
-                last = mine.iloc[-1]
-                final, reviewed = str(last["value"]), True
-                versions.append(
-                    {
-                        "item_id": item,
-                        "version": "reviewed",
-                        "who": str(last["annotator_id"]),
-                        "spans": final,
-                    }
-                )
-                changed += spans_from(final) != spans_from(draft)
-            spans = spans_from(final)
-            problem = span_problem(spans, text)
-            if problem:
-                dropped.append(
-                    {
-                        "kind": "item",
-                        "id": item,
-                        "reason": problem,
-                        "detail": "the gold spans break KLUE-NER's scheme",
-                    }
-                )
-                continue
-            if figures is not None:
-                private = [
-                    s
-                    for s in spans
-                    if s[2] in spec.pii_types and " ".join(text[s[0] : s[1]].split()) not in figures
-                ]
-                if private:
-                    dropped.append(
-                        {
-                            "kind": "item",
-                            "id": item,
-                            "reason": "pii",
-                            "detail": f"{len(private)} {'/'.join(spec.pii_types)} "
-                            "entity(ies) not on the public-figure list",
-                        }
-                    )
-                    continue
-            rows.append(
-                {
-                    "item_id": item,
-                    "label": spans_json(spans, text),
-                    "n_annotations": int(g.n_annotations),
-                    "elements": len(spans),
-                    "reviewed": reviewed,
-                    "changed_in_review": reviewed and spans != spans_from(draft),
-                }
-            )
+        texts = dict(zip(items["item_id"].astype(str), items["text"].astype(str), strict=True))
+        rows, dropped, drafts, changed = final_gold(agreed, texts, reviews, review_reports,
+                                                    figures, spec.pii_types)  # fmt: skip
+        versions += drafts
         gold = pd.DataFrame(
             rows,
             columns=[

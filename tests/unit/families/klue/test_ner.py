@@ -161,3 +161,54 @@ def test_the_demo_recipe_loads_and_bad_ner_settings_are_named(tmp_path):
         _recipe(tmp_path, tagger__settings={"depth": 3})
     with pytest.raises(RecipeError, match="give train and dev"):
         _recipe(tmp_path, tagger={"dev": recipe.ner.tagger.dev})
+
+
+def _agreed(drafts: dict[str, list]) -> pd.DataFrame:
+    return pd.DataFrame({"item_id": list(drafts), "n_annotations": 3,
+                         "label": [spans_json(v, TEXT) for v in drafts.values()]})  # fmt: skip
+
+
+TEXT = "클린턴 대통령과 김철수 씨가 서울에서"  # 클린턴 0-3, 김철수 8-11, 서울 16-18
+
+
+def test_without_a_review_the_span_vote_is_gold_then_the_pii_rule():
+    from pipelines.families.klue.ner import final_gold
+
+    agreed = _agreed({"a": [(0, 3, "PS"), (16, 18, "LC")], "b": [(8, 11, "PS")],
+                      "c": [(16, 18, "LC")], "d": [(0, 3, "PS"), (2, 5, "LC")]})  # fmt: skip
+    texts = dict.fromkeys("abcd", TEXT)
+    rows, dropped, versions, changed = final_gold(agreed, texts, None, {}, {"클린턴"}, ["PS"])
+    assert [r["item_id"] for r in rows] == ["a", "c"] and not any(r["reviewed"] for r in rows)
+    why = {d["id"]: d["reason"] for d in dropped}
+    assert why == {"b": "pii", "d": "overlapping_spans"}  # 김철수 is no public figure
+    assert "김철수" not in json.dumps(dropped, ensure_ascii=False)  # never the person
+    assert {v["version"] for v in versions} == {"draft"} and changed == 0
+    # no list: no PII step
+    rows, dropped, _, _ = final_gold(agreed, texts, None, {}, None, ["PS"])
+    assert [r["item_id"] for r in rows] == ["a", "b", "c"]
+
+
+def test_with_a_review_the_reviewed_version_is_gold():
+    from pipelines.families.klue.ner import final_gold
+
+    agreed = _agreed({"a": [(0, 3, "PS")], "b": [(16, 18, "LC")], "c": [(16, 18, "LC")]})
+    reviews = pd.DataFrame({"item_id": ["a", "b"], "annotator_id": ["ling", "ling"],
+                            "value": [spans_json([(0, 3, "PS"), (16, 18, "LC")], TEXT),
+                                      spans_json([(16, 18, "LC")], TEXT)]})  # fmt: skip
+    rows, dropped, versions, changed = final_gold(
+        agreed, dict.fromkeys("abc", TEXT), reviews, {}, {"클린턴"}, ["PS"]
+    )
+    gold = {r["item_id"]: r for r in rows}
+    assert spans_from_label(gold["a"]["label"]) == [(0, 3, "PS"), (16, 18, "LC")]
+    assert gold["a"]["changed_in_review"] and not gold["b"]["changed_in_review"]
+    assert changed == 1 and {d["id"]: d["reason"] for d in dropped} == {"c": "not_reviewed"}
+    assert sorted(v["version"] for v in versions if v["item_id"] == "a") == ["draft", "reviewed"]
+    rows, dropped, _, _ = final_gold(agreed, dict.fromkeys("abc", TEXT), reviews,
+                                     {"a": ["personal_information"]}, None, ["PS"])  # fmt: skip
+    assert {d["id"]: d["reason"] for d in dropped}["a"] == "reported_in_review"
+
+
+def spans_from_label(label: str) -> list[tuple[int, int, str]]:
+    from pipelines.families.klue.ner import spans_from
+
+    return spans_from(label)
