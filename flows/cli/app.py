@@ -290,6 +290,7 @@ COMMANDS = {
     "kobbq score": "flows.cli.kobbq:score",
     "jglue jcqa-filter": "flows.cli.jglue:jcqa_filter",
     "jglue captions": "flows.cli.jglue:captions",
+    "jglue squad-roundtrip": "flows.cli.jglue:squad_roundtrip",
     "klue ner-layout": "flows.cli.klue:ner_layout",
     "klue ner-tagger": "flows.cli.klue:ner_tagger",
     "labelstudio up": "flows.cli.annotate:server_up",

@@ -1,6 +1,7 @@
 """``benchforge jglue ...``: JGLUE's construction rules on their own (Kurihara et al.
-2022): JCommonsenseQA's question filters (JGLUE 3.3) and the captions of JSTS / JNLI
-release files (3.2); ``benchforge rebuild`` runs the jsts and jnli task kinds."""
+2022): JCommonsenseQA's question filters (JGLUE 3.3), the captions of JSTS / JNLI
+release files (3.2) and JSQuAD's SQuAD layout read and written back (3.3);
+``benchforge rebuild`` runs the jsts and jnli task kinds."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from pathlib import Path
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     jglue = sub.add_parser(
         "jglue",
-        help="JGLUE: JCommonsenseQA's question filters, captions of JSTS/JNLI files",
+        help="JGLUE: JCommonsenseQA's question filters, captions of JSTS/JNLI files, the "
+        "SQuAD layout of JSQuAD",
         description="JGLUE's construction rules (Kurihara et al. 2022) on Japanese text.",
     )
     jsub = jglue.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -48,6 +50,41 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         help="the least share of Japanese script (kana, kanji) among a caption's letters "
         "(default 0.5)",
     )
+    squad = jsub.add_parser(
+        "squad-roundtrip",
+        help="read a SQuAD-layout file (JSQuAD) into records and write it back",
+        description="Read a SQuAD v1.1 / 2.0 layout file (JSQuAD's release: data[].title, "
+        "paragraphs[].context, qas[].id, question, answers[].text and answer_start, "
+        "is_impossible) into one record per question, check every answer (a span of its "
+        "paragraph that spells its text), and write the records back in the file's own "
+        "style. A release file comes back byte-identical; the command says whether it did. "
+        "A malformed file or a wrong answer exits 2 naming the file and the question; "
+        "nothing is written then.",
+    )
+    squad.add_argument("source", type=Path, help="the SQuAD-layout JSON file to read")
+    squad.add_argument("--out", type=Path, required=True, help="the JSON file to write")
+    squad.add_argument(
+        "--records", type=Path, default=None,
+        help="also write the records as JSON Lines (one question a line)",
+    )  # fmt: skip
+
+
+def squad_roundtrip(args: argparse.Namespace) -> int:
+    from pipelines.core.io import write_text
+    from pipelines.export.records import jsonl
+    from pipelines.families.jglue.squad import read_file, write_squad
+
+    release = read_file(args.source)
+    text = write_squad(release)  # everything read and checked before anything is written
+    if args.records is not None:
+        write_text(jsonl(release.records), args.records)
+    write_text(text, args.out)
+    same = text == args.source.read_text(encoding="utf-8")
+    how = "byte-identical" if same else "equal as JSON, formatted differently"
+    questions = sum(1 for r in release.records if "id" in r)
+    articles = len({r["article"] for r in release.records})
+    print(f"{questions:,} questions in {articles:,} articles -> {args.out} ({how})")
+    return 0
 
 
 def captions(args: argparse.Namespace) -> int:
