@@ -24,7 +24,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         description="Run JCommonsenseQA's question filters (JGLUE 3.3: a question that "
         'contains one of its choice words, has an "XX文字" expression or does not end '
         "with a question mark is dropped, and so is a question set whose choices are "
-        "spelling variants of one word, the same UniDic lemma) over JCommonsenseQA JSON "
+        "spelling variants of one word, the same UniDic lemma, or hold one word twice) over "
+        "JCommonsenseQA JSON "
         "Lines files. Writes DIR/kept.jsonl, DIR/dropped.parquet (every filter's reason), "
         "DIR/report.json and prints how many questions pass each filter. A malformed line "
         "exits 2 naming the file and the line.",

@@ -62,15 +62,18 @@ def no_question_mark(q: dict) -> str | None:
 
 @JCQA_FILTERS.register("spelling_variants")
 def spelling_variants(q: dict) -> str | None:
-    """Two choices are spelling variants of one word (the same UniDic lemmas)."""
+    """Two choices are spelling variants of one word (the same UniDic lemmas), or the
+    same word twice (five choices must be five different answers)."""
     from pipelines.lang.ja import lemmas
 
     seen: dict[str, str] = {}
     for c in CHOICES:
         key = "".join(lemmas(q[c]))
-        if key in seen and q[c] != seen[key]:
+        if key in seen:
+            if q[c] == seen[key]:
+                return f"{q[c]!r} is two of the choices"
             return f"{seen[key]!r} and {q[c]!r} share the lemma {key!r}"
-        seen.setdefault(key, q[c])
+        seen[key] = q[c]
     return None
 
 

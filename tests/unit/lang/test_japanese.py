@@ -93,6 +93,8 @@ def test_jcommonsenseqa_filters_on_the_release():
         ("3文字の果物は何？", ["りんご", "みかん", "ぶどう", "もも", "なし"], "xx_characters"),
         ("朝に食べるものは何", ["パン", "ご飯", "卵", "納豆", "味噌汁"], "no_question_mark"),
         ("家を建てる材料は？", ["レンガ", "煉瓦", "木", "石", "紙"], "spelling_variants"),
+        # issue 37: the same word twice is no set of five answers either
+        ("家を建てる材料は？", ["木", "レンガ", "木", "石", "紙"], "spelling_variants"),
         ("朝に食べるものは何？", ["パン", "ご飯", "卵", "納豆", "味噌汁"], ""),
     ],
 )
