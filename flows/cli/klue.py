@@ -76,7 +76,7 @@ def _tagger_defaults():  # noqa: ANN202 - the tagger's default settings
 
 
 def ner_tagger(args: argparse.Namespace) -> int:
-    from pipelines.families.klue.kmou import read_kmou
+    from pipelines.families.klue.kmou import read_kmou, training_pairs
     from pipelines.models.char_tagger import TaggerSettings, train_tagger
 
     frames = {}
@@ -94,9 +94,7 @@ def ner_tagger(args: argparse.Namespace) -> int:
         max_length=args.max_length, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
         seed=args.seed, precision=args.precision, device=args.device,
     )  # fmt: skip
-    pairs = {n: [(t, [(e["start"], e["end"], e["label"]) for e in es])
-                 for t, es in zip(f["text"], f["entities"], strict=True)]
-             for n, f in frames.items()}  # fmt: skip
+    pairs = {n: training_pairs(f) for n, f in frames.items()}
     sources = {"train": args.train.name + (f" (first {args.limit})" if args.limit else ""),
                "dev": args.dev.name}  # fmt: skip
     metrics = train_tagger(pairs["train"], pairs["dev"], settings, args.out, sources)

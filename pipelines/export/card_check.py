@@ -99,8 +99,7 @@ def _element_labels(frame: pd.DataFrame) -> pd.Series | None:
 
     if "entities" not in frame.columns:
         return None
-    out = [str(e["label"]) for ents in frame["entities"] for e in (list(ents) or [None])
-           if e is not None]  # fmt: skip
+    out = [str(e["label"]) for ents in frame["entities"] for e in ents]
     out += [NO_ELEMENT] * int(sum(len(ents) == 0 for ents in frame["entities"]))
     return pd.Series(out, dtype=object)
 

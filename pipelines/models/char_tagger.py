@@ -248,6 +248,13 @@ class CharTagger:
         write_json(self.chars, folder / "chars.json")
 
 
+def saved_metrics(folder: Path) -> dict:
+    """The metrics a trained tagger's folder holds (``{"dev": None}`` for a checkpoint
+    saved without them)."""
+    path = Path(folder) / "metrics.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"dev": None}
+
+
 def load_tagger(folder: Path, device: str | None = None) -> CharTagger:
     """A tagger saved by :func:`train_tagger` (its folder)."""
     from transformers import BertForTokenClassification

@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import gzip
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
+
+from pipelines.core.stage import value_counts
 
 # KMOU types -> KLUE's six (KLUE 3.4.1: PS, LC, OG, DT, TI, QT). The 2016 release has
 # PS, LC, OG, DT, TI; the later one's ten types map by meaning (POH, "other proper
@@ -95,3 +98,38 @@ def read_kmou(
         pd.DataFrame(dropped, columns=["sentence_id", "reason", "detail"]),
         dict(sorted(unmapped.items())),
     )
+
+
+def training_pairs(frame: pd.DataFrame) -> list[tuple[str, list[tuple[int, int, str]]]]:
+    """``(text, spans)`` per sentence of :func:`read_kmou`'s frame: what the character
+    tagger (:mod:`pipelines.models.char_tagger`) trains on."""
+    return [(t, [(int(e["start"]), int(e["end"]), str(e["label"])) for e in es])
+            for t, es in zip(frame["text"], frame["entities"], strict=True)]  # fmt: skip
+
+
+def train_on_kmou(
+    train: Path,
+    dev: Path,
+    mapping: dict[str, str | None],
+    limit: int | None,
+    settings: object,
+    folder: Path,
+    sources: dict,
+    types: Sequence[str],
+) -> tuple[dict, dict]:
+    """Train (or reuse, or resume) a character tagger in ``folder`` on KMOU-format
+    ``train`` (its first ``limit`` sentences) and ``dev``, types mapped by ``mapping``:
+    (its metrics, what the reading left out: entities per unmapped type, dropped
+    sentences per reason and file)."""
+    from pipelines.models.char_tagger import train_tagger
+
+    train_frame, train_drop, unmapped = read_kmou(train, mapping)
+    dev_frame, dev_drop, _ = read_kmou(dev, mapping)
+    if limit:
+        train_frame = train_frame.head(limit)
+    metrics = train_tagger(training_pairs(train_frame), training_pairs(dev_frame), settings,
+                           folder, sources, types)  # fmt: skip
+    read = {"unmapped_entities": unmapped,
+            "dropped_sentences": {"train": value_counts(train_drop["reason"]),
+                                  "dev": value_counts(dev_drop["reason"])}}  # fmt: skip
+    return metrics, read

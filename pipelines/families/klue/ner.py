@@ -43,6 +43,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from pipelines.annotation.values import canonical_json, spans_of
 from pipelines.core.io import write_json, write_text
 from pipelines.core.stage import split_by_reason, value_counts
 from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached, declares, out_files
@@ -60,7 +61,7 @@ from pipelines.families import (
 )
 from pipelines.families.klue import ner_section  # noqa: F401 - the recipe section
 from pipelines.families.klue.hub import hub
-from pipelines.families.klue.kmou import read_kmou
+from pipelines.families.klue.kmou import train_on_kmou
 from pipelines.families.klue.ner_layout import NerRelease, NerSentence, write_layout
 from pipelines.models.char_tagger import TYPES, bio_tags
 
@@ -75,11 +76,12 @@ def _spec(ctx: RunContext) -> object:
 def spans_json(spans: list[tuple[int, int, str]], text: str) -> str:
     """The canonical span-set value (``span_set``'s row) of ``spans`` over ``text``."""
     rows = [{"start": s, "end": e, "label": lab, "text": text[s:e]} for s, e, lab in sorted(spans)]
-    return json.dumps(rows, ensure_ascii=False, sort_keys=True)
+    return canonical_json(rows)
 
 
 def spans_from(value: str) -> list[tuple[int, int, str]]:
-    return sorted((int(s["start"]), int(s["end"]), str(s["label"])) for s in json.loads(value))
+    """The sorted ``(start, end, label)`` spans of a span-set value."""
+    return sorted(spans_of(value))
 
 
 def prediction(spans: list[tuple[int, int, str]], text: str, version: str,
@@ -131,31 +133,19 @@ def _tagger_reads(ctx: RunContext, arg: str) -> dict[str, Path]:
     return {"train": ctx.recipe.resolve(spec.train), "dev": ctx.recipe.resolve(spec.dev)}
 
 
-def _pairs(frame: pd.DataFrame) -> list[tuple[str, list[tuple[int, int, str]]]]:
-    return [(t, [(int(e["start"]), int(e["end"]), str(e["label"])) for e in es])
-            for t, es in zip(frame["text"], frame["entities"], strict=True)]  # fmt: skip
-
-
 @STEPS.register("klue-ner:tagger")
 @declares(reads=_tagger_reads, writes=out_files("tagger/tagger.json"))
 def tagger_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The pseudo-labeller: a character tagger trained on the recipe's KMOU-format corpus
     (resumable by epoch, reused when trained on the same data and settings), or the
     recipe's checkpoint -> OUT/tagger (model, MODEL_CARD.md, metrics.json)."""
-    from pipelines.models.char_tagger import train_tagger
+    from pipelines.models.char_tagger import TYPES, saved_metrics
 
     spec = _spec(ctx).tagger
     folder = _tagger_dir(ctx)
     if spec.checkpoint:
-        metrics_file = folder / "metrics.json"
-        metrics = (json.loads(metrics_file.read_text(encoding="utf-8"))
-                   if metrics_file.is_file() else {"dev": None})  # fmt: skip
-        info = {"checkpoint": str(folder), "trained": False, **metrics}
+        info = {"checkpoint": str(folder), "trained": False, **saved_metrics(folder)}
     else:
-        train, train_drop, unmapped = read_kmou(ctx.recipe.resolve(spec.train), spec.mapping)
-        dev, dev_drop, _ = read_kmou(ctx.recipe.resolve(spec.dev), spec.mapping)
-        if spec.train_limit:
-            train = train.head(spec.train_limit)
         sources = {
             "train": Path(spec.train).name + (f" (first {spec.train_limit})"
                                               if spec.train_limit else ""),
@@ -164,12 +154,11 @@ def tagger_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "mapping": ", ".join(f"{k}->{v}" for k, v in spec.mapping.items()
                                  if v is not None and k != v) or "identity",
         }  # fmt: skip
-        metrics = train_tagger(_pairs(train), _pairs(dev), spec.tagger_settings(), folder,
-                               sources)  # fmt: skip
-        info = {"checkpoint": "OUT/tagger", "trained": True, **metrics,
-                "unmapped_entities": unmapped,
-                "dropped_sentences": {"train": value_counts(train_drop["reason"]),
-                                      "dev": value_counts(dev_drop["reason"])}}  # fmt: skip
+        metrics, read = train_on_kmou(
+            ctx.recipe.resolve(spec.train), ctx.recipe.resolve(spec.dev), spec.mapping,
+            spec.train_limit, spec.tagger_settings(), folder, sources, TYPES,
+        )  # fmt: skip
+        info = {"checkpoint": "OUT/tagger", "trained": True, **metrics, **read}
     info.pop("fingerprint", None)
     write_json(info, ctx.out / "tagger" / "tagger.json")
     dev = info.get("dev") or {}
@@ -541,9 +530,9 @@ def gold_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         table = pd.read_parquet(reads["annotations"])
         answers = _answers(table)
         figures = public_figures(reads["public_figures"]) if "public_figures" in reads else None
-        reviews = _answers(pd.read_parquet(reads["reviews"])) if "reviews" in reads else None
-        review_reports = (_reports(pd.read_parquet(reads["reviews"]))
-                          if "reviews" in reads else {})  # fmt: skip
+        review_table = pd.read_parquet(reads["reviews"]) if "reviews" in reads else None
+        reviews = _answers(review_table) if review_table is not None else None
+        review_reports = _reports(review_table) if review_table is not None else {}
         versions = [{"item_id": i, "version": "pseudo", "who": "tagger", "spans": p}
                     for i, p in zip(items["item_id"], items["pseudo"], strict=True)]  # fmt: skip
         versions += [{"item_id": str(i), "version": "annotation", "who": str(w), "spans": str(v)}

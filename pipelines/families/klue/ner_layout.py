@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipelines.core.errors import BenchforgeError
+from pipelines.models.char_tagger import TYPES, bio_tags
 
-TYPES = ("PS", "LC", "OG", "DT", "TI", "QT")
 HEADER = re.compile(r"^## (?P<guid>[^\t]+)\t(?P<tagged>.*)$")
 
 
@@ -68,12 +68,7 @@ class NerSentence:
 
     def tags(self) -> list[str]:
         """One BIO tag per character."""
-        tags = ["O"] * len(self.text)
-        for start, end, label in self.entities:
-            tags[start] = f"B-{label}"
-            for i in range(start + 1, end):
-                tags[i] = f"I-{label}"
-        return tags
+        return bio_tags(len(self.text), self.entities)
 
     def to_json(self) -> dict:
         return {"guid": self.guid, "text": self.text,

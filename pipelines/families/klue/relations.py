@@ -49,7 +49,7 @@ from pipelines.families import (
 )
 from pipelines.families.klue import re_section  # noqa: F401 - the recipe section
 from pipelines.families.klue.hub import hub
-from pipelines.families.klue.kmou import read_kmou
+from pipelines.families.klue.kmou import train_on_kmou
 from pipelines.families.klue.re_section import RE_TYPES
 
 RELATIONS = Path(__file__).with_name("re_relations.json")
@@ -224,28 +224,20 @@ def taggers_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """KLUE 3.5.1's two entity taggers, each trained on its own corpus with its types
     mapped to KLUE-RE's (reused when trained on the same data and settings), or loaded
     -> OUT/taggers/<name> (model, MODEL_CARD.md, metrics.json)."""
-    from pipelines.models.char_tagger import train_tagger
+    from pipelines.models.char_tagger import saved_metrics
 
     info = {}
     for t in _spec(ctx).taggers:
         folder = _tagger_dir(ctx, t)
         if t.checkpoint:
-            metrics_file = folder / "metrics.json"
-            metrics = (json.loads(metrics_file.read_text(encoding="utf-8"))
-                       if metrics_file.is_file() else {})  # fmt: skip
-            info[t.name] = {"trained": False, "checkpoint": str(folder), **metrics}
+            info[t.name] = {"trained": False, "checkpoint": str(folder), **saved_metrics(folder)}
         else:
-            train, _, _ = read_kmou(ctx.recipe.resolve(t.train), t.mapping)
-            dev, _, _ = read_kmou(ctx.recipe.resolve(t.dev), t.mapping)
-            if t.train_limit:
-                train = train.head(t.train_limit)
-            pairs = {n: [(x, [(e["start"], e["end"], e["label"]) for e in es])
-                         for x, es in zip(f["text"], f["entities"], strict=True)]
-                     for n, f in (("train", train), ("dev", dev))}  # fmt: skip
             sources = {"train": Path(t.train).name, "dev": Path(t.dev).name,
                        "licence": t.licence}  # fmt: skip
-            metrics = train_tagger(pairs["train"], pairs["dev"], t.tagger_settings(), folder,
-                                   sources, RE_TYPES)  # fmt: skip
+            metrics, _ = train_on_kmou(
+                ctx.recipe.resolve(t.train), ctx.recipe.resolve(t.dev), t.mapping,
+                t.train_limit, t.tagger_settings(), folder, sources, RE_TYPES,
+            )  # fmt: skip
             info[t.name] = {"trained": True, **metrics}
         info[t.name].pop("fingerprint", None)
     write_json(info, ctx.out / "taggers" / "taggers.json")
