@@ -114,6 +114,14 @@ def anchor(text: str, entities: list[dict]) -> list[tuple[int, int, str]]:
     return out
 
 
+def length_reasons(texts: pd.Series, max_chars: int) -> pd.Series:
+    """``too_long`` for a sentence over ``max_chars`` characters, else None (KLUE
+    3.4.1: "we remove sentences longer than 400 characters"; exactly 400 stays)."""
+    reason = pd.Series([None] * len(texts), index=texts.index, dtype=object)
+    reason[texts.astype(str).str.len() > max_chars] = "too_long"
+    return reason
+
+
 def ner_item_id(sent_id: str) -> str:
     return "n-" + hashlib.sha256(str(sent_id).encode()).hexdigest()[:16]
 
@@ -202,8 +210,7 @@ def items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         docs = pd.read_parquet(reads["documents"], columns=["doc_id", "meta"])
         frame = sentences.merge(docs, on="doc_id", how="left", validate="many_to_one")
         texts = frame["text"].astype(str)
-        reason = pd.Series([None] * len(frame), index=frame.index, dtype=object)
-        reason[texts.str.len() > spec.max_chars] = "too_long"
+        reason = length_reasons(texts, spec.max_chars)
         todo = reason.isna()
         tagger = load_tagger(_tagger_dir(ctx))
         pseudo = pd.Series([[]] * len(frame), index=frame.index, dtype=object)

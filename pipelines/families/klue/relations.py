@@ -50,6 +50,7 @@ from pipelines.families import (
 from pipelines.families.klue import re_section  # noqa: F401 - the recipe section
 from pipelines.families.klue.hub import hub
 from pipelines.families.klue.kmou import train_on_kmou
+from pipelines.families.klue.ner import length_reasons
 from pipelines.families.klue.re_section import RE_TYPES
 
 RELATIONS = Path(__file__).with_name("re_relations.json")
@@ -277,8 +278,7 @@ def candidates_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     def compute() -> tuple[dict, dict]:
         frame = pd.read_parquet(reads["sentences"])
         texts = frame["text"].astype(str)
-        reason = pd.Series([None] * len(frame), index=frame.index, dtype=object)
-        reason[texts.str.len() > spec.max_chars] = "too_long"
+        reason = length_reasons(texts, spec.max_chars)
         todo = list(frame.index[reason.isna()])
         found = []
         per_tagger = {}

@@ -35,6 +35,13 @@ def test_reference_spans_follow_their_text_after_cleaning():
     assert anchor(text, ents) == [(0, 2, "LC"), (6, 9, "PS")]  # 국회 is gone: left out
 
 
+def test_sentences_over_400_characters_are_dropped_at_the_threshold():
+    from pipelines.families.klue.ner import length_reasons
+
+    texts = pd.Series(["가" * 399, "가" * 400, "가" * 401])
+    assert length_reasons(texts, 400).tolist() == [None, None, "too_long"]  # KLUE 3.4.1
+
+
 @pytest.mark.parametrize(
     ("spans", "problem"),
     [
