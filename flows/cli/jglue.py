@@ -73,7 +73,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 def squad_roundtrip(args: argparse.Namespace) -> int:
     from pipelines.core.io import write_text
     from pipelines.export.records import jsonl
-    from pipelines.families.jglue.squad import read_file, write_squad
+    from pipelines.families.reading.squad import read_file, write_squad
 
     release = read_file(args.source)
     text = write_squad(release)  # everything read and checked before anything is written
@@ -82,7 +82,7 @@ def squad_roundtrip(args: argparse.Namespace) -> int:
     write_text(text, args.out)
     same = text == args.source.read_text(encoding="utf-8")
     how = "byte-identical" if same else "equal as JSON, formatted differently"
-    questions = sum(1 for r in release.records if "id" in r)
+    questions = sum(1 for r in release.records if "question" in r)
     articles = len({r["article"] for r in release.records})
     print(f"{questions:,} questions in {articles:,} articles -> {args.out} ({how})")
     return 0

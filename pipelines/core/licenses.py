@@ -13,6 +13,9 @@ licence limits the licences the release may carry. ``RELEASES`` says, per source
   CC BY-NC-SA 4.0 only itself; so NC never enters a permissive or BY-SA release;
 - ``LicenseRef-KMOU-NER-NC`` (the KMOU NER corpus: MIT terms for non-commercial use
   only; SPDX has no identifier for it) allows the non-commercial releases, as CC BY-NC;
+- ``LicenseRef-KR-Unprotected-Works`` (Korean text the Copyright Act leaves
+  unprotected, Article 7: the constitution, laws and bills, court rulings, public
+  notices) allows any release, as CC0 does;
 - the NoDerivatives licences (CC BY-ND, CC BY-NC-ND) allow no release at all: an
   adapted dataset may not be shared (CC BY-ND 4.0 section 2.a.1.B).
 
@@ -48,6 +51,7 @@ RELEASES: dict[str, frozenset[str]] = {
     "CC-BY-NC-4.0": frozenset({"CC-BY-NC-4.0", "CC-BY-NC-SA-4.0"}),
     "CC-BY-NC-SA-4.0": frozenset({"CC-BY-NC-SA-4.0"}),
     "LicenseRef-KMOU-NER-NC": frozenset({"CC-BY-NC-4.0", "CC-BY-NC-SA-4.0"}),
+    "LicenseRef-KR-Unprotected-Works": frozenset(PREFERENCE),
     "CC-BY-ND-4.0": frozenset(),
     "CC-BY-NC-ND-4.0": frozenset(),
 }

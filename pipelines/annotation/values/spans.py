@@ -16,6 +16,10 @@ context. Row: {start, end, text} of the first span in text order, or ``no_answer
 the annotator marked none. Agreement: exact match and character F1 between every pair
 of annotators (SQuAD's overlap F1 over characters, the measure JGLUE 3.3 reports for
 JSQuAD; no answer against no answer is a match); rule ``majority`` over the rows.
+Simulated annotator: the item's ``sim_<field>`` truth (``{start, end}``, JSON text of
+it, or a list of the answers several people gave, one drawn per annotator, ``null``
+for one who found none) cut short by a character or two at the annotator's accuracy;
+a careless one marks nothing or a random short span.
 """
 
 from __future__ import annotations
@@ -196,6 +200,10 @@ class AnswerSpan(ValueType):
         self, control: Control, data: dict, who: Person, rng: np.random.Generator, seed: int
     ) -> list[dict]:
         truth = data.get(f"sim_{control.name}")
+        if isinstance(truth, str):
+            truth = json.loads(truth) if truth.strip() else None
+        if isinstance(truth, list):  # the answers people gave: one drawn (None: none)
+            truth = truth[int(rng.integers(len(truth)))] if truth else None
         text = str(data.get(control.to_name, ""))
         if who.careless and text:
             if rng.random() < 0.5:

@@ -28,6 +28,7 @@ construction rules of JGLUE 3.2, :mod:`.section` the ``jglue:`` recipe section,
 """
 
 from pipelines.core.steps import STEPS
+from pipelines.export.citations import JGLUE_BIBTEX
 from pipelines.families import TaskKind, register_task
 from pipelines.families.jglue import section  # noqa: F401 - the recipe section
 from pipelines.families.jglue.card import card
@@ -57,14 +58,7 @@ def _round_steps(name: str) -> list[str]:
 
 # the Hub's card (pipelines.export.hf_card): the task category and the paper's BibTeX
 HUB_CATEGORY = {"jsts": "sentence-similarity", "jnli": "text-classification"}
-BIBTEX = """@inproceedings{kurihara-etal-2022-jglue,
-  title = {{JGLUE}: {J}apanese General Language Understanding Evaluation},
-  author = {Kurihara, Kentaro and Kawahara, Daisuke and Shibata, Tomohide},
-  booktitle = {Proceedings of the Thirteenth Language Resources and Evaluation Conference},
-  pages = {2957--2966},
-  year = {2022},
-  url = {https://aclanthology.org/2022.lrec-1.317}
-}"""
+BIBTEX = JGLUE_BIBTEX
 
 for _kind, _steps, _title in (
     (

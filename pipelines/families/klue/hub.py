@@ -3,13 +3,7 @@
 
 from __future__ import annotations
 
-KLUE_BIBTEX = """@article{park2021klue,
-  title = {{KLUE}: Korean Language Understanding Evaluation},
-  author = {Park, Sungjoon and Moon, Jihyung and Kim, Sungdong and Cho, Won Ik and
-            Han, Jiyoon and Park, Jangwon and Song, Chisung and Kim, Junseong and others},
-  journal = {arXiv preprint arXiv:2105.09680},
-  year = {2021}
-}"""
+from pipelines.export.citations import KLUE_BIBTEX
 
 
 def hub(category: str) -> dict:

@@ -15,9 +15,9 @@ the records back in that style, so that a release file read and written again is
 byte-identical when its formatting is one ``json.dumps`` can produce (JSQuAD's is:
 ``ensure_ascii=False``, no indent, a final line break), and equal as JSON otherwise.
 Every answer is checked: ``context[answer_start:answer_start + len(text)] == text``; an
-answer outside its paragraph or not matching its text, a question without an id or a
-question text, or a malformed file is a :class:`SquadLayoutError` naming the file and
-the question.
+answer outside its paragraph or not matching its text, a question without an id (or
+KLUE-MRC's ``guid``) or a question text, or a malformed file is a
+:class:`SquadLayoutError` naming the file and the question.
 """
 
 from __future__ import annotations
@@ -61,18 +61,19 @@ def _where(path: str, article: int, paragraph: int, qa: int | str) -> str:
 
 def check_answers(qa: dict, context: str, where: str) -> None:
     """Every answer is a span of ``context`` that spells its text."""
+    qid = qa.get("id", qa.get("guid"))
     for n, answer in enumerate(qa.get("answers") or []):
         try:
             start, text = int(answer["answer_start"]), str(answer["text"])
         except (KeyError, TypeError, ValueError):
-            raise SquadLayoutError(f"{where} (id {qa.get('id')!r}): answers[{n}] needs "
+            raise SquadLayoutError(f"{where} (id {qid!r}): answers[{n}] needs "
                                    "text and answer_start") from None  # fmt: skip
         if not 0 <= start <= len(context) - len(text) or not text:
-            raise SquadLayoutError(f"{where} (id {qa.get('id')!r}): answers[{n}] "
+            raise SquadLayoutError(f"{where} (id {qid!r}): answers[{n}] "
                                    f"{text!r} at {start} is outside its paragraph "
                                    f"({len(context)} characters)")  # fmt: skip
         if context[start : start + len(text)] != text:
-            raise SquadLayoutError(f"{where} (id {qa.get('id')!r}): answers[{n}] {text!r} "
+            raise SquadLayoutError(f"{where} (id {qid!r}): answers[{n}] {text!r} "
                                    f"is not the paragraph's text at {start} "
                                    f"({context[start : start + len(text)]!r})")  # fmt: skip
 
@@ -119,10 +120,11 @@ def read_squad(text: str, where: str = "<squad>") -> SquadRelease:
                 here = _where(where, a, p, q)
                 if not isinstance(qa, dict):
                     raise SquadLayoutError(f"{here}: expected an object")
-                if not str(qa.get("id") or "").strip():
-                    raise SquadLayoutError(f"{here}: no id")
+                qid = qa.get("id", qa.get("guid"))  # KLUE-MRC's files call it guid
+                if not str(qid or "").strip():
+                    raise SquadLayoutError(f"{here}: no id (or guid)")
                 if not str(qa.get("question") or "").strip():
-                    raise SquadLayoutError(f"{here} (id {qa['id']!r}): empty question")
+                    raise SquadLayoutError(f"{here} (id {qid!r}): empty question")
                 check_answers(qa, context, here)
                 record = {"article": a, "paragraph": p, "title": article.get("title"),
                           "context": context, **qa}  # fmt: skip

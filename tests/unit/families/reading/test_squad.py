@@ -1,4 +1,4 @@
-"""JSQuAD's SQuAD layout (pipelines/families/jglue/squad.py): a release file read into
+"""JSQuAD's SQuAD layout (pipelines.families.reading.squad.py): a release file read into
 records and written back byte for byte, ``read(write(x)) == x`` on generated files, and
 every malformed file or wrong answer named."""
 
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipelines.families.jglue.squad import SquadLayoutError, read_file, read_squad, write_squad
+from pipelines.families.reading.squad import SquadLayoutError, read_file, read_squad, write_squad
 
 ROOT = Path(__file__).resolve().parents[4]
 HEAD = ROOT / "data" / "demo" / "jglue" / "jsquad-v1.3_valid-v1.3.head3.json"
