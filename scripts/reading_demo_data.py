@@ -3,7 +3,7 @@
 its first ``--paragraphs`` paragraphs and all their questions, in the release's own
 SQuAD layout and formatting (``json.dumps(ensure_ascii=False)`` and a line break).
 
-    python scripts/reading_demo_data.py [--source ../shared/corpora/jglue/jsquad-v1.3_valid-v1.3.json]
+    python scripts/reading_demo_data.py [--source PATH/jsquad-v1.3_valid-v1.3.json]
 """
 
 from __future__ import annotations

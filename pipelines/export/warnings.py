@@ -214,9 +214,10 @@ def _unit(labels: dict) -> str:
 
 @CARD_WARNINGS.register("split-label-share")
 def split_label_share(facts: dict, settings: dict) -> list[str]:
-    """One label holds more than ``max_split_label_share`` of one split."""
+    """One label holds more than ``max_split_label_share`` of one split; a dataset of
+    one label (JSQuAD: every question answerable) has no share to skew."""
     labels = _categorical(facts)
-    if labels is None:
+    if labels is None or len(labels.get("order") or []) < 2:
         return []
     limit, out = settings["max_split_label_share"], []
     for split, counts in labels["per_split"].items():

@@ -47,16 +47,13 @@ def _figures(facts: dict) -> str:
         ["exact match, writer vs validator", a["exact_match"], "-", ref.get("exact_match", "-")],
         ["character F1, writer vs validator", a["character_f1"], "-", ref.get("character_f1", "-")],
     ]
-    source = paper.get("source", "not shipped here")
-    return table(
-        [
-            "figure",
-            "this run",
-            f"paper ({source})",
-            f"source release's questions ({ref.get('questions', 0)})",
-        ],
-        rows,
-    )
+    header = ["figure", "this run"]
+    if paper:
+        header.append(f"paper ({paper['source']})")
+    if ref:
+        header.append(f"source release's questions ({ref['questions']})")
+    keep = [0, 1] + ([2] if paper else []) + ([3] if ref else [])
+    return table(header, [[row[i] for i in keep] for row in rows])
 
 
 def card(facts: dict) -> CardSection:

@@ -87,6 +87,14 @@ def read_references(path: Path) -> list[dict]:
     return out
 
 
+def body_start(sentence: str) -> int:
+    """Where a sentence's own words start: after JSQuAD's ``<title> [SEP] `` and a law's
+    ``제N조 ①`` marks."""
+    sep = sentence.rfind("[SEP] ")
+    at = sep + len("[SEP] ") if sep >= 0 else 0
+    return at + len(_LEAD.match(sentence[at:]).group(0))
+
+
 def _sentence_at(context: str, start: int, lang: object) -> str:
     from pipelines.families.reading.checks import sentence_spans
 
@@ -143,7 +151,7 @@ def template(context: str, lang: object, rng: np.random.Generator) -> tuple[str,
     spans = sentence_spans(context, sentences)
     for i in rng.permutation(len(sentences)):
         s, (a, _) = sentences[i], spans[i]
-        lead = len(_LEAD.match(s).group(0))
+        lead = body_start(s)
         body = s[lead:]
         m = _NUMBER.search(body)
         text = m.group(0) if m else topic(body, lang)
@@ -222,7 +230,7 @@ def writer_truth(
     if kind in ("copy", "statement"):
         text = source[span["start"] : span["end"]]
         sentence = _sentence_at(source, span["start"], lang)
-        sentence = sentence[len(_LEAD.match(sentence).group(0)) :]
+        sentence = sentence[body_start(sentence) :]
         question = cloze(sentence, text, lang.code) if kind == "copy" else sentence
         answers = answers[:1]
     if unanswerable:

@@ -149,6 +149,19 @@ def test_every_rule_runs_on_a_family_release_and_the_label_rules_fire_at_their_s
     assert card_warnings(facts, settings) == []
 
 
+def test_a_dataset_of_one_label_has_no_share_to_skew():
+    """JSQuAD's questions are all answerable: one label fills every split by design."""
+    facts = {
+        "recipe": {},
+        "rounds": {"writing": {"project": "w", "simulated": False}},
+        "labels": {"numeric": False, "order": ["answerable"], "per_split": {
+            "train": {"answerable": 35}, "dev": {"answerable": 9}, "test": {"answerable": 6}}},
+    }  # fmt: skip
+    assert not any("fills a split" in w for w in card_warnings(facts, SETTINGS))
+    facts["labels"]["order"].append("unanswerable")  # two labels: the rule applies again
+    assert any("fills a split" in w for w in card_warnings(facts, SETTINGS))
+
+
 def test_a_familys_warnings_add_to_the_shared_rules():
     from pipelines.export.card_section import CardSection
     from pipelines.export.data_card import _warnings
