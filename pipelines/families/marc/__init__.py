@@ -1,0 +1,65 @@
+"""MARC-ja (JGLUE 3.1, Kurihara et al. 2022): the ``marc-ja`` task kind. Reviews with
+star ratings become positive or negative by their rating (3 stars not used); train
+keeps those labels; dev and test are relabelled by 10 crowdworkers and kept when 7
+agree; the card reports how often the crowd's label is not the rating's.
+
+Steps: ``ingest`` (the shared one: the recipe's review corpora, one review a unit, the
+noise, dedup and PII filters) -> ``reviews`` -> ``split`` -> ``crowd-items`` -> the
+relabelling round (``push`` ... ``pull``: ``annotation_configs/marc_ja.xml``, JGLUE's
+guideline) -> ``agree`` (the shared ``majority`` rule, ``min_votes: 7``) -> ``labels``
+-> ``export`` (:mod:`.export`). Modules: :mod:`.section` (the ``marc:`` recipe
+section), :mod:`.steps`, :mod:`.export`, :mod:`.card`.
+
+MARC was withdrawn by Amazon (the JGLUE README says so), so no Japanese review corpus
+ships; the demo runs the same recipe on NSMC's Korean movie reviews (ratings 1-10),
+labelled as a stand-in in the recipe and its card.
+"""
+
+from pipelines.core.steps import STEPS
+from pipelines.export.citations import JGLUE_BIBTEX
+from pipelines.families import TaskKind, register_task
+from pipelines.families.marc import section  # noqa: F401 - the recipe section
+from pipelines.families.marc.card import card
+from pipelines.families.marc.export import export_step
+from pipelines.families.marc.steps import (
+    crowd_items_step,
+    labels_step,
+    reviews_step,
+    rounds,
+    split_step,
+)
+
+for _step, _fn in (
+    ("reviews", reviews_step),
+    ("split", split_step),
+    ("crowd-items", crowd_items_step),
+    ("labels", labels_step),
+    ("export", export_step),
+):
+    STEPS.add(f"marc-ja:{_step}", _fn, (_fn.__doc__ or "").split("\n")[0])
+
+register_task(
+    TaskKind(
+        name="marc-ja",
+        title="JGLUE MARC-ja: review sentiment from star ratings, dev/test relabelled by the "
+        "crowd (Kurihara et al. 2022, 3.1)",
+        layout="jglue-marc-ja",
+        steps=[
+            "ingest",
+            "reviews",
+            "split",
+            "crowd-items",
+            "push",
+            "simulate",
+            "wait",
+            "pull",
+            "agree",
+            "labels",
+            "export",
+        ],
+        rounds=rounds,
+        card=card,
+        needs=["annotation", "agreement", "split", "marc"],
+        hub={"task_categories": ["text-classification"], "citation": JGLUE_BIBTEX},
+    )
+)

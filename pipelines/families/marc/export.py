@@ -1,0 +1,141 @@
+"""MARC-ja's release and the card's facts.
+
+Per split (JGLUE's names: ``train``, ``valid``, ``test``) in OUT/dataset:
+``<split>.json`` (JSON Lines in JGLUE's MARC-ja layout: ``review_id``, ``sentence``,
+``label``), ``<split>.parquet`` (with the rating, the rating's label, the crowd's label,
+the source and the licence) and, as JGLUE's conversion script reads them,
+``filter_review_id_list/<split>.txt`` (the dev/test reviews the 7-of-10 rule dropped)
+and ``label_conv_review_id_list/<split>.txt`` (those whose crowd label is not the
+rating's).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
+from pipelines.export.family import export_dataset, family_export
+from pipelines.families.marc.steps import rounds, spec_of
+
+SPLIT_NAMES = {"train": "train", "dev": "valid", "test": "test"}  # JGLUE calls dev "valid"
+# the JGLUE v1.3 README's table (data/demo/jglue/README.jglue-upstream.md)
+PAPER_SIZES = {"source": "JGLUE v1.3 README", "train": 187528, "dev": 5654, "test": 5639}
+
+
+def export_inputs(ctx: RunContext) -> dict[str, Path]:
+    out = ctx.out
+    return {
+        "reviews": out / "final" / "reviews.parquet",
+        "final_dropped": out / "final" / "dropped.parquet",
+        "splits": out / "split" / "splits.parquet",
+        "artifacts": out / "split" / "artifacts.md",
+        "ratings": out / "reviews" / "reviews.json",
+        "crowd": out / "crowd" / "items.json",
+        "labels": out / "final" / "labels.json",
+        "agreement": out / "agree" / "agreement.json",
+        "ingest_stats": out / "ingest" / "stats.json",
+    }
+
+
+def release_rows(frame: pd.DataFrame) -> list[dict]:
+    """JGLUE's MARC-ja records: ``review_id``, ``sentence``, ``label``."""
+    return [
+        {"review_id": r.item_id.removeprefix("r-"), "sentence": r.text, "label": r.label}
+        for r in frame.itertuples(index=False)
+    ]
+
+
+@family_export(export_inputs)
+def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """JGLUE's MARC-ja layout per split, the two review-id lists and the card ->
+    OUT/dataset."""
+    from pipelines.export.records import jsonl
+
+    inputs = files_of(export_step).reads(ctx, arg)
+    final = pd.read_parquet(inputs["reviews"]).sort_values("item_id", ignore_index=True)
+    dropped = pd.read_parquet(inputs["final_dropped"])
+    splits = pd.read_parquet(inputs["splits"])[["item_id", "split"]]
+    licence = ctx.recipe.release_licence().release
+    tables = {SPLIT_NAMES[s]: g for s, g in final.groupby("split")}
+    side = dict(zip(splits["item_id"], splits["split"], strict=True))
+
+    def id_list(ids: list[str]) -> str:
+        return "".join(f"{i.removeprefix('r-')}\n" for i in sorted(ids))
+
+    def build(facts: dict) -> tuple[dict, dict, dict]:
+        texts = {f"{s}.json": jsonl(release_rows(t)) for s, t in tables.items()}
+        frames = {
+            f"{s}.parquet": t[
+                [
+                    "item_id",
+                    "text",
+                    "label",
+                    "rating",
+                    "rating_label",
+                    "crowd_label",
+                    "group",
+                    "source",
+                ]
+            ].assign(license=licence)
+            for s, t in tables.items()
+        }
+        for split in ("dev", "test"):
+            name = SPLIT_NAMES[split]
+            gone = [i for i in dropped["id"].astype(str) if side.get(i) == split]
+            mine = tables.get(name, final.iloc[:0])
+            conv = mine.loc[mine["crowd_label"] != mine["rating_label"], "item_id"].tolist()
+            texts[f"filter_review_id_list/{name}.txt"] = id_list(gone)
+            texts[f"label_conv_review_id_list/{name}.txt"] = id_list(conv)
+        return frames, texts, {}
+
+    names = [f"{s}.{e}" for s in tables for e in ("json", "parquet")]
+    names += [
+        f"{d}/{SPLIT_NAMES[s]}.txt"
+        for s in ("dev", "test")
+        for d in ("filter_review_id_list", "label_conv_review_id_list")
+    ]
+    facts, hit = export_dataset(
+        ctx,
+        inputs,
+        rounds(ctx),
+        build,
+        card_facts,
+        {f"{s}.json": len(t) for s, t in tables.items()},
+        names,
+        [c.name for c in ctx.recipe.corpora],
+        "flows/rebuild.py, pipelines/families/marc/",
+    )
+    return StepOutcome(
+        f"{facts['export']['files']} -> {ctx.out / 'dataset'}" + (" (cached)" if hit else ""),
+        {**facts["export"], "cached": hit},
+        Rows("review", len(final), len(final)),
+    )
+
+
+def card_facts(ctx: RunContext, inputs: dict[str, Path]) -> dict:
+    """Each step's JSON, the labels per split, the split and the paper's sizes."""
+    from pipelines.export.card_facts import label_facts
+
+    family = {
+        name: json.loads(p.read_text(encoding="utf-8"))
+        for name, p in inputs.items()
+        if p.suffix == ".json" and name != "ingest_stats"
+    }
+    final = pd.read_parquet(inputs["reviews"])
+    return {
+        "family": family,
+        "ingest": json.loads(inputs["ingest_stats"].read_text(encoding="utf-8")),
+        "dates": {},  # the recipe's corpora carry no date_field
+        "marc": spec_of(ctx).model_dump(mode="json"),
+        "paper_sizes": PAPER_SIZES,
+        "artifacts_md": inputs["artifacts"].read_text(encoding="utf-8"),
+        "labels": label_facts(final, final, final[["item_id", "split"]], numeric=False),
+        "split": {
+            "rule": ctx.recipe.split.rule,
+            "settings": ctx.recipe.split.model_dump(mode="json"),
+            "splits": {k: int(v) for k, v in final["split"].value_counts().items()},
+        },
+    }
