@@ -1,5 +1,5 @@
 """``benchforge jglue ...``: JGLUE's construction rules on their own (Kurihara et al.
-2022): JCommonsenseQA's question filters (JGLUE 3.3), the captions of JSTS / JNLI
+2022): JCommonsenseQA's question filters (JGLUE 3.4.2), the captions of JSTS / JNLI
 release files (3.2) and JSQuAD's SQuAD layout read and written back (3.3);
 ``benchforge rebuild`` runs the jsts and jnli task kinds."""
 
@@ -21,7 +21,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     filt = jsub.add_parser(
         "jcqa-filter",
         help="run JCommonsenseQA's question filters over question files",
-        description="Run JCommonsenseQA's question filters (JGLUE 3.3: a question that "
+        description="Run JCommonsenseQA's question filters (JGLUE 3.4.2: a question that "
         'contains one of its choice words, has an "XX文字" expression or does not end '
         "with a question mark is dropped, and so is a question set whose choices are "
         "spelling variants of one word, the same UniDic lemma, or hold one word twice) over "

@@ -408,6 +408,20 @@ class SimulateSpec(Strict):
     unqualified: int = Field(default=0, ge=0)
 
 
+class RoundSpec(Strict):
+    """A family's own Label Studio round (JSQuAD's writing and validation rounds,
+    JCommonsenseQA's four): ``people`` per task, the interface (``config``; None: the
+    family's file in annotation_configs/), the project (None: "<recipe name>-<round>"),
+    simulated people, and how long ``wait`` waits and how often it looks."""
+
+    people: int = Field(default=1, ge=1)
+    config: str | None = None
+    project: str | None = None
+    simulate: SimulateSpec | None = None
+    timeout: float = Field(default=3600.0, gt=0)
+    poll: float = Field(default=5.0, gt=0)
+
+
 class PassRuleSpec(Strict):
     """A pilot's pass rule (``pipelines.agreement.qualification.PassRule``):
     ``min_correct`` (``threshold`` of ``of`` gold items right; KLUE-RE 3.5.1: 4 of 5),

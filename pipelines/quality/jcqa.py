@@ -1,4 +1,4 @@
-"""JCommonsenseQA's question filters (JGLUE, Kurihara et al. 2022, 3.3).
+"""JCommonsenseQA's question filters (JGLUE, Kurihara et al. 2022, 3.4.2).
 
 Each filter is one registration (``JCQA_FILTERS``) that names why a question goes:
 
@@ -32,7 +32,7 @@ QUESTION_MARKS = ("？", "?")
 
 Filter = Callable[[dict], str | None]  # a question -> why it fails (None: it passes)
 JCQA_FILTERS: Registry[Filter] = Registry("JCommonsenseQA filter", "pipelines.quality",
-                                          "JGLUE 3.3 question filters")  # fmt: skip
+                                          "JGLUE 3.4.2 question filters")  # fmt: skip
 
 
 class JcqaError(BenchforgeError, ValueError):
@@ -63,11 +63,14 @@ def no_question_mark(q: dict) -> str | None:
 @JCQA_FILTERS.register("spelling_variants")
 def spelling_variants(q: dict) -> str | None:
     """Two choices are spelling variants of one word (the same UniDic lemmas), or the
-    same word twice (five choices must be five different answers)."""
+    same word twice (five choices must be five different answers); empty choices are
+    left out (a question set has three)."""
     from pipelines.lang.ja import lemmas
 
     seen: dict[str, str] = {}
     for c in CHOICES:
+        if not q.get(c):  # a choice not written yet (a question set's three targets)
+            continue
         key = "".join(lemmas(q[c]))
         if key in seen:
             if q[c] == seen[key]:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from pydantic import Field, field_validator, model_validator
 
 from pipelines.core.plugins import RecipeSection, register_section
-from pipelines.core.recipe import SimulateSpec, Strict
+from pipelines.core.recipe import RoundSpec, Strict
 
 if TYPE_CHECKING:
     from pipelines.core.recipe import Recipe
@@ -30,17 +30,10 @@ class ReadingSource(Strict):
     limit: int | None = Field(default=None, ge=1)  # the first N articles of the file
 
 
-class ReadingRound(Strict):
-    """A Label Studio round of the family: the writing round (``people`` writers per
-    task, one in JSQuAD and KLUE-MRC) or the validation round (``people`` validators
-    per dev/test question: JSQuAD's "two additional answers")."""
-
-    people: int = Field(default=1, ge=1)
-    config: str | None = None  # default: the family's annotation_configs/ file
-    project: str | None = None  # default: "<recipe name>-<round>"
-    simulate: SimulateSpec | None = None
-    timeout: float = Field(default=3600.0, gt=0)
-    poll: float = Field(default=5.0, gt=0)
+# a round of the family: the writing round (``people`` writers per task, one in JSQuAD
+# and KLUE-MRC) or the validation round (``people`` validators per dev/test question:
+# JSQuAD's "two additional answers")
+ReadingRound = RoundSpec
 
 
 class ReadingSimulation(Strict):

@@ -1,0 +1,87 @@
+"""JCommonsenseQA (JGLUE 3.4.2, Kurihara et al. 2022): the ``jcqa`` task kind, built by
+JGLUE's five steps after CommonsenseQA (Talmor et al. 2019): question sets from concept
+triples and a synonym round, a writing round with three question filters, a distractor
+round with two filters, an answer round (kept when 2 of 3 are right), and the split and
+JGLUE's layout.
+
+Modules: :mod:`.concepts` (triples and question sets), :mod:`.steps`, :mod:`.export`,
+:mod:`.card`, :mod:`.section` (the ``jcqa:`` recipe section).
+"""
+
+from pipelines.core.steps import STEPS
+from pipelines.export.citations import JGLUE_BIBTEX
+from pipelines.families import TaskKind, register_task
+from pipelines.families.jcqa import section  # noqa: F401 - the recipe section
+from pipelines.families.jcqa.card import card
+from pipelines.families.jcqa.export import export_step
+from pipelines.families.jcqa.steps import (
+    answer_items_step,
+    answers_step,
+    configs,
+    distractor_items_step,
+    distractors_step,
+    preflight,
+    question_sets_step,
+    questions_step,
+    rounds,
+    split_step,
+    synonyms_step,
+    writing_items_step,
+)
+
+for _step, _fn in (
+    ("question-sets", question_sets_step),
+    ("synonyms", synonyms_step),
+    ("writing-items", writing_items_step),
+    ("questions", questions_step),
+    ("distractor-items", distractor_items_step),
+    ("distractors", distractors_step),
+    ("answer-items", answer_items_step),
+    ("answers", answers_step),
+    ("split", split_step),
+    ("export", export_step),
+):
+    STEPS.add(f"jcqa:{_step}", _fn, (_fn.__doc__ or "").split("\n")[0])
+
+
+def _round(name: str) -> list[str]:
+    return [f"{op}-{name}" for op in ("push", "simulate", "wait", "pull")]
+
+
+register_task(
+    TaskKind(
+        name="jcqa",
+        title="JGLUE JCommonsenseQA: five-choice commonsense questions written on concept "
+        "triples (Kurihara et al. 2022, 3.4)",
+        layout="jglue-jcqa",
+        steps=[
+            "question-sets",
+            *_round("synonyms"),
+            "synonyms",
+            "writing-items",
+            *_round("writing"),
+            "questions",
+            "distractor-items",
+            *_round("distractors"),
+            "distractors",
+            "answer-items",
+            *_round("answers"),
+            "answers",
+            "split",
+            "export",
+        ],
+        rounds=rounds,
+        card=card,
+        needs=["jcqa", "split"],
+        preflight=preflight,
+        configs=configs,
+        hub={"task_categories": ["multiple-choice"], "citation": JGLUE_BIBTEX},
+        simulated=lambda recipe: (
+            recipe.jcqa.simulate is not None
+            or any(
+                getattr(recipe.jcqa, f"{n}_round").simulate is not None
+                for n in ("synonyms", "writing", "distractors", "answers")
+            )
+        ),
+    )
+)

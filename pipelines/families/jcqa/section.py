@@ -1,0 +1,89 @@
+"""The ``jcqa:`` section of a recipe (JCommonsenseQA, JGLUE 3.4.2; the family in
+:mod:`pipelines.families.jcqa`): the triples, the relations, how question sets are
+drawn, the four rounds and the answer rule. Registered with
+:data:`pipelines.core.plugins.RECIPE_SECTIONS`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pydantic import Field
+
+from pipelines.core.plugins import RecipeSection, register_section
+from pipelines.core.recipe import RoundSpec, SimulateSpec, Strict
+
+if TYPE_CHECKING:
+    from pipelines.core.recipe import Recipe
+
+# The 22 ConceptNet relations question sets are drawn over. CommonsenseQA (Talmor et al.
+# 2019, 3.1), whose construction JGLUE 3.4 follows, leaves out the general relations
+# (RelatedTo, IsA) and uses 22; this list is benchforge's reading of that set: the ten
+# relations of CommonsenseQA's Table 2 first, then ConceptNet's other relations between
+# concepts (not the lexical ones: FormOf, Synonym, DerivedFrom, Etymologically*,
+# SimilarTo, DefinedAs, HasContext, ExternalURL). A recipe can name its own.
+RELATIONS = (
+    "AtLocation",
+    "Causes",
+    "CapableOf",
+    "Antonym",
+    "HasSubevent",
+    "HasPrerequisite",
+    "CausesDesire",
+    "Desires",
+    "PartOf",
+    "HasProperty",
+    "HasA",
+    "UsedFor",
+    "MotivatedByGoal",
+    "HasFirstSubevent",
+    "HasLastSubevent",
+    "ObstructedBy",
+    "MadeOf",
+    "ReceivesAction",
+    "CreatedBy",
+    "DistinctFrom",
+    "LocatedNear",
+    "NotDesires",
+)
+
+
+class JcqaSpec(Strict):
+    """JCommonsenseQA construction (JGLUE 3.4.2, all five steps)."""
+
+    # the recipe corpus (format: txt) holding the triples: a TSV of head, relation, tail,
+    # or a ConceptNet assertions CSV export
+    triples: str
+    language: str = "ja"  # ConceptNet concepts kept: /c/<language>/
+    relations: list[str] = Field(default_factory=lambda: list(RELATIONS))
+    sets_per_group: int = Field(default=1, ge=1)  # question sets per (source, relation, side)
+    max_sets: int | None = Field(default=None, ge=1)
+    seed: int = 0
+    min_correct: int = Field(default=2, ge=1)  # JGLUE 3.4.2: 2 of 3 answerers right
+    synonyms_round: RoundSpec = Field(default_factory=lambda: RoundSpec(people=3))
+    writing_round: RoundSpec = Field(default_factory=RoundSpec)
+    distractors_round: RoundSpec = Field(default_factory=RoundSpec)
+    answers_round: RoundSpec = Field(default_factory=lambda: RoundSpec(people=3))
+    # simulated writers (demos and tests only): a JSON Lines file of the question and two
+    # distractors each target would get (source, relation, target, question, distractors)
+    writers: str | None = None
+    simulate: SimulateSpec | None = None  # every round's simulated people, when set
+
+
+def triples_path(recipe: Recipe) -> object:
+    """The triples file: the path of the corpus ``jcqa.triples`` names."""
+    corpus = next(c for c in recipe.corpora if c.name == recipe.jcqa.triples)
+    return recipe.corpus_path(corpus)
+
+
+def _check(recipe: Recipe, spec: JcqaSpec) -> None:
+    names = [c.name for c in recipe.corpora]
+    if spec.triples not in names:
+        raise ValueError(f"jcqa.triples: no corpus named {spec.triples!r} ({names})")
+    if spec.min_correct > spec.answers_round.people:
+        raise ValueError(
+            f"jcqa.min_correct {spec.min_correct} is over answers_round.people "
+            f"{spec.answers_round.people}"
+        )
+
+
+register_section(RecipeSection("jcqa", JcqaSpec, "JCommonsenseQA construction (task jcqa)", _check))
