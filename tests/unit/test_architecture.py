@@ -380,3 +380,14 @@ def test_every_error_is_a_benchforge_error_that_the_cli_catches_once():
     imported = re.findall(r"^from \S+ import (.+)$", app, re.M)
     assert not [n for line in imported for n in line.split(", ")
                 if n in found and n not in ("BenchforgeError", "RecipeError")]  # fmt: skip
+
+
+def test_every_test_file_has_its_own_name():
+    """The test folders have no ``__init__.py``: pytest imports a test file by its
+    basename, so two files of one name in two folders break collection in a full run
+    (issue 37: tests/e2e/test_marc.py and tests/unit/families/marc/test_marc.py)."""
+    from collections import Counter
+
+    tests = Path(__file__).resolve().parents[1]
+    names = Counter(p.name for p in tests.rglob("test_*.py"))
+    assert [n for n, c in names.items() if c > 1] == []
