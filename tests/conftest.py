@@ -1,4 +1,5 @@
-"""Shared fixtures: a real Label Studio server per test module; one trained tiny
+"""Shared fixtures: a real Label Studio server per test module (``server``) or one per
+session shared by the family rebuilds (``family_server``); one trained tiny
 detector per session. Tests under tests/e2e (a server or a whole flow) are marked
 ``e2e``; ``scripts/test.sh --quick`` runs the others (tests/unit)."""
 
@@ -72,29 +73,79 @@ def prefect_api():
             os.environ.pop("PREFECT_API_URL", None)
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    base = tmp_path_factory.mktemp("ls")
-    env = {
+def _ls_env(base: Path) -> dict[str, str]:
+    return {
         "BENCHFORGE_HOME": str(base / "home"),
         "BENCHFORGE_CONFIG": str(base / "config"),
         "BENCHFORGE_LS_VENV": os.environ.get("BENCHFORGE_LS_VENV", str(SHARED_VENV)),
     }
-    saved = {k: os.environ.get(k) for k in [*env, "LABEL_STUDIO_URL", "LABEL_STUDIO_API_KEY"]}
-    os.environ.update(env)
-    os.environ.pop("LABEL_STUDIO_URL", None)
-    os.environ.pop("LABEL_STUDIO_API_KEY", None)
+
+
+class _Env:
+    """``env`` set in os.environ (LABEL_STUDIO_URL and its key taken out: the local server
+    is the one to use) until ``restore``."""
+
+    KEYS = ("LABEL_STUDIO_URL", "LABEL_STUDIO_API_KEY")
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.saved = {k: os.environ.get(k) for k in [*env, *self.KEYS]}
+        os.environ.update(env)
+        for key in self.KEYS:
+            os.environ.pop(key, None)
+
+    def restore(self) -> None:
+        for key, value in self.saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """A Label Studio server of the test module's own (the tests that stop, kill or
+    crowd it, or read its accounts)."""
+    base = tmp_path_factory.mktemp("ls")
+    env = _ls_env(base)
+    scope = _Env(env)
     port = _free_port()
     info = ls_server.up(port)
     try:
         yield {"port": port, "url": info["url"], "base": base, "env": env}
     finally:
         ls_server.down()
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        scope.restore()
+
+
+@pytest.fixture(scope="session")
+def _shared_ls(tmp_path_factory):
+    """One Label Studio server per test session (per xdist worker) for the family
+    rebuilds, which only need a server and name their projects apart: a server's first
+    start (its database migrations) costs about 25 s of two cores (issue 38)."""
+    base = tmp_path_factory.mktemp("ls-shared")
+    env = _ls_env(base)
+    scope = _Env(env)
+    port = _free_port()
+    try:
+        info = ls_server.up(port)
+    finally:
+        scope.restore()
+    try:
+        yield {"port": port, "url": info["url"], "base": base, "env": env}
+    finally:
+        scope = _Env(env)
+        ls_server.down()
+        scope.restore()
+
+
+@pytest.fixture(scope="module")
+def family_server(_shared_ls):
+    """The session's shared Label Studio server, its environment set for this module."""
+    scope = _Env(_shared_ls["env"])
+    try:
+        yield _shared_ls
+    finally:
+        scope.restore()
 
 
 TINY_DETECTOR = ["--layers", "1", "--hidden", "32", "--heads", "2", "--vocab-size", "800"]

@@ -19,6 +19,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
+def server(family_server):
+    """The session's Label Studio server, shared by the family rebuilds
+    (tests/conftest.py): this file's projects have names of their own."""
+    return family_server
+
+
+@pytest.fixture(scope="module")
 def kobbq_rebuilt(server, tmp_path_factory):
     """recipes/kobbq-demo.yaml made small: one survey question per category asked of 3
     simulated respondents, the reading check on one template of 2 categories."""

@@ -22,6 +22,13 @@ ROUNDS = ("synonyms", "writing", "distractors", "answers")
 
 
 @pytest.fixture(scope="module")
+def server(family_server):
+    """The session's Label Studio server, shared by the family rebuilds
+    (tests/conftest.py): this file's projects have names of their own."""
+    return family_server
+
+
+@pytest.fixture(scope="module")
 def jcqa(server, tmp_path_factory):
     folder = tmp_path_factory.mktemp("jcqa")
     recipe = yaml.safe_load((ROOT / "recipes" / "jcqa-demo.yaml").read_text(encoding="utf-8"))

@@ -20,6 +20,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
+def server(family_server):
+    """The session's Label Studio server, shared by the family rebuilds
+    (tests/conftest.py): this file's projects have names of their own."""
+    return family_server
+
+
+@pytest.fixture(scope="module")
 def marc(server, tmp_path_factory):
     folder = tmp_path_factory.mktemp("marc")
     recipe = yaml.safe_load((ROOT / "recipes" / "marc-ja-demo.yaml").read_text(encoding="utf-8"))

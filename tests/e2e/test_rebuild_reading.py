@@ -20,6 +20,13 @@ from pipelines.families.reading.squad import read_file, write_squad
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture(scope="module")
+def server(family_server):
+    """The session's Label Studio server, shared by the family rebuilds
+    (tests/conftest.py): this file's projects have names of their own."""
+    return family_server
+
+
 def _recipe(name: str, folder: Path) -> Path:
     recipe = yaml.safe_load((ROOT / "recipes" / f"{name}.yaml").read_text(encoding="utf-8"))
     here = ROOT / "recipes"
