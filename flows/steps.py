@@ -114,7 +114,13 @@ def push_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     return StepOutcome(
         f"project {r.project!r}: {pushed['created']:,} tasks created, "
         f"{pushed['existing']:,} already there"
-        + (f"; {pushed['annotations']:,} simulated annotations imported with them" if sim else ""),
+        + (f"; {pushed['annotations']:,} simulated annotations imported with them" if sim else "")
+        + (
+            f"; {len(pushed['changed']):,} of the tasks there hold other data than their items "
+            "(the items changed since they were pushed; see the log)"
+            if pushed.get("changed")
+            else ""
+        ),
         pushed,
     )
 

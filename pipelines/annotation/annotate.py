@@ -36,7 +36,7 @@ import logging
 import math
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
@@ -322,6 +322,9 @@ class PushResult:
     existing: int
     overlap: int
     annotations: int = 0  # imported with the new tasks (simulated annotators)
+    # items already in the project whose task holds other data (the items changed since
+    # they were pushed; the tasks are kept, never duplicated)
+    changed: list[str] = field(default_factory=list)
 
 
 # attach(ls, project, records) adds "annotations" to new task records; returns how many
@@ -361,8 +364,17 @@ def _push(
     items, config, project, overlap, ls, progress, attach, reuse, instruction=None
 ) -> PushResult:  # noqa: ANN001, E501
     proj = ensure_project(ls, project, config, overlap, reuse=reuse, instruction=instruction)
-    existing = _item_ids(ls, proj.id)
+    stored = {str(t["data"]["item_id"]): t["data"] for t in _task_data(ls, proj.id)
+              if "item_id" in t["data"]}  # fmt: skip
+    existing = set(stored)
     fresh = items[~items["item_id"].isin(existing)]
+    changed = changed_items(_records(items[items["item_id"].isin(existing)]), stored)
+    if changed:
+        log.warning(
+            "%d task(s) of project %r hold other data than their items (first: %s): the "
+            "items changed since they were pushed; the tasks are kept as they are (push to "
+            "a new project to ask about the new items)", len(changed), project, changed[0],
+        )  # fmt: skip
     records = _records(fresh)
     annotations = attach(ls, proj, records) if attach and records else 0
     bar = tqdm(total=len(records), desc=f"push {project}", unit="task", disable=progress)
@@ -372,8 +384,30 @@ def _push(
         bar.update(len(chunk))
     bar.close()
     return PushResult(
-        proj.id, project, len(items), len(records), len(items) - len(fresh), overlap, annotations
+        proj.id,
+        project,
+        len(items),
+        len(records),
+        len(items) - len(fresh),
+        overlap,
+        annotations,
+        changed,
     )
+
+
+def _canonical_data(data: dict) -> str:
+    return json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def changed_items(records: list[dict], stored: dict[str, dict]) -> list[str]:
+    """The item ids whose task record's data (``_records``) is not the data the
+    project's task of that item holds, compared as canonical JSON."""
+    out = []
+    for record in records:
+        item = str(record["data"].get("item_id"))
+        if item in stored and _canonical_data(record["data"]) != _canonical_data(stored[item]):
+            out.append(item)
+    return sorted(out)
 
 
 def _import_once(ls, project_id: int, chunk: list[dict]) -> None:  # noqa: ANN001

@@ -108,9 +108,24 @@ def test_push_is_idempotent(server, tmp_path):
     assert second.returncode == 0, second.stderr
     result = json.loads(second.stdout)
     assert (result["created"], result["existing"]) == (5, 30)
+    assert result["changed"] == []  # the same items: nothing differs
     tasks = annotate.export_tasks(annotate.client(), result["project_id"])
     ids = [t["data"]["item_id"] for t in tasks]
     assert len(ids) == len(set(ids)) == 35
+    # an item whose text changed since it was pushed: said, never pushed twice
+    edited = pd.concat([sts_items(30), sts_items(5, start=30)], ignore_index=True)
+    edited.loc[3, "sentence1"] = "바뀐 문장입니다."
+    edited.to_parquet(items)
+    third = cli(
+        "annotate", "push", str(items), "--config", str(CONFIGS / "sts.xml"),
+        "--project", "push twice", "--overlap", "3", "--json",
+    )  # fmt: skip
+    result = json.loads(third.stdout)
+    assert (result["created"], result["existing"]) == (0, 35)
+    assert result["changed"] == [str(edited.loc[3, "item_id"])]
+    assert "hold other data than their items" in third.stderr
+    tasks = annotate.export_tasks(annotate.client(), result["project_id"])
+    assert len(tasks) == 35
 
 
 def test_bad_items_name_the_file_and_row(server, tmp_path):

@@ -166,6 +166,7 @@ def test_rerun_resumes_without_duplicate_tasks_and_the_card_is_true(kind, reques
 
     run = request.getfixturevalue(kind)
     assert "tasks created" in run["first"] and "0 tasks created" in run["again"]
+    assert "hold other data" not in run["again"]  # the same items: none differs
     ls = annotate.client()
     for suffix in ("writing", "validation"):
         items = pd.read_parquet(run["out"] / suffix / "items.parquet")
