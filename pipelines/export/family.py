@@ -161,3 +161,10 @@ def export_dataset(
         card.figures,
     )
     return facts, False
+
+
+def json_inputs(inputs: dict[str, Path], skip: tuple[str, ...] = ()) -> dict:
+    """The JSON files among a family export's inputs (each step's info), read, by input
+    name: the ``family`` facts its card renders; ``skip``: inputs read another way."""
+    return {name: json.loads(p.read_text(encoding="utf-8"))
+            for name, p in inputs.items() if p.suffix == ".json" and name not in skip}  # fmt: skip

@@ -178,3 +178,37 @@ def one_round(ctx: object) -> dict[str, Round]:
         ann.overlap, simulation(ann.simulate, ctx.simulated, ann.overlap), "annotator",
         out / "annotate" / "annotations.parquet", ann.timeout, ann.poll,
     )}  # fmt: skip
+
+
+def spec_config(recipe: object, spec: object, default: Path) -> Path:
+    """The interface of a family's own round (``RoundSpec.config``, else ``default``)."""
+    return recipe.resolve(spec.config) if spec.config else default
+
+
+def spec_round(
+    ctx: object, name: str, spec: object, items: Path, default_config: Path, pool: str,
+    simulate: object,
+) -> Round:  # fmt: skip
+    """The Label Studio round ``name`` of a family from its ``RoundSpec`` (JSQuAD's and
+    KLUE-MRC's writing and validation rounds, JCommonsenseQA's four): its project
+    defaults to "<recipe name>-<name>", its pulled annotations go to
+    OUT/annotate/<name>.parquet; ``simulate``: the simulated people of a simulated run
+    whose spec names none."""
+    sim = (spec.simulate or simulate) if ctx.simulated else None
+    return Round(items, spec_config(ctx.recipe, spec, default_config),
+                 spec.project or f"{ctx.recipe.name}-{name}", spec.people, sim, pool,
+                 ctx.out / "annotate" / f"{name}.parquet", spec.timeout, spec.poll)  # fmt: skip
+
+
+def split_over(ctx: object, table: Path, unit: str) -> object:
+    """The split step of a family that writes its own release: the recipe's split rule
+    and the artifact report over ``table`` (its items before the split, with
+    ``item_id``) -> OUT/split; ``unit``: what one row is, for the step's row count."""
+    from pipelines.core.steps import Rows, StepOutcome
+    from pipelines.splits.base import recipe_split_settings
+    from pipelines.splits.run import run_split
+
+    settings = recipe_split_settings(ctx.recipe, ctx.seed)
+    split = run_split(table, settings, ctx.out / "split", None, ctx.recipe.language)
+    n = sum(split["splits"].values())
+    return StepOutcome(f"{split['splits']}", {"splits": split["splits"]}, Rows(unit, n, n))

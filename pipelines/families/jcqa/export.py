@@ -10,13 +10,12 @@ fails (the self-test JGLUE's release passes).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 
 from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
-from pipelines.export.family import export_dataset, family_export
+from pipelines.export.family import export_dataset, family_export, json_inputs
 from pipelines.families.jcqa.steps import rounds, spec_of
 
 SPLIT_NAMES = {"train": "train", "dev": "valid", "test": "test"}
@@ -122,11 +121,7 @@ def card_facts(ctx: RunContext, inputs: dict[str, Path]) -> dict:
     """Each step's JSON, the labels per split and the paper's sizes."""
     from pipelines.export.card_facts import label_facts
 
-    family = {
-        name: json.loads(p.read_text(encoding="utf-8"))
-        for name, p in inputs.items()
-        if p.suffix == ".json"
-    }
+    family = json_inputs(inputs)
     qs = pd.read_parquet(inputs["questions"])
     splits = pd.read_parquet(inputs["splits"])[["item_id", "split"]]
     gold = qs.assign(label=qs["label"].astype(str), source=qs["relation"])

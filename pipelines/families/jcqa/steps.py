@@ -29,7 +29,7 @@ import pandas as pd
 
 from pipelines.core.stage import value_counts
 from pipelines.core.steps import Rows, RunContext, StepOutcome, cached, declares, out_files
-from pipelines.families import Round
+from pipelines.families import Round, spec_config, spec_round, split_over
 
 CONFIGS = Path(__file__).resolve().parents[3] / "annotation_configs"
 ROUNDS = {  # round -> (config, pool, items folder)
@@ -49,39 +49,23 @@ def rounds(ctx: RunContext) -> dict[str, Round]:
     """The four rounds (``jcqa.<name>_round``)."""
     from pipelines.core.recipe import SimulateSpec
 
-    spec, out = spec_of(ctx), ctx.out
+    spec = spec_of(ctx)
     found = {}
     for name, (config, pool, folder) in ROUNDS.items():
         r = getattr(spec, f"{name}_round")
-        sim = None
-        if ctx.simulated:
-            sim = r.simulate or spec.simulate or SimulateSpec(annotators=max(3, r.people + 1))
-        path = ctx.recipe.resolve(r.config) if r.config else CONFIGS / config
-        found[name] = Round(
-            out / folder / "items.parquet",
-            path,
-            r.project or f"{ctx.recipe.name}-{name}",
-            r.people,
-            sim,
-            pool,
-            out / "annotate" / f"{name}.parquet",
-            r.timeout,
-            r.poll,
-        )
+        found[name] = spec_round(
+            ctx, name, r, ctx.out / folder / "items.parquet", CONFIGS / config, pool,
+            spec.simulate or SimulateSpec(annotators=max(3, r.people + 1)),
+        )  # fmt: skip
     return found
 
 
 def configs(recipe: object) -> list[tuple[str, Path]]:
-    out = []
-    for name, (config, _, _) in ROUNDS.items():
-        r = getattr(recipe.jcqa, f"{name}_round")
-        out.append(
-            (
-                f"jcqa.{name}_round.config",
-                recipe.resolve(r.config) if r.config else CONFIGS / config,
-            )
-        )
-    return out
+    return [
+        (f"jcqa.{name}_round.config",
+         spec_config(recipe, getattr(recipe.jcqa, f"{name}_round"), CONFIGS / config))
+        for name, (config, _, _) in ROUNDS.items()
+    ]  # fmt: skip
 
 
 def preflight(recipe: object) -> None:
@@ -596,16 +580,4 @@ def answers_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 def split_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The recipe's split rule over the kept questions (``group_columns: [set_id]``
     keeps a question set in one split) -> OUT/split."""
-    from pipelines.splits.base import recipe_split_settings
-    from pipelines.splits.run import run_split
-
-    settings = recipe_split_settings(ctx.recipe, ctx.seed)
-    split = run_split(
-        ctx.out / "final" / "questions.parquet",
-        settings,
-        ctx.out / "split",
-        None,
-        ctx.recipe.language,
-    )
-    n = sum(split["splits"].values())
-    return StepOutcome(f"{split['splits']}", {"splits": split["splits"]}, Rows("question", n, n))
+    return split_over(ctx, ctx.out / "final" / "questions.parquet", "question")

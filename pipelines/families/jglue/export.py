@@ -3,13 +3,12 @@ test) and the card's facts."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 
 from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
-from pipelines.export.family import export_dataset, family_export
+from pipelines.export.family import export_dataset, family_export, json_inputs
 from pipelines.families.jglue.rounds import (
     SPLIT_NAMES,
     _rules,
@@ -146,11 +145,7 @@ def card_facts(ctx: RunContext, inputs: dict[str, Path]) -> dict:
     the rules and the split."""
     from dataclasses import asdict
 
-    family = {
-        name: json.loads(p.read_text(encoding="utf-8"))
-        for name, p in inputs.items()
-        if p.suffix == ".json"
-    }
+    family = json_inputs(inputs)
     from pipelines.export.card_facts import label_facts
 
     art = family.pop("artifacts")

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 
 from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
-from pipelines.export.family import export_dataset, family_export, inline_counts
+from pipelines.export.family import export_dataset, family_export, inline_counts, json_inputs
 from pipelines.families.kobest.revision import (
     current_items,
 )
@@ -150,11 +149,7 @@ def card_facts(ctx: RunContext, inputs: dict[str, Path]) -> dict:
 
     from pipelines.export.card_facts import label_facts
 
-    family = {
-        n: json.loads(p.read_text(encoding="utf-8"))
-        for n, p in inputs.items()
-        if p.suffix == ".json"
-    }
+    family = json_inputs(inputs)
     items = pd.read_parquet(inputs["items"]).assign(source=_task(ctx).name)
     items = items.assign(label=items["label"].astype(str))
     splits = pd.read_parquet(inputs["splits"])

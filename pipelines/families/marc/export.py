@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
-from pipelines.export.family import export_dataset, family_export
+from pipelines.export.family import export_dataset, family_export, json_inputs
 from pipelines.families.marc.steps import rounds, spec_of
 
 SPLIT_NAMES = {"train": "train", "dev": "valid", "test": "test"}  # JGLUE calls dev "valid"
@@ -119,11 +119,7 @@ def card_facts(ctx: RunContext, inputs: dict[str, Path]) -> dict:
     """Each step's JSON, the labels per split, the split and the paper's sizes."""
     from pipelines.export.card_facts import label_facts
 
-    family = {
-        name: json.loads(p.read_text(encoding="utf-8"))
-        for name, p in inputs.items()
-        if p.suffix == ".json" and name != "ingest_stats"
-    }
+    family = json_inputs(inputs, ("ingest_stats",))
     final = pd.read_parquet(inputs["reviews"])
     return {
         "family": family,

@@ -19,7 +19,7 @@ import pandas as pd
 
 from pipelines.core.stage import value_counts
 from pipelines.core.steps import Rows, RunContext, StepOutcome, cached, declares, out_files
-from pipelines.families import Round, simulation
+from pipelines.families import Round, simulation, split_over
 
 
 def spec_of(ctx: RunContext) -> object:
@@ -148,19 +148,7 @@ def reviews_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 def split_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The recipe's split rule over the labelled reviews (``group_columns: [group]``
     keeps a product's reviews in one split), with the artifact report -> OUT/split."""
-    from pipelines.splits.base import recipe_split_settings
-    from pipelines.splits.run import run_split
-
-    settings = recipe_split_settings(ctx.recipe, ctx.seed)
-    split = run_split(
-        ctx.out / "reviews" / "reviews.parquet",
-        settings,
-        ctx.out / "split",
-        None,
-        ctx.recipe.language,
-    )
-    n = sum(split["splits"].values())
-    return StepOutcome(f"{split['splits']}", {"splits": split["splits"]}, Rows("review", n, n))
+    return split_over(ctx, ctx.out / "reviews" / "reviews.parquet", "review")
 
 
 # ----------------------------------------------------------------------- crowd items

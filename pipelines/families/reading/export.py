@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
-from pipelines.export.family import export_dataset, family_export
+from pipelines.export.family import export_dataset, family_export, json_inputs
 from pipelines.families.reading.squad import SquadRelease, SquadStyle, read_squad, write_squad
 from pipelines.families.reading.steps import rounds, spec_of
 
@@ -209,11 +209,7 @@ PAPER_SIZES = {
 
 def card_facts(ctx: RunContext, inputs: dict[str, Path]) -> dict:
     """Each step's JSON, the split and the paper's sizes, for the card."""
-    family = {
-        name: json.loads(p.read_text(encoding="utf-8"))
-        for name, p in inputs.items()
-        if p.suffix == ".json"
-    }
+    family = json_inputs(inputs)
     splits = pd.read_parquet(inputs["splits"])
     questions = pd.read_parquet(inputs["questions"])
     articles = pd.read_parquet(inputs["articles"])

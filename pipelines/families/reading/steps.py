@@ -21,7 +21,7 @@ import pandas as pd
 
 from pipelines.core.stage import value_counts
 from pipelines.core.steps import Rows, RunContext, StepOutcome, cached, declares, out_files
-from pipelines.families import Round
+from pipelines.families import Round, spec_config, spec_round, split_over
 
 CONFIGS = Path(__file__).resolve().parents[3] / "annotation_configs"
 ROUND_CONFIGS = {
@@ -52,43 +52,24 @@ def rounds(ctx: RunContext) -> dict[str, Round]:
     """The writing round (``reading.writing_round``) and the validation round."""
     from pipelines.core.recipe import SimulateSpec
 
-    spec, out = spec_of(ctx), ctx.out
     found = {}
-    items = {
-        "writing": out / "writing" / "items.parquet",
-        "validation": out / "validation" / "items.parquet",
-    }
     for name in ("writing", "validation"):
-        r = getattr(spec, f"{name}_round")
-        sim = (r.simulate or SimulateSpec(annotators=max(3, r.people))) if ctx.simulated else None
-        config = (
-            ctx.recipe.resolve(r.config)
-            if r.config
-            else CONFIGS / ROUND_CONFIGS[(ctx.task.name, name)]
-        )
-        found[name] = Round(
-            items[name],
-            config,
-            r.project or f"{ctx.recipe.name}-{name}",
-            r.people,
-            sim,
-            ROUND_POOLS[name],
-            out / "annotate" / f"{name}.parquet",
-            r.timeout,
-            r.poll,
-        )
+        r = getattr(spec_of(ctx), f"{name}_round")
+        found[name] = spec_round(
+            ctx, name, r, ctx.out / name / "items.parquet",
+            CONFIGS / ROUND_CONFIGS[(ctx.task.name, name)], ROUND_POOLS[name],
+            SimulateSpec(annotators=max(3, r.people)),
+        )  # fmt: skip
     return found
 
 
 def configs(recipe: object) -> list[tuple[str, Path]]:
-    out = []
-    for name in ("writing", "validation"):
-        r = getattr(recipe.reading, f"{name}_round")
-        path = (
-            recipe.resolve(r.config) if r.config else CONFIGS / ROUND_CONFIGS[(recipe.task, name)]
-        )
-        out.append((f"reading.{name}_round.config", path))
-    return out
+    return [
+        (f"reading.{name}_round.config",
+         spec_config(recipe, getattr(recipe.reading, f"{name}_round"),
+                     CONFIGS / ROUND_CONFIGS[(recipe.task, name)]))
+        for name in ("writing", "validation")
+    ]  # fmt: skip
 
 
 def preflight(recipe: object) -> None:
@@ -537,19 +518,7 @@ def questions_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 def split_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The recipe's split rule over the kept questions (grouped by ``article_id`` in
     the demos: JSQuAD and KLUE-MRC keep an article in one split) -> OUT/split."""
-    from pipelines.splits.base import recipe_split_settings
-    from pipelines.splits.run import run_split
-
-    settings = recipe_split_settings(ctx.recipe, ctx.seed)
-    split = run_split(
-        ctx.out / "questions" / "questions.parquet",
-        settings,
-        ctx.out / "split",
-        None,
-        ctx.recipe.language,
-    )
-    n = sum(split["splits"].values())
-    return StepOutcome(f"{split['splits']}", {"splits": split["splits"]}, Rows("question", n, n))
+    return split_over(ctx, ctx.out / "questions" / "questions.parquet", "question")
 
 
 # ------------------------------------------------------------------- validation items
