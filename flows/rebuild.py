@@ -30,8 +30,10 @@ from pathlib import Path
 
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
+from prefect.utilities.annotations import quote
 
 from flows.steps import AnnotationsPending
+from pipelines.annotation import ls_server
 from pipelines.core.io import output_lock, write_json
 from pipelines.core.recipe import Recipe, load_recipe
 from pipelines.core.steps import (
@@ -89,7 +91,9 @@ def run_steps(ctx: RunContext, record: Path) -> dict:
         digests = input_digests(ctx, name, fn, arg, names)  # declared inputs, before any work
         ctx.cache = step_cache(ctx, fn, arg, digests)  # its key, from its declaration
         try:
-            outcome = task(name=f"rebuild-{name}", cache_policy=NO_CACHE)(fn)(ctx, arg)
+            # quote: Prefect would walk the whole context looking for futures on every
+            # call (about 1 s of the main job, issue 38); it holds none
+            outcome = task(name=f"rebuild-{name}", cache_policy=NO_CACHE)(fn)(quote(ctx), arg)
         finally:
             ctx.cache = None
         check_outputs(ctx, name, fn, arg)
@@ -103,6 +107,9 @@ def run_steps(ctx: RunContext, record: Path) -> dict:
             entry["rows"] = outcome.rows.to_dict()
         ctx.steps[name] = entry
         _line(name, index, len(names), entry["seconds"], outcome)
+        failed = ls_server.start_error()  # Label Studio started in the background and failed
+        if failed is not None:
+            raise failed
         write_json({"recipe": str(ctx.recipe_path), "task": ctx.task.name, "steps": ctx.steps},
                    record)  # fmt: skip
     enter_step(None)

@@ -95,6 +95,84 @@ def die_with_parent() -> Callable[[], None] | None:
     return preexec
 
 
+class PrefectServer:
+    """Prefect's temporary API server as ``prefect.server.api.server.SubprocessASGIServer``
+    runs it (uvicorn on ``create_app``, the UI off, ``PREFECT__SERVER_EPHEMERAL``), started
+    without importing that module here: it pulls in the whole server (FastAPI, the
+    database layer: 1.7 s of the main job, issue 38) only to start another process. The
+    server runs in a session (process group) of its own, so that a terminal's Ctrl-C does
+    not kill it before the run has reported, and is bound to the life of this process: it
+    gets SIGTERM when the command dies, even by SIGKILL (else every killed run left a
+    server behind)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.process = None
+
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api"
+
+    def spawn(self) -> None:
+        import importlib.util
+        import subprocess
+        import sys
+
+        spec = importlib.util.find_spec("prefect")
+        assert spec is not None and spec.origin is not None
+        env = {**os.environ, "PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1",
+               "PREFECT__SERVER_FINAL": "1"}  # fmt: skip
+        env.pop("PREFECT_API_URL", None)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "--app-dir",
+             str(Path(spec.origin).parent.parent), "--factory",
+             "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port",
+             str(self.port), "--log-level", "error", "--lifespan", "on"],
+            env=env, start_new_session=True, preexec_fn=die_with_parent(),
+        )  # fmt: skip
+
+    def wait(self, timeout: float) -> None:
+        """Until ``/api/health`` answers; a port taken meanwhile (uvicorn exits 3) is
+        replaced by another free one, as Prefect does."""
+        import time
+        import urllib.error
+        import urllib.request
+
+        from pipelines.core.ports import free_port
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            code = self.process.poll()
+            if code == 3:
+                self.port = free_port()
+                self.spawn()
+                continue
+            if code is not None:
+                raise RuntimeError(f"the temporary Prefect server exited with code {code}")
+            try:
+                with urllib.request.urlopen(f"{self.api_url}/health", timeout=2) as resp:
+                    if resp.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError(f"the temporary Prefect server did not answer within {timeout:.0f} s")
+
+    def stop(self) -> None:
+        import subprocess
+
+        if self.process is None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+
 @contextlib.contextmanager
 def prefect_server() -> Iterator[str]:
     """Yield the Prefect API URL in use; a temporary local server is stopped on exit."""
@@ -102,36 +180,18 @@ def prefect_server() -> Iterator[str]:
     if os.environ.get("PREFECT_API_URL"):
         yield os.environ["PREFECT_API_URL"]
         return
-    from prefect.server.api.server import SubprocessASGIServer
-    from prefect.settings import PREFECT_API_URL, temporary_settings
-
     from pipelines.core.ports import free_port
 
-    class OwnGroupServer(SubprocessASGIServer):
-        """Prefect's temporary server, started in a session (process group) of its own,
-        so that a terminal's Ctrl-C does not kill it before the run has reported, and
-        bound to the life of this process: it gets SIGTERM when the command dies, even
-        by SIGKILL (else every killed run left a server behind)."""
-
-        def _run_uvicorn_command(self):  # noqa: ANN202
-            import subprocess
-            from unittest import mock
-
-            popen = subprocess.Popen
-            preexec = die_with_parent()
-            with mock.patch.object(
-                subprocess,
-                "Popen",
-                lambda *a, **k: popen(*a, start_new_session=True, preexec_fn=preexec, **k),
-            ):
-                return super()._run_uvicorn_command()
-
     # Prefect would draw a port from 8000-8999 itself, where Label Studio's 8080 lies
-    server = OwnGroupServer(port=free_port())
+    server = PrefectServer(free_port())
     log.info("starting a temporary Prefect server on 127.0.0.1:%d", server.port)
-    server.start(timeout=int(os.environ["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"]))
-    os.environ["PREFECT_API_URL"] = server.api_url
+    server.spawn()
     try:
+        # Prefect's client imports while the server starts
+        from prefect.settings import PREFECT_API_URL, temporary_settings
+
+        server.wait(float(os.environ["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"]))
+        os.environ["PREFECT_API_URL"] = server.api_url
         with temporary_settings({PREFECT_API_URL: server.api_url}):
             try:
                 yield server.api_url

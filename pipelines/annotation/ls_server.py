@@ -40,6 +40,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,12 +107,14 @@ def ensure_installed() -> Path:
     exe = venv / "bin" / "label-studio"
     stamp = venv / ".benchforge-stamp"
     want = f"{LS_VERSION} {_constraints_digest()}"
-    if installed(venv, want):
+    template = database_template(venv)
+    if installed(venv, want) and (template.exists() or _template_failed(template)):
         return exe
     venv.parent.mkdir(parents=True, exist_ok=True)
     with open(venv.parent / ".install.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # one installer at a time (parallel test workers)
         if installed(venv, want):
+            make_database_template(exe)  # an install made before the template existed
             return exe
         if stamp.exists():
             log.warning(
@@ -126,7 +129,75 @@ def ensure_installed() -> Path:
         _run([*_installer(venv), "-c", str(CONSTRAINTS), f"label-studio=={LS_VERSION}"],
              "installing label-studio")  # fmt: skip
         stamp.write_text(want)
+        make_database_template(exe)
     return exe
+
+
+TEMPLATE = "benchforge-empty-database"  # under the venv: a migrated database, no account
+
+
+def database_template(venv: Path | None = None) -> Path:
+    """Where the install keeps an empty, migrated Label Studio database
+    (``label_studio.sqlite3``: Django's tables, no account, no secret), which a new data
+    folder starts from."""
+    return (venv or venv_dir()) / TEMPLATE / "label_studio.sqlite3"
+
+
+def make_database_template(exe: Path) -> Path | None:
+    """Migrate an empty database once per install (issue 38): a server's first start in
+    a new data folder spent about 25 s of two cores applying Label Studio's ~500
+    migrations; started from this copy it answers in about 6 s. ``label-studio version``
+    applies the migrations and exits (Label Studio's ``server.main`` migrates before any
+    command); nothing else is kept: the data folder's ``.env`` (its Django SECRET_KEY)
+    is made at the server's own first start, and its admin account by ``up``. Two
+    databases migrated this way differ only in timestamps (checked). None when the venv
+    cannot be written (a shared install): the server then migrates as before."""
+    target = database_template(exe.parent.parent)
+    if target.exists() or _template_failed(target):
+        return target if target.exists() else None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    import tempfile
+
+    with tempfile.TemporaryDirectory(dir=target.parent) as work:
+        env = {**os.environ, "DJANGO_DB": "sqlite", "LABEL_STUDIO_COLLECT_ANALYTICS": "false"}
+        for name in ("LABEL_STUDIO_URL", "LABEL_STUDIO_API_KEY", "LABEL_STUDIO_USERNAME",
+                     "LABEL_STUDIO_PASSWORD", "LABEL_STUDIO_USER_TOKEN", "DATABASE_NAME",
+                     "LABEL_STUDIO_BASE_DATA_DIR"):  # fmt: skip
+            env.pop(name, None)
+        log.info("preparing Label Studio's empty database (first time only)")
+        proc = subprocess.run(
+            [str(exe), "version", "--data-dir", work], env=env, cwd=work,
+            stdin=subprocess.DEVNULL, capture_output=True, text=True,
+        )  # fmt: skip
+        made = Path(work) / "label_studio.sqlite3"
+        if proc.returncode != 0 or not made.exists():
+            why = (proc.stderr or proc.stdout)[-300:].strip()
+            log.warning("could not prepare Label Studio's empty database (%s); each new data "
+                        "folder migrates its own", why)  # fmt: skip
+            (target.parent / "failed").write_text(why + "\n")  # not tried again
+            return None
+        os.chmod(made, 0o600)
+        os.replace(made, target)
+    return target
+
+
+def _template_failed(target: Path) -> bool:
+    return (target.parent / "failed").exists()
+
+
+def _seed_database(data_dir: Path) -> None:
+    """A new data folder gets a copy of the install's migrated empty database."""
+    db = data_dir / "label_studio.sqlite3"
+    template = database_template()
+    if db.exists() or not template.exists():
+        return
+    part = db.with_name(db.name + ".part")
+    shutil.copyfile(template, part)
+    os.chmod(part, 0o600)
+    os.replace(part, db)
 
 
 def _installer(venv: Path) -> list[str]:
@@ -393,6 +464,7 @@ def _start(port: int | None, timeout: float) -> dict:
     server = _server_dir()
     data_dir = server / "data"
     data_dir.mkdir(parents=True, exist_ok=True)
+    _seed_database(data_dir)
     log_path = server / "server.log"
     make_private(server, skip=venv_dir())
     env = {
@@ -617,9 +689,76 @@ def server_version(conn: Connection) -> str:
     return str(release) if release else "unknown (no release in /api/version)"
 
 
+class _Starting:
+    """A start of the managed server going on in a thread of this process."""
+
+    def __init__(self) -> None:
+        import threading
+        from concurrent.futures import Future
+
+        self.future: Future = Future()
+        self.thread = threading.Thread(target=self._run, name="label-studio-start", daemon=True)
+        self.then: Callable[[dict], None] | None = None
+        self.port: int | None = None
+
+    def _run(self) -> None:
+        try:
+            info = up(self.port)
+            if self.then is not None:
+                self.then(info)
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever waits
+            self.future.set_exception(exc)
+        else:
+            self.future.set_result(info)
+
+
+_STARTING: list[_Starting] = []
+
+
+def start_in_background(
+    port: int | None = None, then: Callable[[dict], None] | None = None
+) -> None:
+    """Start the managed server (``up(port)``, then ``then(info)``) in a thread while the
+    caller goes on (issue 38: ``rebuild`` ingests and pairs while Label Studio starts,
+    instead of waiting for it first). A forced ``port`` that is taken fails here, at once.
+    ``connection`` waits for the start (and raises its error) before it returns;
+    ``start_error`` tells a caller between steps whether it failed already."""
+    if port is not None:
+        choose_port(port)  # a forced port that is taken: the error now, not in a minute
+    starting = _Starting()
+    starting.port, starting.then = port, then
+    _STARTING[:] = [starting]
+    starting.thread.start()
+
+
+def wait_started(timeout: float | None = None) -> dict | None:
+    """Wait for a start ``start_in_background`` began (its info, or its error raised);
+    None when none was begun. The starting thread itself never waits for itself."""
+    import threading
+
+    if not _STARTING or threading.current_thread() is _STARTING[0].thread:
+        return None
+    return _STARTING[0].future.result(timeout)
+
+
+def start_error() -> BaseException | None:
+    """The error of a background start that has failed already, else None."""
+    if _STARTING and _STARTING[0].future.done():
+        return _STARTING[0].future.exception()
+    return None
+
+
+def forget_start() -> None:
+    """Drop the record of a background start (the command that began it has ended)."""
+    _STARTING.clear()
+
+
 def connection() -> Connection:
-    """``LABEL_STUDIO_URL`` + ``LABEL_STUDIO_API_KEY`` when set, else the managed server."""
+    """``LABEL_STUDIO_URL`` + ``LABEL_STUDIO_API_KEY`` when set, else the managed server
+    (once a start ``start_in_background`` began has finished)."""
     url = os.environ.get("LABEL_STUDIO_URL")
+    if not url:
+        wait_started()
     if url:
         key = os.environ.get("LABEL_STUDIO_API_KEY")
         if not key:

@@ -87,6 +87,25 @@ def test_fleiss_published_example():
     assert (got["items"], got["raters_per_item"]) == (10, 14)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_fleiss_kappa_matches_statsmodels(seed):
+    """benchforge's own Fleiss' kappa (no statsmodels import at run time) gives
+    statsmodels' value on random count tables, and on the published example."""
+    from statsmodels.stats.inter_rater import fleiss_kappa as reference
+
+    from pipelines.agreement.measures import fleiss_kappa
+
+    rng = np.random.default_rng(seed)
+    raters, cats = int(rng.integers(2, 8)), int(rng.integers(2, 6))
+    table = rng.multinomial(raters, rng.dirichlet(np.ones(cats)), size=int(rng.integers(3, 60)))
+    if (table.sum(axis=0) > 0).sum() < 2:  # one category only: kappa is undefined
+        table[0] = [raters] + [0] * (cats - 1)
+        table[1] = [0, raters] + [0] * (cats - 2)
+    assert fleiss_kappa(table) == pytest.approx(reference(table, method="fleiss"), abs=1e-12)
+    published = np.array(FLEISS_COUNTS)
+    assert fleiss_kappa(published) == pytest.approx(reference(published), abs=1e-12)
+
+
 def test_pearson_against_the_mean_of_the_others_by_hand():
     ratings = long_table({"a": [1, 2, 3, 4], "b": [1, 2, 3, 5], "c": [2, 2, 4, 4]})
     matrix = reliability_matrix(ratings, ratings["value"].astype(float))
