@@ -249,7 +249,7 @@ def run_rebuild(recipe: Path, out: Path, home: Path, log: Path,
     sampler.start()
     steps, killed, names = [], False, None
     timer = None
-    with log.open("a", encoding="utf-8") as sink:
+    with log.open("a", encoding="utf-8", buffering=1) as sink:  # line by line
         sink.write(f"\n=== {recipe.name} -> {out} (kill at {kill_at})\n")
         assert proc.stdout is not None
         for line in proc.stdout:
@@ -330,8 +330,16 @@ def accounting(out: Path) -> list[str]:
 
 
 def rows_in(out: Path) -> dict[str, int]:
+    """Rows (or tasks, or annotations) each step took in, from rebuild.json: its row
+    accounting where it keeps one, else the items a push sent, the tasks a wait counted,
+    the annotations a pull read."""
     data = json.loads((out / "rebuild.json").read_text(encoding="utf-8"))
-    return {name: (entry.get("rows") or {}).get("in", 0) for name, entry in data["steps"].items()}
+    units = {}
+    for name, entry in data["steps"].items():
+        rows = (entry.get("rows") or {}).get("in")
+        units[name] = int(rows or entry.get("items") or entry.get("tasks")
+                          or entry.get("annotations") or 0)  # fmt: skip
+    return units
 
 
 def _table(name: str, paper: dict, ref: dict | None, paper_rows: dict, ref_rows: dict) -> None:
@@ -435,9 +443,10 @@ def main() -> int:
             print(f"{key}: the paper-scale run failed ({last['code']}); see {log}")
             return 1
         paper_rows = rows_in(run_out)
-        steps = [s for r in runs for s in r["steps"]]
-        merged = {"steps": _last_of_each(steps)}
-        _table(key, merged, ref, paper_rows, ref_rows or {})
+        for number, run in enumerate(runs, 1):
+            what = key if len(runs) == 1 else (
+                f"{key}, run {number} ({'killed' if run['killed'] else 'resumed'})")  # fmt: skip
+            _table(what, run, ref, paper_rows, ref_rows or {})
         peak = {k: max(r["peak"][k] for r in runs) for k in runs[0]["peak"]}
         total = sum(r["seconds"] for r in runs)
         bad = accounting(run_out)
@@ -458,20 +467,9 @@ def main() -> int:
     return 0
 
 
-def _last_of_each(steps: list[dict]) -> list[dict]:
-    """A step a killed run finished and the rerun skipped keeps the killed run's figures."""
-    order, best = [], {}
-    for s in steps:
-        if s["step"] not in best:
-            order.append(s["step"])
-            best[s["step"]] = s
-        elif s["seconds"] >= best[s["step"]]["seconds"] * 0.5 or best[s["step"]]["seconds"] < 1:
-            best[s["step"]] = s if s["seconds"] > best[s["step"]]["seconds"] else best[s["step"]]
-    return [best[n] for n in order]
-
-
 def _items(rows: dict[str, int]) -> int:
-    return max(rows.get("items", 0), rows.get("agree", 0), 1)
+    """The items people labelled: the agreement step's rows in (else the largest step)."""
+    return rows.get("agree") or max(rows.values(), default=1) or 1
 
 
 if __name__ == "__main__":

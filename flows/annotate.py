@@ -72,9 +72,10 @@ def simulate_task(
     careless: int | None = None,
     unqualified: int = 0,
     phase: str = "main",
+    complete: bool = False,
 ) -> dict:
     result = simulate(project, annotators, seed, pool=pool, careless=careless,
-                      unqualified=unqualified, phase=phase)  # fmt: skip
+                      unqualified=unqualified, phase=phase, complete=complete)  # fmt: skip
     return {k: v for k, v in result.items() if k != "payloads"}
 
 

@@ -78,6 +78,11 @@ def setup() -> dict[str, str]:
 
 def main() -> int:
     logging.basicConfig(level=logging.INFO, format="[setup] %(message)s")
+    if "--label-studio-only" in sys.argv[1:]:
+        # scripts/bootstrap.sh, while the main environment installs: needs only the
+        # standard library and uv beside this interpreter
+        print(f"[setup] ready: Label Studio in {label_studio().parent.parent}", flush=True)
+        return 0
     done = setup()
     where = f"Label Studio in {done['label_studio']}"
     if "prefect_database" in done:

@@ -134,8 +134,14 @@ def simulate_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     r = _round(ctx, arg)
     if r.simulate is None:
         return StepOutcome("real annotators (no simulation)", {"skipped": True})
+    # the same run's push created every task with its simulated annotations: nothing can
+    # be missing, and the whole-project export that would say so is skipped (issue 38)
+    pushed = ctx.steps.get(f"push-{arg}" if arg else "push") or {}
+    complete = bool(pushed.get("items") and pushed.get("created") == pushed.get("items")
+                    and not pushed.get("existing"))  # fmt: skip
     posted = simulate_task(r.project, r.simulate.annotators, r.simulate.seed, r.pool,
-                           r.simulate.careless, r.simulate.unqualified, r.phase)  # fmt: skip
+                           r.simulate.careless, r.simulate.unqualified, r.phase,
+                           complete)  # fmt: skip
     return StepOutcome(
         f"{posted.get('posted', 0):,} missing annotations posted by "
         f"{r.simulate.annotators} simulated {r.pool}s",

@@ -27,8 +27,13 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   # compiled at install, as pip does: with PYTHONDONTWRITEBYTECODE set (as on these
   # machines) nothing would cache it later, and every process would compile its imports.
   if "${pip[@]}" uv==0.13.9 >/dev/null 2>&1; then
+    # Label Studio's own environment and its empty database at the same time (its
+    # migrations are CPU, this install mostly disk); flows.setup below waits for it
+    "$venv/bin/python" -m flows.setup --label-studio-only &
+    ls_pid=$!
     "$venv/bin/uv" pip install --quiet --compile-bytecode --python "$venv/bin/python" \
       -c constraints.txt -e ".[dev]"
+    wait "$ls_pid" || echo "[bootstrap] Label Studio's install failed; trying again below"
   else
     echo "[bootstrap] uv could not be installed: installing with pip (slower)"
     "${pip[@]}" -c constraints.txt -e ".[dev]"

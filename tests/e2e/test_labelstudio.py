@@ -217,6 +217,30 @@ def test_bulk_import_gives_the_same_annotations_and_gold(simulated, tmp_path):
     pd.testing.assert_frame_equal(gold["bulk"], gold["posted"])
 
 
+def test_simulate_after_a_push_that_created_every_task_skips_the_export(server, monkeypatch):
+    """Issue 38: when the same run's push created every task with its simulated
+    annotations, simulate prepares the accounts and does not export the whole project
+    (50 s at KLUE-STS's size) to find nothing missing; the full check agrees."""
+    from pipelines.annotation import simulate as simulate_module
+    from pipelines.annotation.simulate import with_simulated
+
+    config = parse_label_config(CONFIGS / "sts.xml")
+    pushed = annotate.push(sts_items(12), config, "created with annotations", overlap=3,
+                           progress=True, attach=with_simulated(5, seed=3))  # fmt: skip
+    assert pushed.created == 12 and pushed.annotations > 0
+
+    def no_export(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise AssertionError("the whole project was exported")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(simulate_module, "export_tasks", no_export)
+        quick = simulate("created with annotations", annotators=5, seed=3, progress=True,
+                         complete=True)  # fmt: skip
+    full = simulate("created with annotations", annotators=5, seed=3, progress=True)
+    assert quick["posted"] == full["posted"] == 0
+    assert quick["annotators"] == full["annotators"] and quick["careless"] == full["careless"]
+
+
 def test_simulate_rerun_posts_nothing_and_wait_is_done(simulated):
     again = simulate("simulated sts", annotators=5, seed=7, progress=True)
     assert again["posted"] == 0
