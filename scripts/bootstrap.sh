@@ -19,21 +19,25 @@ fi
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "[bootstrap] installing the pinned dependency set (constraints.txt)"
   pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
+  # uv (pinned here) first: about 4x faster than pip on two cores, and what Label
+  # Studio's own environment installs with. That install and its empty database (its
+  # migrations are CPU, the installs mostly disk) go on in the background from here, the
+  # longest part of a set-up; flows.setup below waits for it (and does it, should it have
+  # failed). pip does it all when uv cannot be had.
+  ls_pid=""
+  if "${pip[@]}" uv==0.13.9 >/dev/null 2>&1; then
+    "$venv/bin/python" -m flows.setup --label-studio-only &
+    ls_pid=$!
+  fi
   # torch with pip: pip is the client set up to find the CPU build this machine keeps
   # (a bare index would give the multi-GB CUDA build); the pin names the CPU build.
   "${pip[@]}" -c constraints.txt "$(grep '^torch==' constraints.txt)"
-  # The rest with uv (pinned here), about 4x faster than pip on two cores; the same
-  # constraints, so the same versions. pip does it when uv cannot be had. Bytecode is
-  # compiled at install, as pip does: with PYTHONDONTWRITEBYTECODE set (as on these
-  # machines) nothing would cache it later, and every process would compile its imports.
-  if "${pip[@]}" uv==0.13.9 >/dev/null 2>&1; then
-    # Label Studio's own environment and its empty database at the same time (its
-    # migrations are CPU, this install mostly disk); flows.setup below waits for it
-    "$venv/bin/python" -m flows.setup --label-studio-only &
-    ls_pid=$!
+  # The rest with the same constraints, so the same versions. Bytecode is compiled at
+  # install, as pip does: with PYTHONDONTWRITEBYTECODE set (as on these machines)
+  # nothing would cache it later, and every process would compile its imports.
+  if [ -n "$ls_pid" ]; then
     "$venv/bin/uv" pip install --quiet --compile-bytecode --python "$venv/bin/python" \
       -c constraints.txt -e ".[dev]"
-    wait "$ls_pid" || echo "[bootstrap] Label Studio's install failed; trying again below"
   else
     echo "[bootstrap] uv could not be installed: installing with pip (slower)"
     "${pip[@]}" -c constraints.txt -e ".[dev]"
@@ -55,3 +59,6 @@ if [ "$(cat "$checked" 2>/dev/null)" != "$want $venv" ]; then
   echo "$want $venv" > "$checked"
 fi
 wait "$setup_pid"
+# the early Label Studio install (flows.setup above waited for it and would have said
+# what failed): only reaped here
+if [ -n "${ls_pid:-}" ]; then wait "$ls_pid" || true; fi
