@@ -107,11 +107,11 @@ def run_steps(ctx: RunContext, record: Path) -> dict:
             entry["rows"] = outcome.rows.to_dict()
         ctx.steps[name] = entry
         _line(name, index, len(names), entry["seconds"], outcome)
+        write_json({"recipe": str(ctx.recipe_path), "task": ctx.task.name, "steps": ctx.steps},
+                   record)  # fmt: skip
         failed = ls_server.start_error()  # Label Studio started in the background and failed
         if failed is not None:
             raise failed
-        write_json({"recipe": str(ctx.recipe_path), "task": ctx.task.name, "steps": ctx.steps},
-                   record)  # fmt: skip
     enter_step(None)
     return ctx.steps
 

@@ -619,3 +619,63 @@ def test_every_kind_with_rounds_checks_label_studio_before_its_first_step(tmp_pa
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert proc.stderr.strip().endswith(f"LABEL_STUDIO_URL {dead} does not answer")
     assert not (tmp_path / "out").exists()  # no step ran
+
+
+def _broken_label_studio(base: Path) -> Path:
+    """A Label Studio install that looks complete (its stamp, its programs) but whose
+    server exits at once, as a broken environment would."""
+    from pipelines.annotation import ls_server
+
+    venv = base / "ls-venv"
+    (venv / "bin").mkdir(parents=True)
+    for name in ("label-studio", "python"):
+        exe = venv / "bin" / name
+        exe.write_text("#!/bin/sh\necho 'broken on purpose' >&2\nexit 1\n")
+        exe.chmod(0o755)
+    (venv / ".benchforge-stamp").write_text(
+        f"{ls_server.LS_VERSION} {ls_server._constraints_digest()}"
+    )
+    template = ls_server.database_template(venv)
+    template.parent.mkdir(parents=True)
+    (template.parent / "failed").write_text("no template for this test\n")
+    return venv
+
+
+def test_a_label_studio_started_in_the_background_that_fails_stops_the_run(tmp_path):
+    """Issue 38: the rebuild starts the local Label Studio while Prefect starts and the
+    first steps run; when that start fails, the run stops at the next step's end with
+    the server's error (exit 2, the command's last line) instead of going on or
+    hanging."""
+    venv = _broken_label_studio(tmp_path)
+    home = tmp_path / "home"
+    proc = cli("rebuild", "recipes/sts-demo.yaml", "--out", str(tmp_path / "out"),
+               env={"BENCHFORGE_HOME": str(home), "BENCHFORGE_CONFIG": str(home / "config"),
+                    "BENCHFORGE_LS_VENV": str(venv), "LABEL_STUDIO_URL": "",
+                    "PREFECT_HOME": str(tmp_path / "prefect")})  # fmt: skip
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+    last = proc.stderr.strip().splitlines()[-1]  # Prefect logs the flow's failure above it
+    assert last.startswith("benchforge: error: Label Studio exited with code 1 while starting")
+    record = json.loads((tmp_path / "out" / "rebuild.json").read_text(encoding="utf-8"))
+    assert list(record["steps"]) == ["pairs"]  # stopped after the first step, before a push
+
+
+def test_background_start_errors_reach_whoever_waits(tmp_path, monkeypatch):
+    """``connection`` (what every Label Studio step calls) raises the background start's
+    error; ``start_error`` tells the orchestrator between steps."""
+    from pipelines.annotation import ls_server
+
+    venv = _broken_label_studio(tmp_path)
+    monkeypatch.setenv("BENCHFORGE_LS_VENV", str(venv))
+    monkeypatch.setenv("BENCHFORGE_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("BENCHFORGE_CONFIG", str(tmp_path / "config"))
+    monkeypatch.delenv("LABEL_STUDIO_URL", raising=False)
+    reached = []
+    try:
+        ls_server.start_in_background(None, then=reached.append)
+        with pytest.raises(ls_server.LabelStudioError, match="exited with code 1"):
+            ls_server.connection()
+        assert isinstance(ls_server.start_error(), ls_server.LabelStudioError)
+        assert reached == []  # `then` runs only after a start that worked
+    finally:
+        ls_server.forget_start()
+    assert ls_server.start_error() is None
