@@ -461,9 +461,16 @@ def user_id_of(completed_by: object) -> int | None:
 
 
 def _task_data(ls, project_id: int) -> list[dict]:  # noqa: ANN001
-    """id and data of every task (one request: the export lists tasks without annotations
-    too)."""
-    return [{"id": t["id"], "data": t["data"]} for t in export_tasks(ls, project_id)]
+    """id and data of every task, from Label Studio's task list without annotations
+    (``fields=task_only``, pages of 5,000): a rerun's push that finds its 14,694 KLUE-STS
+    tasks there read them in half the time of the export, which carries every one of
+    their 115,394 annotations (issue 38; as fast at the demo's 334)."""
+
+    def call() -> list[dict]:
+        pages = ls.tasks.list(project=project_id, fields="task_only", page_size=5000)
+        return [{"id": int(t.id), "data": dict(t.data or {})} for t in pages]
+
+    return with_retries(call, "list tasks")
 
 
 PREDICTION_COLUMN = "ls_prediction"
