@@ -254,12 +254,19 @@ def test_simulate_rerun_posts_nothing_and_wait_is_done(simulated):
 def test_as_many_annotators_as_overlap_still_finish_every_task(server):
     """A skip is passed on to another account; with K == overlap there is none, so
     nobody may skip (before, such tasks stayed unfinished for ever)."""
+    from pipelines.annotation.simulate import with_simulated
+
     config = annotate.load_config(CONFIGS / "sts.xml")
-    annotate.push(sts_items(150), config, "overlap equals annotators", overlap=3)
-    posted = simulate("overlap equals annotators", annotators=3, seed=11, progress=True)
-    assert not any(p["was_cancelled"] for p in posted["payloads"])
-    assert posted["posted"] == 450
+    # the annotations simulate() would post (plan), imported with their tasks in one
+    # request (test_bulk_import_gives_the_same_annotations_and_gold: the same ones);
+    # 450 of them, so that a 2% skip rate would show (0.98^450 < 0.0002)
+    pushed = annotate.push(sts_items(150), config, "overlap equals annotators", overlap=3,
+                           attach=with_simulated(3, seed=11))  # fmt: skip
+    assert pushed.annotations == 450
+    assert simulate("overlap equals annotators", annotators=3, seed=11)["posted"] == 0
     assert annotate.wait("overlap equals annotators", timeout=10, poll=1)["done"]
+    table = annotate.pull("overlap equals annotators")
+    assert table["annotation_id"].nunique() == 450 and not table["cancelled"].any()
 
 
 def test_wait_times_out_with_exit_3(server, tmp_path):
