@@ -32,13 +32,10 @@ from pipelines.core.recipe import DedupSettings  # noqa: E402
 from pipelines.quality.dedup import deduplicate  # noqa: E402
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    add_corpus_argument(parser, "; the demo sample works too")
-    parser.add_argument("--docs", type=int, default=100_000, help="reviews to deduplicate")
-    args = parser.parse_args()
-    with gzip.open(args.corpus, "rt", encoding="utf-8") as fh:
-        texts = [json.loads(line)["review"] for line, _ in zip(fh, range(args.docs), strict=False)]
+def timed_near_dedup(texts: list[str]) -> dict:
+    """datasketch (the reference) and benchforge's stage on the same texts, each timed:
+    ``{"datasketch": (seconds, {dropped: kept}), "benchforge": (seconds, StageResult)}``
+    (``benchmarks/peer_ingest.py`` runs the same comparison)."""
     settings = DedupSettings(exact=False)
     df = pd.DataFrame(
         {"sent_id": [str(i) for i in range(len(texts))], "text": texts, "corpus": "nsmc"}
@@ -48,7 +45,19 @@ def main() -> int:
     ref_s = time.perf_counter() - start
     start = time.perf_counter()
     got = deduplicate(df, settings)
-    got_s = time.perf_counter() - start
+    return {"datasketch": (ref_s, ref), "benchforge": (time.perf_counter() - start, got)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_corpus_argument(parser, "; the demo sample works too")
+    parser.add_argument("--docs", type=int, default=100_000, help="reviews to deduplicate")
+    args = parser.parse_args()
+    with gzip.open(args.corpus, "rt", encoding="utf-8") as fh:
+        texts = [json.loads(line)["review"] for line, _ in zip(fh, range(args.docs), strict=False)]
+    timed = timed_near_dedup(texts)
+    ref_s, ref = timed["datasketch"]
+    got_s, got = timed["benchforge"]
     mine = dict(
         zip(
             got.dropped["sent_id"].astype(int), got.dropped["duplicate_of"].astype(int), strict=True

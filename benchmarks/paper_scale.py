@@ -45,6 +45,7 @@ import psutil
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # benchforge's own modules, for the plan and the counts
 BENCHFORGE = ROOT / ".venv" / "bin" / "benchforge"
 STEP_LINE = re.compile(r"^\[(\d+)/(\d+)\] (\S+)\s+([\d.]+) s")
 MB = 2**20
@@ -288,7 +289,6 @@ def _steps_of(out: Path) -> list[str] | None:
         data = json.loads(record.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    sys.path.insert(0, str(ROOT))
     from flows.rebuild import steps_of
     from pipelines.core.recipe import load_recipe
     from pipelines.families import task_kind
@@ -302,7 +302,6 @@ def label_studio_counts(home: Path) -> dict:
     stopped."""
     os.environ["BENCHFORGE_HOME"] = str(home / "bf")
     os.environ["BENCHFORGE_CONFIG"] = str(home / "config")
-    sys.path.insert(0, str(ROOT))
     from pipelines.annotation import annotate, ls_server
 
     data = home / "bf" / "labelstudio" / "data"

@@ -44,7 +44,6 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-sys.path.insert(0, str(ROOT / "tests" / "unit" / "quality"))
 from nsmc_corpus import add_corpus_argument  # noqa: E402
 
 PEERS = ROOT / ".venv-peers"
@@ -129,24 +128,14 @@ def datatrove(python: Path, shards: Path, workers: int, work: Path, dedup_only: 
 
 
 def near_dedup_alone(whole: Path) -> dict:
-    """benchforge's batch MinHash and datasketch on the same texts, in this process."""
-    import pandas as pd
-    from test_minhash import reference_near_dedup
-
-    from pipelines.core.recipe import DedupSettings
-    from pipelines.quality.dedup import deduplicate
+    """benchforge's batch MinHash and datasketch on the same texts, in this process
+    (``benchmarks/dedup.py``'s comparison)."""
+    from dedup import timed_near_dedup
 
     with gzip.open(whole, "rt", encoding="utf-8") as fh:
         texts = [json.loads(line)["review"] for line in fh]
-    settings = DedupSettings(exact=False)
-    frame = pd.DataFrame({"sent_id": [str(i) for i in range(len(texts))], "text": texts,
-                          "corpus": "nsmc"})  # fmt: skip
-    start = time.perf_counter()
-    ref = reference_near_dedup(texts, settings, hashfunc=None)
-    ref_s = time.perf_counter() - start
-    start = time.perf_counter()
-    got = deduplicate(frame, settings)
-    got_s = time.perf_counter() - start
+    timed = timed_near_dedup(texts)
+    (ref_s, ref), (got_s, got) = timed["datasketch"], timed["benchforge"]
     return {"texts": len(texts), "datasketch": (ref_s, len(ref)),
             "benchforge": (got_s, len(got.dropped))}  # fmt: skip
 

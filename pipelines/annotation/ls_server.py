@@ -692,14 +692,13 @@ def server_version(conn: Connection) -> str:
 class _Starting:
     """A start of the managed server going on in a thread of this process."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int | None, then: Callable[[dict], None] | None) -> None:
         import threading
         from concurrent.futures import Future
 
+        self.port, self.then = port, then
         self.future: Future = Future()
         self.thread = threading.Thread(target=self._run, name="label-studio-start", daemon=True)
-        self.then: Callable[[dict], None] | None = None
-        self.port: int | None = None
 
     def _run(self) -> None:
         try:
@@ -725,8 +724,7 @@ def start_in_background(
     ``start_error`` tells a caller between steps whether it failed already."""
     if port is not None:
         choose_port(port)  # a forced port that is taken: the error now, not in a minute
-    starting = _Starting()
-    starting.port, starting.then = port, then
+    starting = _Starting(port, then)
     _STARTING[:] = [starting]
     starting.thread.start()
 
@@ -757,13 +755,12 @@ def connection() -> Connection:
     """``LABEL_STUDIO_URL`` + ``LABEL_STUDIO_API_KEY`` when set, else the managed server
     (once a start ``start_in_background`` began has finished)."""
     url = os.environ.get("LABEL_STUDIO_URL")
-    if not url:
-        wait_started()
     if url:
         key = os.environ.get("LABEL_STUDIO_API_KEY")
         if not key:
             raise LabelStudioError("LABEL_STUDIO_URL is set but LABEL_STUDIO_API_KEY is not")
         return Connection(url.rstrip("/"), key, managed=False)
+    wait_started()
     current = status()
     if not current["running"]:
         raise LabelStudioError(
