@@ -209,6 +209,7 @@ def _parser() -> argparse.ArgumentParser:
     pretrain.add_argument("--json", action="store_true", help="print the summary as JSON")
     from flows.cli.agree import add_parser as add_agree
     from flows.cli.annotate import add_parsers
+    from flows.cli.evaluation import add_parsers as add_evaluation
     from flows.cli.jglue import add_parsers as add_jglue
     from flows.cli.klue import add_parsers as add_klue
     from flows.cli.kobbq import add_parsers as add_kobbq
@@ -234,6 +235,7 @@ def _parser() -> argparse.ArgumentParser:
     add_kobbq(sub)
     add_jglue(sub)
     add_klue(sub)
+    add_evaluation(sub)
     card_cmd = sub.add_parser(
         "card",
         help="a finished run's data card: render it again, or check it against its files",
@@ -318,6 +320,8 @@ COMMANDS = {
     "setup": "flows.cli.app:_setup",
     "card render": "flows.cli.app:_card",
     "card check": "flows.cli.app:_card_check",
+    "evaluate": "flows.cli.evaluation:evaluate",
+    "baseline": "flows.cli.evaluation:baseline",
 }
 
 

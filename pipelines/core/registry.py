@@ -146,6 +146,7 @@ def registries() -> dict[str, Registry]:
         "pipelines.annotation.configs",
         "pipelines.export.warnings",
         "pipelines.export.figures",
+        "pipelines.evaluation.metrics",
     ):
         importlib.import_module(module)
     return dict(sorted(_ALL.items()))

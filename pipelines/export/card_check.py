@@ -157,8 +157,32 @@ def check_card(run_dir: Path) -> CardCheck:
         if got != per_split[split]:
             result.mismatches.append(Mismatch(f"labels of {split} ({path.name})",
                                               per_split[split], got))  # fmt: skip
+    check_baseline(dataset, facts, result)
     check_readme(dataset, result)
     return result
+
+
+def check_baseline(dataset: Path, facts: dict, result: CardCheck) -> None:
+    """The baseline's figures were computed on the released files: each scored split's
+    file has the hash the baseline recorded and as many records as it scored."""
+    from pipelines.core.io import sha256_file
+
+    b = facts.get("baseline")
+    if not b:
+        return
+    for split, info in (b.get("files") or {}).items():
+        path = dataset / info["name"]
+        what = f"baseline's {split} file {info['name']}"
+        result.checked.append(what)
+        if not path.is_file():
+            result.mismatches.append(Mismatch(what, "present", "no such file"))
+            continue
+        if sha256_file(path) != info["sha256"]:
+            result.mismatches.append(Mismatch(what, f"sha256 {info['sha256'][:12]}",
+                                              f"sha256 {sha256_file(path)[:12]}"))  # fmt: skip
+        scored = (b.get("splits") or {}).get(split)
+        if scored is not None and (n := records_in(path)) != scored["items"]:
+            result.mismatches.append(Mismatch(what, f"{scored['items']} items scored", f"{n}"))
 
 
 def check_readme(dataset: Path, result: CardCheck) -> None:

@@ -34,6 +34,7 @@ from pipelines.core.markdown import (
     settings_table,
     table,
 )
+from pipelines.export.card_baseline import baseline_section
 from pipelines.export.card_facts import rounds_of
 from pipelines.export.card_people import screening_section
 from pipelines.lang import language
@@ -618,6 +619,7 @@ def render_card(facts: dict, section: CardSection, template: Path = TEMPLATE) ->
         "agreement": lambda: _agreement(facts),
         "splits": lambda: _splits(facts),
         "artifacts": lambda: _artifacts(facts),
+        "baselines": lambda: baseline_section(facts),
         "distribution": lambda: _distribution(facts),
         "maintenance": lambda: _answer(facts, "maintenance"),
         "ethics": lambda: _answer(facts, "ethics_review"),

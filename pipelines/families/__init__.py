@@ -44,6 +44,7 @@ from pipelines.export.card_section import CardSection
 
 if TYPE_CHECKING:
     from pipelines.core.recipe import Recipe
+    from pipelines.evaluation.spec import Evaluation
 
 __all__ = [
     "CardSection",
@@ -113,6 +114,9 @@ class TaskKind:
     # the Hub's card metadata of its releases (pipelines.export.hf_card): its
     # ``task_categories`` and the paper's ``citation`` (BibTeX)
     hub: dict = field(default_factory=dict)
+    # how its release is scored: the paper's metrics over the gold of each split file,
+    # and the inputs a baseline model reads (pipelines.evaluation.spec.Evaluation)
+    evaluation: Evaluation | None = None
     doc: str = ""
 
     def __post_init__(self) -> None:

@@ -9,6 +9,7 @@ Modules: :mod:`.concepts` (triples and question sets), :mod:`.steps`, :mod:`.exp
 """
 
 from pipelines.core.steps import STEPS
+from pipelines.evaluation.spec import JGLUE_FILES, multiple_choice
 from pipelines.export.citations import JGLUE_BIBTEX
 from pipelines.families import TaskKind, register_task
 from pipelines.families.jcqa import section  # noqa: F401 - the recipe section
@@ -76,6 +77,17 @@ register_task(
         preflight=preflight,
         configs=configs,
         hub={"task_categories": ["multiple-choice"], "citation": JGLUE_BIBTEX},
+        # JGLUE 4.1, Table 8: accuracy over the five choices
+        evaluation=multiple_choice(
+            "q_id",
+            "label",
+            "question",
+            [f"choice{i}" for i in range(5)],
+            ["accuracy"],
+            "JGLUE (Kurihara et al. 2022) 4.1, Table 8",
+            files=dict(JGLUE_FILES),
+            prompt="質問: {{question}}\n答え:",
+        ),
         simulated=lambda recipe: (
             recipe.jcqa.simulate is not None
             or any(

@@ -28,6 +28,7 @@ construction rules of JGLUE 3.2, :mod:`.section` the ``jglue:`` recipe section,
 """
 
 from pipelines.core.steps import STEPS
+from pipelines.evaluation.spec import JGLUE_FILES, classification, regression
 from pipelines.export.citations import JGLUE_BIBTEX
 from pipelines.families import TaskKind, register_task
 from pipelines.families.jglue import section  # noqa: F401 - the recipe section
@@ -59,6 +60,23 @@ def _round_steps(name: str) -> list[str]:
 # the Hub's card (pipelines.export.hf_card): the task category and the paper's BibTeX
 HUB_CATEGORY = {"jsts": "sentence-similarity", "jnli": "text-classification"}
 BIBTEX = JGLUE_BIBTEX
+
+# how each release is scored (JGLUE 4.1, Table 8): JSTS by Pearson and Spearman, JNLI by
+# accuracy; the release files are JGLUE's train.json/valid.json/test.json
+EVALUATIONS = {
+    "jsts": regression(
+        "sentence_pair_id", "label", "sentence1", "sentence2", ["pearson", "spearman"],
+        "JGLUE (Kurihara et al. 2022) 4.1, Table 8", files=dict(JGLUE_FILES),
+        prompt="文1: {{sentence1}}\n文2: {{sentence2}}\n類似度 (0-5):",
+    ),
+    "jnli": classification(
+        "sentence_pair_id", "label", "sentence1", ["accuracy"],
+        "JGLUE (Kurihara et al. 2022) 4.1, Table 8", text_pair="sentence2",
+        files=dict(JGLUE_FILES), labels=("contradiction", "entailment", "neutral"),
+        prompt="前提: {{sentence1}}\n仮説: {{sentence2}}\n関係:",
+        harness_choices=("矛盾", "含意", "中立"),
+    ),
+}  # fmt: skip
 
 for _kind, _steps, _title in (
     (
@@ -103,5 +121,6 @@ for _kind, _steps, _title in (
             ),
             preflight=preflight,
             configs=configs,
+            evaluation=EVALUATIONS[_kind],
         )
     )

@@ -40,6 +40,7 @@ from pipelines.core.steps import (
     declares,
     out_files,
 )
+from pipelines.evaluation.spec import regression
 from pipelines.export.card_section import from_template
 from pipelines.export.data_card import annotation_round, inline, table
 from pipelines.export.records import SPLITS, split_rows
@@ -233,5 +234,11 @@ register_task(TaskKind(
         ingest_dir="pairs/ingest",
         export_inputs={"pairs_stats": "pairs/stats.json"},
         card_json={"pairs": "pairs_stats"},
+    ),
+    # KLUE 4.2: Pearson's r on the real-valued label, F1 with both sides binarised at 3.0
+    evaluation=regression(
+        "guid", "labels.real-label", "sentence1", "sentence2", ["pearson", "f1_at_3"],
+        "KLUE (Park et al. 2021) 4.2",
+        prompt="문장 1: {{sentence1}}\n문장 2: {{sentence2}}\n유사도 (0-5):",
     ),
 ))  # fmt: skip

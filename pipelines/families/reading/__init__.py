@@ -17,6 +17,7 @@ Modules: :mod:`.sources` (article readers and scorers, paragraph drawing),
 """
 
 from pipelines.core.steps import STEPS
+from pipelines.evaluation.spec import extractive_qa
 from pipelines.export.citations import JGLUE_BIBTEX, KLUE_BIBTEX
 from pipelines.families import TaskKind, register_task
 from pipelines.families.reading import section  # noqa: F401 - the recipe section
@@ -55,6 +56,24 @@ def _round_steps(name: str) -> list[str]:
 STEP_NAMES = ["paragraphs", "writing-items", *_round_steps("writing"), "questions", "split",
               "validation-items", *_round_steps("validation"), "answers", "export"]  # fmt: skip
 
+# how each release is scored: JSQuAD by exact match and character F1 (JGLUE 4.1, Table
+# 8), KLUE-MRC by exact match and character ROUGE-W (KLUE 4.7)
+EVALUATIONS = {
+    "jsquad": extractive_qa(
+        "id",
+        ["exact_match", "char_f1"],
+        "JGLUE (Kurihara et al. 2022) 4.1, Table 8",
+        files={"train": "train.jsonl", "dev": "valid.jsonl", "test": "test.jsonl"},
+        prompt="文章: {{context}}\n質問: {{question}}\n答え:",
+    ),
+    "klue-mrc": extractive_qa(
+        "guid",
+        ["exact_match", "rouge_w"],
+        "KLUE (Park et al. 2021) 4.7",
+        prompt="지문: {{context}}\n질문: {{question}}\n답:",
+    ),
+}
+
 for _kind, _title, _bib in (
     ("jsquad", "JGLUE JSQuAD: questions written on Wikipedia paragraphs, answers as spans "
      "(Kurihara et al. 2022, 3.3)", JGLUE_BIBTEX),
@@ -67,4 +86,5 @@ for _kind, _title, _bib in (
         hub={"task_categories": ["question-answering"], "citation": _bib},
         simulated=lambda recipe: any(getattr(recipe.reading, f"{n}_round").simulate is not None
                                      for n in ("writing", "validation")),
+        evaluation=EVALUATIONS[_kind],
     ))  # fmt: skip

@@ -1,0 +1,159 @@
+"""How a task kind's release is scored: :class:`Evaluation`, declared by each family
+on its ``TaskKind.evaluation``.
+
+An evaluation names the release file of each split, the field that identifies an item
+(the ``guid`` of a predictions file is that field's value), the gold value of a record,
+the metrics the paper reports for it and the inputs a model sees (for the baseline and
+the harness export). Families build theirs with :func:`classification`,
+:func:`regression`, :func:`multiple_choice`, :func:`tagging` or :func:`extractive_qa`,
+or with :class:`Evaluation` itself when a release needs its own reading.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipelines.core.errors import BenchforgeError
+
+DEFAULT_FILES = {"train": "train.jsonl", "dev": "dev.jsonl", "test": "test.jsonl"}
+JGLUE_FILES = {"train": "train.json", "dev": "valid.json", "test": "test.json"}
+SPLIT_ALIASES = {"valid": "dev", "validation": "dev", "development": "dev"}
+
+
+class EvaluationError(BenchforgeError, ValueError):
+    """A release or predictions that cannot be scored; the message names the file,
+    the line and the problem."""
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """How to score one task kind's release (see the module docstring).
+
+    - ``target``: what a prediction is: ``label`` (a class name), ``score`` (a real
+      value), ``choice`` (the index of one of ``choices``), ``tags`` (one tag a
+      character of ``text``) or ``answer`` (a text; gold: the accepted answers);
+    - ``gold(record)``: the gold value of a release record;
+    - ``text(record)``: the input a model reads: one text, or a pair (``text_pair``);
+    - ``choices(record)``: the options of a multiple-choice item;
+    - ``metrics``: registered metric names (:data:`pipelines.evaluation.metrics.METRICS`);
+    - ``headline``: the metric a card's baseline row leads with (the first by default);
+    - ``source``: where the paper defines them;
+    - ``labels``: the classes in a fixed order (AUPRC's columns), else the gold's sorted.
+    """
+
+    target: str
+    id_field: str
+    gold: Callable[[dict], object]
+    text: Callable[[dict], str]
+    metrics: tuple[str, ...]
+    source: str
+    text_pair: Callable[[dict], str] | None = None
+    choices: Callable[[dict], list[str]] | None = None
+    files: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_FILES))
+    labels: tuple[str, ...] = ()
+    # the prompt of the harness export: a Jinja template over the record's fields
+    prompt: str = ""
+    harness_choices: tuple[str, ...] = ()  # verbalised classes ("label" targets)
+    # a family's own scoring (KoBBQ's biases): (records, predictions by guid, source) ->
+    # metrics; None: the registered metrics over gold and prediction
+    scorer: Callable[[list[dict], dict[str, dict], str], dict] | None = None
+
+    def split_file(self, dataset: Path, split: str) -> Path:
+        """The release file of ``split`` (``dev``, or its alias ``valid``) in ``dataset``."""
+        split = SPLIT_ALIASES.get(split, split)
+        if split not in self.files:
+            raise EvaluationError(
+                f"no split {split!r} in this release (splits: {sorted(self.files)})"
+            )
+        return Path(dataset) / self.files[split]
+
+
+def field_of(name: str) -> Callable[[dict], object]:
+    """A record's field ``name`` (dotted for nested: ``labels.label``)."""
+    parts = name.split(".")
+
+    def get(record: dict) -> object:
+        value: object = record
+        for part in parts:
+            value = value[part]  # type: ignore[index]
+        return value
+
+    get.__name__ = f"field_{name.replace('.', '_')}"
+    return get
+
+
+def read_records(path: Path) -> list[dict]:
+    """The records of a release file: JSON Lines (``.jsonl`` or ``.json`` written a
+    record a line, as JGLUE's are) or one JSON array; an error names the line."""
+    path = Path(path)
+    if not path.is_file():
+        raise EvaluationError(f"{path}: release file not found")
+    text = path.read_text(encoding="utf-8")
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        try:
+            return list(json.loads(text))
+        except json.JSONDecodeError as exc:
+            raise EvaluationError(f"{path}: not valid JSON ({exc})") from None
+    records = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise EvaluationError(f"{path}, line {n}: not valid JSON ({exc.msg})") from None
+    return records
+
+
+def classification(id_field: str, gold: str, text: str, metrics: Sequence[str], source: str,
+                   text_pair: str | None = None, **kw: object) -> Evaluation:  # fmt: skip
+    """A class per item (``gold``, ``text`` and ``text_pair``: field names)."""
+    return Evaluation("label", id_field, field_of(gold), field_of(text), tuple(metrics), source,
+                      text_pair=field_of(text_pair) if text_pair else None, **kw)  # fmt: skip
+
+
+def regression(id_field: str, gold: str, text: str, text_pair: str, metrics: Sequence[str],
+               source: str, **kw: object) -> Evaluation:  # fmt: skip
+    """A real-valued score per pair (similarity)."""
+    return Evaluation("score", id_field, field_of(gold), field_of(text), tuple(metrics), source,
+                      text_pair=field_of(text_pair), **kw)  # fmt: skip
+
+
+def multiple_choice(id_field: str, gold: str, text: str | Callable[[dict], str],
+                    choices: Sequence[str], metrics: Sequence[str], source: str,
+                    **kw: object) -> Evaluation:  # fmt: skip
+    """The index of the right one of ``choices`` (field names) per item."""
+    names = list(choices)
+    return Evaluation(
+        "choice", id_field, lambda r: int(field_of(gold)(r)),
+        text if callable(text) else field_of(text), tuple(metrics), source,
+        choices=lambda r: [str(r[c]) for c in names], **kw,
+    )  # fmt: skip
+
+
+def _answers(record: dict) -> list[str]:
+    """The accepted answers of a SQuAD-layout record (none when it is unanswerable)."""
+    if record.get("is_impossible"):
+        return []
+    answers = record.get("answers") or {}
+    return [str(t) for t in (answers.get("text") or [])]
+
+
+def extractive_qa(id_field: str, metrics: Sequence[str], source: str, **kw: object
+                  ) -> Evaluation:  # fmt: skip
+    """An answer span of ``context`` for ``question`` (SQuAD's layout: ``answers.text``
+    the accepted answers, ``is_impossible`` an unanswerable question)."""
+    return Evaluation("answer", id_field, _answers, field_of("question"), tuple(metrics), source,
+                      text_pair=field_of("context"), **kw)  # fmt: skip
+
+
+def tagging(id_field: str, metrics: Sequence[str], source: str, tags: str = "ner_tags",
+            tokens: str = "tokens", **kw: object) -> Evaluation:  # fmt: skip
+    """One BIO tag per character (``tokens``: the characters, ``tags``: the gold)."""
+    return Evaluation("tags", id_field, field_of(tags),
+                      lambda r: "".join(str(t) for t in r[tokens]), tuple(metrics), source,
+                      **kw)  # fmt: skip

@@ -1,0 +1,74 @@
+"""The card's *Baselines* section (issue 39): the fine-tuned baseline's figures on dev
+and test (``card.json``'s ``baseline``, written by ``benchforge baseline``), beside the
+human performance of the people round and the partial-input models of the artifact
+review, each with the metric the paper reports. Everything comes from the card's facts;
+``benchforge card check`` checks that the baseline was scored on the released files."""
+
+from __future__ import annotations
+
+from pipelines.core.markdown import cell, escape, table
+
+# below this many training items a figure says what the pipeline computes, not how hard
+# the paper's dataset is
+SMALL_TRAIN = 1000
+
+
+def _fmt(value: object) -> str:
+    return "n/a" if value is None else cell(value)
+
+
+def _human_rows(facts: dict, metrics: list[str]) -> list[list[str]]:
+    h = facts.get("human_performance")
+    if not h:
+        return []
+    c = h.get("combined") or {}
+    sim = " (simulated)" if h.get("simulated") else ""
+    known = {"accuracy": c.get("accuracy"), "macro_f1": c.get("macro_f1"),
+             "pearson": c.get("pearson")}  # fmt: skip
+    vals = [known.get(m) for m in metrics]
+    if all(v is None for v in vals):
+        return []
+    # the human round reports fractions and r; the table is x 100 like the papers
+    return [[f"people, majority answer{sim}", "test", str(h.get("items", "")),
+             *[_fmt(None if v is None else round(100 * float(v), 2)) for v in vals]]]  # fmt: skip
+
+
+def baseline_section(facts: dict) -> str:
+    """The Markdown of the section (never empty: without a baseline it says how to run
+    one)."""
+    b = facts.get("baseline")
+    if not b:
+        return (
+            "No baseline has been run on this release. `benchforge baseline RUN_DIR` "
+            "fine-tunes a small encoder on train, scores dev and test with the paper's "
+            "metrics and writes the figures here."
+        )
+    splits = b.get("splits") or {}
+    metrics = list(next(iter(splits.values()), {}).get("metrics", {}))
+    head = ["model", "split", "items", *[m.replace("_", " ") for m in metrics]]
+    rows = [[escape(b["model"]), split, str(s["items"]),
+             *[_fmt(s["metrics"].get(m)) for m in metrics]]
+            for split, s in splits.items()]  # fmt: skip
+    rows += _human_rows(facts, metrics)
+    lines = [
+        f"**Fine-tuned baseline.** {escape(b['model'])}, fine-tuned on the "
+        f"{b['train_items']} train items ({b['seconds']} s on {escape(str(b['device']))}), "
+        f"the epoch with the best dev figure kept; scored with the metrics of "
+        f"{escape(b['metrics_source'])} (x 100). Its predictions are in "
+        "`baseline/<split>.predictions.jsonl`; `benchforge evaluate` on them gives the "
+        "same figures.",
+        "",
+        table(head, rows),
+    ]
+    if b["train_items"] < SMALL_TRAIN:
+        lines += ["", f"With {b['train_items']} training items these figures show what the "
+                  "pipeline computes, not how hard a dataset of the paper's size is."]  # fmt: skip
+    if facts.get("human_performance"):
+        lines += ["", "The people row is the human performance round (see *Agreement and "
+                  "gold labels*), on the test items it sampled."]  # fmt: skip
+    if "partial-input" in (facts.get("artifacts_md") or "") or (
+        (facts.get("rules") or {}).get("partial_input_models")
+    ):
+        lines += ["", "Partial-input models (what part of an item alone predicts) are in the "
+                  "*Artifact report*."]  # fmt: skip
+    return "\n".join(lines)
