@@ -264,7 +264,7 @@ def baseline(run_dir: Path, settings: BaselineSettings | None = None, write_card
     folder = run_dir / "baseline"
     for split in ("dev", "test"):
         recs, preds = data[split], predictions[split]
-        lines = [{"guid": r[ev.id_field], **p} for r, p in zip(recs, preds, strict=True)]
+        lines = [{"guid": g, **p} for g, p in zip(ev.ids(recs), preds, strict=True)]
         write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines),
                    folder / f"{split}.predictions.jsonl")  # fmt: skip
         if not recs:

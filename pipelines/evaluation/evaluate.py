@@ -123,7 +123,7 @@ def _coerce(ev: Evaluation, value: object, record: dict, where: str) -> object:
 def align(ev: Evaluation, records: list[dict], predictions: dict[str, dict], source: str
           ) -> tuple[list, list, np.ndarray | None]:  # fmt: skip
     """Gold values, predictions and probabilities (or None) in the records' order."""
-    ids = [str(r[ev.id_field]) for r in records]
+    ids = ev.ids(records)
     known = set(ids)
     for guid, row in predictions.items():
         if guid not in known:

@@ -60,6 +60,17 @@ class Evaluation:
     # a family's own scoring (KoBBQ's biases): (records, predictions by guid, source) ->
     # metrics; None: the registered metrics over gold and prediction
     scorer: Callable[[list[dict], dict[str, dict], str], dict] | None = None
+    # the gold's field (dotted) and a multiple-choice item's option fields, for exports
+    # that read the release without benchforge (the harness task's loader)
+    gold_field: str = ""
+    choice_fields: tuple[str, ...] = ()
+
+    def ids(self, records: Sequence[dict]) -> list[str]:
+        """Each record's guid: its ``id_field``, or, for a layout without ids (KorNLI's,
+        KorSTS's), its line in the split's file counted from 0."""
+        if not self.id_field:
+            return [str(n) for n in range(len(records))]
+        return [str(r[self.id_field]) for r in records]
 
     def split_file(self, dataset: Path, split: str) -> Path:
         """The release file of ``split`` (``dev``, or its alias ``valid``) in ``dataset``."""
@@ -113,14 +124,15 @@ def classification(id_field: str, gold: str, text: str, metrics: Sequence[str], 
                    text_pair: str | None = None, **kw: object) -> Evaluation:  # fmt: skip
     """A class per item (``gold``, ``text`` and ``text_pair``: field names)."""
     return Evaluation("label", id_field, field_of(gold), field_of(text), tuple(metrics), source,
-                      text_pair=field_of(text_pair) if text_pair else None, **kw)  # fmt: skip
+                      text_pair=field_of(text_pair) if text_pair else None, gold_field=gold,
+                      **kw)  # fmt: skip
 
 
 def regression(id_field: str, gold: str, text: str, text_pair: str, metrics: Sequence[str],
                source: str, **kw: object) -> Evaluation:  # fmt: skip
     """A real-valued score per pair (similarity)."""
     return Evaluation("score", id_field, field_of(gold), field_of(text), tuple(metrics), source,
-                      text_pair=field_of(text_pair), **kw)  # fmt: skip
+                      text_pair=field_of(text_pair), gold_field=gold, **kw)  # fmt: skip
 
 
 def multiple_choice(id_field: str, gold: str, text: str | Callable[[dict], str],
@@ -131,7 +143,8 @@ def multiple_choice(id_field: str, gold: str, text: str | Callable[[dict], str],
     return Evaluation(
         "choice", id_field, lambda r: int(field_of(gold)(r)),
         text if callable(text) else field_of(text), tuple(metrics), source,
-        choices=lambda r: [str(r[c]) for c in names], **kw,
+        choices=lambda r: [str(r[c]) for c in names], gold_field=gold,
+        choice_fields=tuple(names), **kw,
     )  # fmt: skip
 
 

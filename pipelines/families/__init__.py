@@ -129,11 +129,14 @@ class TaskKind:
 
     def steps_for(self, recipe: Recipe | None) -> list[str]:
         """The steps of a rebuild of ``recipe``: the family's, with a pilot round and
-        control items when the recipe asks for them (``pipelines.families.people``)."""
+        control items when the recipe asks for them (``pipelines.families.people``), and
+        the release's lm-evaluation-harness task last (``pipelines.families.harness``)."""
         from pipelines.families.people import with_people_steps
 
         steps = list(self.plan(recipe)) if self.plan and recipe is not None else list(self.steps)
-        return with_people_steps(recipe, steps) if recipe is not None else steps
+        steps = with_people_steps(recipe, steps) if recipe is not None else steps
+        # every release ends with its lm-evaluation-harness task (pipelines.families.harness)
+        return [*steps, "harness"]
 
     @property
     def paper_agreement(self) -> dict | None:

@@ -67,7 +67,7 @@ EVALUATIONS = {
     "jsts": regression(
         "sentence_pair_id", "label", "sentence1", "sentence2", ["pearson", "spearman"],
         "JGLUE (Kurihara et al. 2022) 4.1, Table 8", files=dict(JGLUE_FILES),
-        prompt="文1: {{sentence1}}\n文2: {{sentence2}}\n類似度 (0-5):",
+        prompt="文1: {{sentence1}}\n文2: {{sentence2}}",
     ),
     "jnli": classification(
         "sentence_pair_id", "label", "sentence1", ["accuracy"],

@@ -50,6 +50,7 @@ from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached, d
 from pipelines.export.card_section import from_template
 from pipelines.export.data_card import annotation_round, inline
 from pipelines.export.records import SPLITS, split_rows
+from pipelines.evaluation.spec import tagging
 from pipelines.families import (
     CardSection,
     ExportInputs,
@@ -731,4 +732,7 @@ register_task(TaskKind(
                    "ner_entities": "ner_entities"},
         gold_dir="gold",
     ),
+    # KLUE 4.4: entity-level and character-level macro-F1
+    evaluation=tagging("guid", ["entity_macro_f1", "char_macro_f1"],
+                       "KLUE (Park et al. 2021) 4.4"),
 ))  # fmt: skip

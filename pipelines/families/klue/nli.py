@@ -46,6 +46,7 @@ from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached, d
 from pipelines.export.card_section import from_template
 from pipelines.export.data_card import annotation_round, inline, table
 from pipelines.export.records import SPLITS, split_rows
+from pipelines.evaluation.spec import classification
 from pipelines.families import (
     CardSection,
     ExportInputs,
@@ -391,5 +392,12 @@ register_task(TaskKind(
                        "writing": "annotate/writing.parquet"},
         card_json={"premises": "premises"},
         votes=votes,
+    ),
+    # KLUE 4.3: accuracy
+    evaluation=classification(
+        "guid", "gold_label", "premise", ["accuracy"], "KLUE (Park et al. 2021) 4.3",
+        text_pair="hypothesis", labels=("contradiction", "entailment", "neutral"),
+        prompt="전제: {{premise}}\n가설: {{hypothesis}}\n관계:",
+        harness_choices=("모순", "함의", "중립"),
     ),
 ))  # fmt: skip

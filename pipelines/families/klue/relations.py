@@ -39,6 +39,7 @@ from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached, d
 from pipelines.export.card_section import from_template
 from pipelines.export.data_card import annotation_round, inline
 from pipelines.export.records import SPLITS, split_rows
+from pipelines.evaluation.spec import Evaluation, field_of
 from pipelines.families import (
     CardSection,
     ExportInputs,
@@ -493,6 +494,20 @@ def card(facts: dict) -> CardSection:
     })  # fmt: skip
 
 
+def marked_sentence(record: dict) -> str:
+    """The sentence with its two entities marked by type (``[S:PER] ... [/S]``,
+    ``[O:ORG] ... [/O]``), the input of the baseline's relation classifier (typed
+    entity markers, Zhou and Chen 2021)."""
+    text = str(record["sentence"])
+    marks = []
+    for tag, ent in (("S", record["subject_entity"]), ("O", record["object_entity"])):
+        start, end = int(ent["start_idx"]), int(ent["end_idx"]) + 1
+        marks += [(start, 1, f" [{tag}:{ent['type']}] "), (end, 0, f" [/{tag}] ")]
+    for at, _, mark in sorted(marks, key=lambda m: (m[0], m[1]), reverse=True):
+        text = text[:at] + mark + text[at:]
+    return " ".join(text.split())
+
+
 register_task(TaskKind(
     name="klue-re",
     title="KLUE-RE: the relation between two entities of a sentence (KLUE 3.5.1)",
@@ -511,5 +526,13 @@ register_task(TaskKind(
                        "re_items": "items/items.json", "re_mix": "agree/mix.json"},
         card_json={"re_taggers": "re_taggers", "re_candidates": "re_candidates",
                    "re_items": "re_items", "re_mix": "re_mix"},
+    ),
+    # KLUE 4.5: micro-F1 without no_relation, AUPRC over all 30 classes
+    evaluation=Evaluation(
+        "label", "guid", field_of("label"), marked_sentence, ("re_micro_f1", "auprc"),
+        "KLUE (Park et al. 2021) 4.5", gold_field="label", labels=tuple(
+            r["label"] for r in json.loads(RELATIONS.read_text(encoding="utf-8"))["relations"]),
+        prompt="문장: {{sentence}}\n주어: {{subject_entity.word}}\n목적어: "
+               "{{object_entity.word}}\n관계:",
     ),
 ))  # fmt: skip

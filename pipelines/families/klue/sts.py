@@ -239,6 +239,6 @@ register_task(TaskKind(
     evaluation=regression(
         "guid", "labels.real-label", "sentence1", "sentence2", ["pearson", "f1_at_3"],
         "KLUE (Park et al. 2021) 4.2",
-        prompt="문장 1: {{sentence1}}\n문장 2: {{sentence2}}\n유사도 (0-5):",
+        prompt="문장 1: {{sentence1}}\n문장 2: {{sentence2}}",
     ),
 ))  # fmt: skip

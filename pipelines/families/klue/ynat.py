@@ -29,6 +29,7 @@ from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached, d
 from pipelines.export.card_section import from_template
 from pipelines.export.data_card import annotation_round, inline
 from pipelines.export.records import SPLITS, split_rows
+from pipelines.evaluation.spec import classification
 from pipelines.families import (
     CardSection,
     ExportInputs,
@@ -224,5 +225,12 @@ register_task(TaskKind(
         export_inputs={"titles": "items/items.json"},
         card_json={"titles": "titles"},
         paper_agreement={"level": "nominal", "alpha": 0.713, "source": "KLUE 3.1.1 (YNAT)"},
+    ),
+    # KLUE 4.1: macro-F1 over the seven topics
+    evaluation=classification(
+        "guid", "label", "title", ["macro_f1"], "KLUE (Park et al. 2021) 4.1",
+        labels=("IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치"),
+        prompt="뉴스 제목: {{title}}\n주제:", harness_choices=(
+            "IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치"),
     ),
 ))  # fmt: skip

@@ -36,6 +36,7 @@ This module registers the five task kinds.
 """
 
 from pipelines.core.steps import STEPS
+from pipelines.evaluation.spec import classification, multiple_choice
 from pipelines.families import TaskKind, register_task
 from pipelines.families.kobest import section  # noqa: F401 - the recipe section
 from pipelines.families.kobest.card import card
@@ -75,6 +76,36 @@ BIBTEX = """@inproceedings{kim2022kobest,
   year = {2022}
 }"""
 
+# how each release is scored: macro-F1 for all five tasks (KoBEST 4, Table 3). The
+# layout has no id, so a guid is the item's line in its split's file; the two
+# multiple-choice tasks are scored as choices, the three others as classes "0"/"1"
+_SOURCE = "KoBEST (Kim et al. 2022) 4, Table 3"
+EVALUATIONS = {
+    "boolq": classification(
+        "", "label", "paragraph", ["macro_f1"], _SOURCE, text_pair="question",
+        labels=("0", "1"), prompt="{{paragraph}} 질문: {{question}}\n답변:",
+        harness_choices=("아니오", "예"),
+    ),
+    "copa": multiple_choice(
+        "", "label", lambda r: f"{r['premise']} ({r['question']})",
+        ["alternative_1", "alternative_2"], ["macro_f1"], _SOURCE,
+        prompt="{{premise}} {{question}}?",
+    ),
+    "wic": classification(
+        "", "label", "context_1", ["macro_f1"], _SOURCE, text_pair="context_2",
+        labels=("0", "1"), prompt="문장1: {{context_1}}\n문장2: {{context_2}}\n두 문장에서 "
+        "{{word}}가 같은 뜻으로 쓰였나?", harness_choices=("아니오", "예"),
+    ),
+    "hellaswag": multiple_choice(
+        "", "label", "context", [f"ending_{i}" for i in range(1, 5)], ["macro_f1"], _SOURCE,
+        prompt="{{context}}",
+    ),
+    "sentineg": classification(
+        "", "label", "sentence", ["macro_f1"], _SOURCE, labels=("0", "1"),
+        prompt="문장: {{sentence}}\n긍부정:", harness_choices=("부정", "긍정"),
+    ),
+}  # fmt: skip
+
 for _name in KOBEST_TASKS.names():
     _t = kobest_task(_name)
     register_task(
@@ -95,5 +126,6 @@ for _name in KOBEST_TASKS.names():
             ),
             preflight=preflight,
             configs=configs,
+            evaluation=EVALUATIONS.get(_name),
         )
     )

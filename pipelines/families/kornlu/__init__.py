@@ -33,6 +33,7 @@ kinds.
 """
 
 from pipelines.core.steps import STEPS
+from pipelines.evaluation.spec import classification, regression
 from pipelines.families import TaskKind, register_task
 from pipelines.families.kornlu import section  # noqa: F401 - the recipe section
 from pipelines.families.kornlu.card import card
@@ -66,6 +67,21 @@ STEP_NAMES = ["mt-model", "translate", "postedit",
                                                                   "pull")],
               "qa", "relabel", "export"]  # fmt: skip
 
+# how each release is scored (Ham et al. 2020, 4): KorNLI by accuracy, KorSTS by
+# Spearman's correlation x 100; the layouts have no id, so a guid is the line number
+EVALUATIONS = {
+    "korsts": regression(
+        "", "score", "sentence1", "sentence2", ["spearman"], "KorNLI and KorSTS (Ham et al. "
+        "2020) 4", prompt="문장 1: {{sentence1}}\n문장 2: {{sentence2}}",
+    ),
+    "kornli": classification(
+        "", "gold_label", "sentence1", ["accuracy"], "KorNLI and KorSTS (Ham et al. 2020) 4",
+        text_pair="sentence2", labels=("contradiction", "entailment", "neutral"),
+        prompt="전제: {{sentence1}}\n가설: {{sentence2}}\n관계:",
+        harness_choices=("모순", "함의", "중립"),
+    ),
+}  # fmt: skip
+
 for _name, _title, _records_fn in (
     ("korsts", "KorSTS-style translated semantic textual similarity (Ham et al. 2020)",
      korsts_records),
@@ -85,4 +101,5 @@ for _name, _title, _records_fn in (
         simulated=lambda recipe: bool(recipe.translation and recipe.translation.postedit.simulate),
         preflight=lambda recipe, n=_name: preflight(recipe, LABELS[n] is None, LABEL_FIELDS[n]),
         configs=configs,
+        evaluation=EVALUATIONS[_name],
     ))  # fmt: skip

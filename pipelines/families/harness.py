@@ -1,0 +1,70 @@
+"""The ``harness`` step every rebuild ends with (issue 39): the release's
+lm-evaluation-harness task, ``OUT/dataset/lm_eval/<task>.yaml`` and ``<task>.py``
+(:mod:`pipelines.evaluation.harness`), with ``harness.json`` saying what was written or
+why nothing was (a task kind whose answers have no harness form: character tags,
+KoBBQ's biases). Cached on the release's ``card.json`` and the recipe's name and
+language; its own manifest in ``lm_eval/``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pipelines.core.io import outputs_current, write_outputs
+from pipelines.core.steps import STEPS, RunContext, StepOutcome, declares
+from pipelines.evaluation.harness import harness_files, supported, task_name
+
+HARNESS_DIR = "dataset/lm_eval"
+
+
+def _names(ctx: RunContext) -> list[str]:
+    if not supported(ctx.task.evaluation):
+        return ["harness.json"]
+    name = task_name(ctx.recipe.name)
+    return [f"{name}.yaml", f"{name}.py", "harness.json"]
+
+
+def _declared(ctx: RunContext) -> dict | None:
+    """What the task kind declares of its evaluation that the harness task shows."""
+    ev = ctx.task.evaluation
+    if ev is None:
+        return None
+    return {k: getattr(ev, k) for k in ("target", "prompt", "harness_choices", "labels", "files",
+                                        "metrics", "gold_field", "choice_fields", "source")}
+
+
+@STEPS.register("harness")
+@declares(
+    reads=lambda ctx, arg: {"card": ctx.out / "dataset" / "card.json"},
+    writes=lambda ctx, arg: {n: ctx.out / HARNESS_DIR / n for n in _names(ctx)},
+    settings=lambda ctx, arg: [ctx.recipe.name, ctx.recipe.language, _declared(ctx)],
+    code=lambda ctx, arg: ["pipelines.evaluation.harness", "pipelines.evaluation.spec"],
+)
+def harness_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """The release's lm-evaluation-harness task -> OUT/dataset/lm_eval/ (run it with
+    ``lm_eval --tasks <task> --include_path OUT/dataset/lm_eval``)."""
+    folder = ctx.out / HARNESS_DIR
+    names = _names(ctx)
+    key = ctx.cache.key if ctx.cache is not None else ""
+    if outputs_current(folder, key, names):
+        info = json.loads((folder / "harness.json").read_text(encoding="utf-8"))
+        return StepOutcome(f"{info['summary']} (cached)", info)
+    ev = ctx.task.evaluation
+    if not supported(ev):
+        why = ("no evaluation declared" if ev is None
+               else f"answers of kind {ev.target!r} have no harness form; "
+               "`benchforge evaluate` scores them")  # fmt: skip
+        info = {"task": None, "summary": f"no lm-eval task: {why}"}
+        write_outputs(folder, key, {}, {"harness.json": info})
+        return StepOutcome(info["summary"], info)
+    files = harness_files(ctx.recipe.name, ctx.recipe.language, ev, ctx.out / "dataset")
+    name = task_name(ctx.recipe.name)
+    info = {
+        "task": name,
+        "files": sorted(files),
+        "command": f"lm_eval --model hf --model_args pretrained=MODEL --tasks {name} "
+        f"--include_path {Path(ctx.out) / HARNESS_DIR}",
+        "summary": f"lm-eval task {name} -> {folder}",
+    }
+    write_outputs(folder, key, {}, {"harness.json": info}, files)
+    return StepOutcome(info["summary"], info)
