@@ -81,6 +81,7 @@ def _line(step: str, index: int, total: int, seconds: float, outcome: StepOutcom
 def run_steps(ctx: RunContext, record: Path) -> dict:
     """Run the task kind's steps in order, one Prefect task and one progress line each;
     OUT/rebuild.json is rewritten after every step."""
+    from flows.artifacts import publish_run, publish_step
     from flows.runtime import enter_step
 
     names = steps_of(ctx.task, ctx.recipe)
@@ -94,6 +95,15 @@ def run_steps(ctx: RunContext, record: Path) -> dict:
             # quote: Prefect would walk the whole context looking for futures on every
             # call (about 1 s of the main job, issue 38); it holds none
             outcome = task(name=f"rebuild-{name}", cache_policy=NO_CACHE)(fn)(quote(ctx), arg)
+        except AnnotationsPending as exc:
+            if not ctx.suspend_waits:
+                raise
+            from flows.suspend import suspend_for
+
+            # a deployed run: suspended until the round is done (flows/suspend.py)
+            suspend_for(getattr(exc, "project", ctx.project), getattr(exc, "round", arg),
+                        ctx.out, None)  # fmt: skip
+            raise
         finally:
             ctx.cache = None
         check_outputs(ctx, name, fn, arg)
@@ -109,19 +119,41 @@ def run_steps(ctx: RunContext, record: Path) -> dict:
         _line(name, index, len(names), entry["seconds"], outcome)
         write_json({"recipe": str(ctx.recipe_path), "task": ctx.task.name, "steps": ctx.steps},
                    record)  # fmt: skip
+        publish_step(ctx.recipe.name, name, entry, ctx.out)  # Prefect artifacts
         failed = ls_server.start_error()  # Label Studio started in the background and failed
         if failed is not None:
             raise failed
     enter_step(None)
+    publish_run(ctx.recipe.name, ctx.steps)
     return ctx.steps
 
 
 @flow(name="benchforge-rebuild")
 def rebuild_flow(
     recipe_path: str, out_dir: str, simulate: bool | None = None, seed: int | None = None,
-    port: int | None = None, reuse_project: bool = False,
+    port: int | None = None, reuse_project: bool = False, deployed: bool = False,
 ) -> dict:  # fmt: skip
-    """The whole rebuild (see the module docstring); returns the per-step summary."""
+    """The whole rebuild (see the module docstring); returns the per-step summary.
+
+    ``deployed``: run by a worker from a deployment (``benchforge deploy``): the flow
+    takes OUT's lock and result storage itself, makes sure Label Studio answers, and a
+    round people have not finished suspends the run (``flows.suspend``) instead of
+    ending it."""
+    if deployed:
+        from flows.runtime import prepare_environment, result_storage
+
+        prepare_environment()
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        with output_lock(out), result_storage(out):
+            return _rebuild(recipe_path, out_dir, simulate, seed, port, reuse_project, True)
+    return _rebuild(recipe_path, out_dir, simulate, seed, port, reuse_project, False)
+
+
+def _rebuild(
+    recipe_path: str, out_dir: str, simulate: bool | None, seed: int | None, port: int | None,
+    reuse_project: bool, deployed: bool,
+) -> dict:  # fmt: skip
     path = Path(recipe_path)
     recipe = load_recipe(path)
     check_rebuild_recipe(recipe, path)
@@ -137,7 +169,10 @@ def rebuild_flow(
         seed,
         port,
         reuse_project=reuse_project,
+        suspend_waits=deployed,
     )
+    if deployed and ctx.task.uses_label_studio(recipe):
+        ls_server.ensure_reachable(port)  # LABEL_STUDIO_URL, or the managed server
     steps = run_steps(ctx, out / "rebuild.json")
     return {"out": str(out), "task": ctx.task.name, "steps": steps, "simulated": simulated}
 

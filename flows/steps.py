@@ -157,13 +157,17 @@ def wait_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
     r = _round(ctx, arg)
     sim = r.simulate is not None  # simulated annotations are all posted by now
-    waited = wait_task(r.project, min(r.timeout, 60.0) if sim else r.timeout,
-                       min(r.poll, 1.0) if sim else r.poll)  # fmt: skip
+    timeout = min(r.timeout, 60.0) if sim else r.timeout
+    if ctx.suspend_waits and not sim:
+        timeout = 0.0  # a deployed run suspends instead (flows/suspend.py)
+    waited = wait_task(r.project, timeout, min(r.poll, 1.0) if sim else r.poll)
     if not waited["done"]:
-        raise AnnotationsPending(
+        exc = AnnotationsPending(
             f"annotators have finished {waited.get('finished')} of {waited.get('tasks')} "
             f"tasks in project {r.project!r}; run the same command again to resume"
         )
+        exc.project, exc.round = r.project, arg  # type: ignore[attr-defined]
+        raise exc
     return StepOutcome(f"{waited.get('finished', '?')}/{waited.get('tasks', '?')} tasks finished",
                        waited)  # fmt: skip
 

@@ -210,6 +210,7 @@ def _parser() -> argparse.ArgumentParser:
     from flows.cli.agree import add_parser as add_agree
     from flows.cli.annotate import add_parsers
     from flows.cli.evaluation import add_parsers as add_evaluation
+    from flows.cli.evaluation import add_prefect_parsers as add_prefect
     from flows.cli.jglue import add_parsers as add_jglue
     from flows.cli.klue import add_parsers as add_klue
     from flows.cli.kobbq import add_parsers as add_kobbq
@@ -236,6 +237,7 @@ def _parser() -> argparse.ArgumentParser:
     add_jglue(sub)
     add_klue(sub)
     add_evaluation(sub)
+    add_prefect(sub)
     card_cmd = sub.add_parser(
         "card",
         help="a finished run's data card: render it again, or check it against its files",
@@ -322,6 +324,8 @@ COMMANDS = {
     "card check": "flows.cli.app:_card_check",
     "evaluate": "flows.cli.evaluation:evaluate",
     "baseline": "flows.cli.evaluation:baseline",
+    "deploy": "flows.cli.evaluation:deploy",
+    "webhook serve": "flows.cli.evaluation:webhook_serve",
 }
 
 

@@ -1,4 +1,6 @@
-"""``benchforge evaluate`` and ``benchforge baseline``: how hard a built dataset is."""
+"""``benchforge evaluate`` and ``benchforge baseline`` (how hard a built dataset is),
+``benchforge deploy`` and ``benchforge webhook serve`` (the rebuild on a Prefect server
+of the user's)."""
 
 from __future__ import annotations
 
@@ -68,6 +70,75 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "--no-card", action="store_true",
         help="write RUN_DIR/baseline/ only, leave the data card as it is",
     )  # fmt: skip
+
+
+def add_prefect_parsers(sub: argparse._SubParsersAction) -> None:
+    dp = sub.add_parser(
+        "deploy",
+        help="make the rebuild of RECIPE a deployment on your Prefect server",
+        description="With PREFECT_API_URL set (a Prefect server of yours), create or update "
+        "the deployment benchforge-rebuild/NAME of the rebuild flow with RECIPE, --out and "
+        "deployed=True as parameters, in a process work pool (created when missing). Run "
+        "it with `prefect worker start --pool POOL` and `prefect deployment run "
+        "benchforge-rebuild/NAME` (or the UI, or a schedule). A deployed run publishes "
+        "Prefect artifacts (each step's rows, the agreement, a link to the data card) and, "
+        "when a round waits for people, is suspended until `benchforge webhook serve` "
+        "resumes it. Label Studio must be running for the worker (`benchforge labelstudio "
+        "up`, or LABEL_STUDIO_URL and LABEL_STUDIO_API_KEY in the worker's environment).",
+    )
+    dp.add_argument("recipe", type=Path, help="the recipe YAML (validated before anything)")
+    dp.add_argument("--out", type=Path, default=None,
+                    help="the run's output folder (default: runs/<recipe name>)")  # fmt: skip
+    dp.add_argument("--name", default=None, help="deployment name (default: the recipe name)")
+    dp.add_argument("--pool", default="benchforge",
+                    help="process work pool (default: benchforge; created when missing)")  # fmt: skip
+    dp.add_argument("--simulate", action=argparse.BooleanOptionalAction, default=None,
+                    help="simulated annotators on or off (default: as the recipe says)")  # fmt: skip
+    dp.add_argument("--seed", type=int, default=None, help="the rebuild's seed")
+    dp.add_argument("--cron", default=None, help="a cron schedule, e.g. '0 3 * * *'")
+    dp.add_argument("--interval", type=float, default=None,
+                    help="a schedule every N seconds")  # fmt: skip
+    wh = sub.add_parser(
+        "webhook",
+        help="the endpoint that resumes suspended rebuilds when their round is done",
+        description="Serve the loopback endpoint Label Studio calls on every annotation "
+        "created or updated (a deployed rebuild registers the webhook when it suspends); "
+        "each call, and a poll every --poll seconds, resumes every suspended flow run whose "
+        "round is done (its waits: $BENCHFORGE_HOME/waits/). Runs until stopped.",
+    )
+    wsub = wh.add_subparsers(dest="action", required=True, metavar="ACTION")
+    serve = wsub.add_parser("serve", help="receive Label Studio's webhooks (until stopped)",
+                            description="Receive Label Studio's webhooks and poll.")  # fmt: skip
+    serve.add_argument("--port", type=int, default=None,
+                       help="port on 127.0.0.1 (default: BENCHFORGE_WEBHOOK_PORT, else 8765)")  # fmt: skip
+    serve.add_argument("--poll", type=float, default=30.0,
+                       help="seconds between polls of every wait, the fallback (0: none)")  # fmt: skip
+
+
+def deploy(args: argparse.Namespace) -> int:
+    from flows.deploy import deploy as run
+
+    result = run(args.recipe, args.out, args.name, args.pool, args.simulate, args.seed,
+                 args.cron, args.interval)  # fmt: skip
+    print(f"deployment {result['name']} ({result['id']}) in work pool {result['pool']}"
+          + (" (created)" if result["pool_created"] else ""))  # fmt: skip
+    print(f"  out: {result['parameters']['out_dir']}")
+    print(f"  run it: prefect worker start --pool {result['pool']}; "
+          f"prefect deployment run {result['name']}")  # fmt: skip
+    return 0
+
+
+def webhook_serve(args: argparse.Namespace) -> int:
+    import os
+
+    from flows.runtime import prepare_environment
+    from flows.suspend import DEFAULT_PORT, serve
+
+    prepare_environment()
+    port = args.port or int(os.environ.get("BENCHFORGE_WEBHOOK_PORT", DEFAULT_PORT))
+    print(f"benchforge webhook endpoint on http://127.0.0.1:{port}/label-studio", flush=True)
+    serve(port, args.poll)
+    return 0
 
 
 def baseline(args: argparse.Namespace) -> int:

@@ -251,31 +251,9 @@ def load_samples(path: Path, unknown: str = "알 수 없음") -> pd.DataFrame:
     frame = _read_table(path)
     if "template_id" in frame.columns:
         return frame
-    need = ["sample_id", "choices", "biased_answer", "answer"]
-    missing = [c for c in need if c not in frame.columns]
-    if missing:
-        raise PredictionError(f"{path}: no {missing} column(s) (columns: {list(frame.columns)})")
-    import ast
+    from pipelines.families.kobbq.scoring import release_samples
 
-    out = frame.copy()
-    parts = out["sample_id"].str.split("-")
-    for row, p in enumerate(parts, start=2):
-        if len(p) != 5:
-            raise PredictionError(f"{path}: row {row}: sample_id {'-'.join(p)!r} is not "
-                                  "category-NNNv-NNN-amb|dis-bsd|cnt")  # fmt: skip
-    from pipelines.families.kobbq.templates import CATEGORIES
-
-    names = {prefix: name for name, prefix in CATEGORIES.items()}
-    out["category"] = [names.get(p[0], p[0]) for p in parts]
-    out["template_id"] = [f"{p[0]}-{p[1][:-1]}" for p in parts]
-    out["version"] = [p[1][-1] for p in parts]
-    out["context_type"] = [p[3] for p in parts]
-    out["question_type"] = [p[4] for p in parts]
-    out["choices"] = [c if isinstance(c, list) else ast.literal_eval(c) for c in out["choices"]]
-    out["unknown"] = unknown
-    if "label_annotation" not in out.columns:
-        out["label_annotation"] = ""
-    return out
+    return release_samples(frame, unknown, str(path))
 
 
 def baseline(args: argparse.Namespace) -> int:

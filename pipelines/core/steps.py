@@ -88,6 +88,9 @@ class RunContext:
     reuse_project: bool = False
     # the running step's cache (set by the orchestrator from its declaration)
     cache: StepCache | None = None
+    # a deployed run on a persistent Prefect server: a round people have not finished
+    # suspends the flow run instead of waiting (flows/suspend.py), so wait only checks
+    suspend_waits: bool = False
 
     @property
     def project(self) -> str:

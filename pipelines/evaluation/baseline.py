@@ -233,6 +233,11 @@ def baseline(run_dir: Path, settings: BaselineSettings | None = None, write_card
     if settings.encoder is None:
         found = default_encoder(language)
         settings.encoder = str(found) if found else None
+    if "train" not in ev.files:
+        raise EvaluationError(
+            f"task kind {name!r}: the release has no train split to fine-tune on "
+            f"(splits: {sorted(ev.files)}); its card's baselines are the paper's own"
+        )
     if ev.target not in FITTERS:
         raise EvaluationError(f"task kind {name!r}: no baseline for target {ev.target!r}")
     files = {s: ev.split_file(dataset, s) for s in SPLITS}

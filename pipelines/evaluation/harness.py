@@ -156,7 +156,9 @@ def _yaml(name: str, ev: Evaluation, language: str, files: dict[str, str]) -> st
     }
     prompt = ev.prompt or "{{" + (ev.id_field or "text") + "}}"
     if ev.target == "score":
-        prompt = f"{prompt.rstrip()}\n{PARAPHRASE_QUESTION.get(language, PARAPHRASE_QUESTION['ko'])}"
+        prompt = (
+            f"{prompt.rstrip()}\n{PARAPHRASE_QUESTION.get(language, PARAPHRASE_QUESTION['ko'])}"
+        )
     config["doc_to_text"] = prompt
     if ev.target == "answer":
         config.update({

@@ -33,10 +33,35 @@ def _human_rows(facts: dict, metrics: list[str]) -> list[list[str]]:
              *[_fmt(None if v is None else round(100 * float(v), 2)) for v in vals]]]  # fmt: skip
 
 
+def _fixed_answers(facts: dict) -> str:
+    """KoBBQ's baselines (Jin et al. 2024, 4): fixed answers on the evaluation set (the
+    release has no train split to fine-tune on), from the card's ``scores``."""
+    scores = facts.get("scores")
+    if not isinstance(scores, dict) or not scores:
+        return ""
+    keys = ["acc_amb", "acc_dis", "diff_bias_amb", "diff_bias_dis"]
+    rows = [[escape(str(name)), str(s.get("scored", "")),
+             *[_fmt(s.get("overall", {}).get(k)) for k in keys]]
+            for name, s in scores.items() if isinstance(s, dict) and "overall" in s]  # fmt: skip
+    if not rows:
+        return ""
+    return "\n".join([
+        "**Baselines on the evaluation set.** The release has no train split to fine-tune on "
+        "(KoBBQ is an evaluation set); its baselines are fixed answers (and the readers' "
+        "majority when there was a check round), scored as KoBBQ 4 scores a model "
+        "(`benchforge evaluate RUN_DIR --split test --predictions FILE` scores one):",
+        "",
+        table(["baseline", "samples", *[k.replace("_", " ") for k in keys]], rows),
+    ])  # fmt: skip
+
+
 def baseline_section(facts: dict) -> str:
     """The Markdown of the section (never empty: without a baseline it says how to run
     one)."""
     b = facts.get("baseline")
+    fixed = _fixed_answers(facts)
+    if not b and fixed:
+        return fixed
     if not b:
         return (
             "No baseline has been run on this release. `benchforge baseline RUN_DIR` "

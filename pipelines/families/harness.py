@@ -29,8 +29,20 @@ def _declared(ctx: RunContext) -> dict | None:
     ev = ctx.task.evaluation
     if ev is None:
         return None
-    return {k: getattr(ev, k) for k in ("target", "prompt", "harness_choices", "labels", "files",
-                                        "metrics", "gold_field", "choice_fields", "source")}
+    return {
+        k: getattr(ev, k)
+        for k in (
+            "target",
+            "prompt",
+            "harness_choices",
+            "labels",
+            "files",
+            "metrics",
+            "gold_field",
+            "choice_fields",
+            "source",
+        )
+    }
 
 
 @STEPS.register("harness")

@@ -26,10 +26,10 @@ import pandas as pd
 
 from pipelines.core.stage import split_by_reason, value_counts
 from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached, declares, out_files
+from pipelines.evaluation.spec import classification
 from pipelines.export.card_section import from_template
 from pipelines.export.data_card import annotation_round, inline
 from pipelines.export.records import SPLITS, split_rows
-from pipelines.evaluation.spec import classification
 from pipelines.families import (
     CardSection,
     ExportInputs,

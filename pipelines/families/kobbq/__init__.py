@@ -12,10 +12,12 @@
 """
 
 from pipelines.core.steps import STEPS
+from pipelines.evaluation.spec import Evaluation, field_of
 from pipelines.families import TaskKind, register_task
 from pipelines.families.kobbq import section  # noqa: F401 - the kobbq: recipe section
 from pipelines.families.kobbq.card import card
 from pipelines.families.kobbq.export import export_step
+from pipelines.families.kobbq.scoring import evaluation_scorer
 from pipelines.families.kobbq.steps import (
     check_items_step,
     configs,
@@ -63,4 +65,14 @@ register_task(TaskKind(
     simulated=lambda recipe: bool(recipe.kobbq and any(
         r and r.simulate for r in (recipe.kobbq.survey_round, recipe.kobbq.check_round))),
     preflight=preflight, configs=configs,
+    # KoBBQ 4: accuracy and diff-bias per context type (its own scorer); the release has
+    # no train split: its baselines are the fixed answers of the card
+    evaluation=Evaluation(
+        "choice", "sample_id", lambda r: list(r["choices"]).index(r["answer"]),
+        field_of("context"), ("acc_amb", "acc_dis", "diff_bias_amb", "diff_bias_dis"),
+        "KoBBQ (Jin et al. 2024) 4", text_pair=field_of("question"),
+        choices=lambda r: [str(c) for c in r["choices"]],
+        files={"test": "test_samples.jsonl", "all": "all_samples.jsonl"},
+        scorer=evaluation_scorer,
+    ),
 ))  # fmt: skip

@@ -16,8 +16,8 @@ labelled as a stand-in in the recipe and its card.
 """
 
 from pipelines.core.steps import STEPS
-from pipelines.export.citations import JGLUE_BIBTEX
 from pipelines.evaluation.spec import JGLUE_FILES, classification
+from pipelines.export.citations import JGLUE_BIBTEX
 from pipelines.families import TaskKind, register_task
 from pipelines.families.marc import section  # noqa: F401 - the recipe section
 from pipelines.families.marc.card import card
@@ -60,9 +60,14 @@ register_task(
         ],
         # JGLUE 4.1, Table 8: accuracy
         evaluation=classification(
-            "review_id", "label", "sentence", ["accuracy"],
-            "JGLUE (Kurihara et al. 2022) 4.1, Table 8", files=dict(JGLUE_FILES),
-            labels=("negative", "positive"), prompt="レビュー: {{sentence}}\n評価:",
+            "review_id",
+            "label",
+            "sentence",
+            ["accuracy"],
+            "JGLUE (Kurihara et al. 2022) 4.1, Table 8",
+            files=dict(JGLUE_FILES),
+            labels=("negative", "positive"),
+            prompt="レビュー: {{sentence}}\n評価:",
             harness_choices=("ネガティブ", "ポジティブ"),
         ),
         rounds=rounds,
