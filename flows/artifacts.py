@@ -88,8 +88,11 @@ def publish_step(recipe: str, step: str, entry: dict, out: Path) -> list[str]:
     try:
         if entry.get("rows"):
             key = key_of(recipe, step, "rows")
-            create_table_artifact(rows_table(step, entry["rows"]), key=key,
-                                  description=f"{step}: rows in, kept and dropped per reason")  # fmt: skip
+            create_table_artifact(
+                rows_table(step, entry["rows"]),
+                key=key,
+                description=f"{step}: rows in, kept and dropped per reason",
+            )
             keys.append(key)
         if step == "agree" or step.startswith("agree-"):
             text = agreement_markdown(out / "agree" / "agreement.json")
@@ -100,8 +103,12 @@ def publish_step(recipe: str, step: str, entry: dict, out: Path) -> list[str]:
         card = out / "dataset" / "DATA_CARD.html"
         if step == "export" and card.is_file():
             key = key_of(recipe, "data-card")
-            create_link_artifact(card.resolve().as_uri(), link_text=f"data card of {recipe}",
-                                 key=key, description="the released dataset's data card")  # fmt: skip
+            create_link_artifact(
+                card.resolve().as_uri(),
+                link_text=f"data card of {recipe}",
+                key=key,
+                description="the released dataset's data card",
+            )
             keys.append(key)
     except Exception as exc:  # noqa: BLE001 - artifacts never fail the rebuild
         log.warning("could not publish the artifacts of step %s: %s", step, exc)

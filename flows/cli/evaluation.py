@@ -90,10 +90,17 @@ def add_prefect_parsers(sub: argparse._SubParsersAction) -> None:
     dp.add_argument("--out", type=Path, default=None,
                     help="the run's output folder (default: runs/<recipe name>)")  # fmt: skip
     dp.add_argument("--name", default=None, help="deployment name (default: the recipe name)")
-    dp.add_argument("--pool", default="benchforge",
-                    help="process work pool (default: benchforge; created when missing)")  # fmt: skip
-    dp.add_argument("--simulate", action=argparse.BooleanOptionalAction, default=None,
-                    help="simulated annotators on or off (default: as the recipe says)")  # fmt: skip
+    dp.add_argument(
+        "--pool",
+        default="benchforge",
+        help="process work pool (default: benchforge; created when missing)",
+    )
+    dp.add_argument(
+        "--simulate",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="simulated annotators on or off (default: as the recipe says)",
+    )
     dp.add_argument("--seed", type=int, default=None, help="the rebuild's seed")
     dp.add_argument("--cron", default=None, help="a cron schedule, e.g. '0 3 * * *'")
     dp.add_argument("--interval", type=float, default=None,
@@ -109,10 +116,18 @@ def add_prefect_parsers(sub: argparse._SubParsersAction) -> None:
     wsub = wh.add_subparsers(dest="action", required=True, metavar="ACTION")
     serve = wsub.add_parser("serve", help="receive Label Studio's webhooks (until stopped)",
                             description="Receive Label Studio's webhooks and poll.")  # fmt: skip
-    serve.add_argument("--port", type=int, default=None,
-                       help="port on 127.0.0.1 (default: BENCHFORGE_WEBHOOK_PORT, else 8765)")  # fmt: skip
-    serve.add_argument("--poll", type=float, default=30.0,
-                       help="seconds between polls of every wait, the fallback (0: none)")  # fmt: skip
+    serve.add_argument(
+        "--port",
+        type=int,
+        default=None,
+        help="port on 127.0.0.1 (default: BENCHFORGE_WEBHOOK_PORT, else 8765)",
+    )
+    serve.add_argument(
+        "--poll",
+        type=float,
+        default=30.0,
+        help="seconds between polls of every wait, the fallback (0: none)",
+    )
 
 
 def deploy(args: argparse.Namespace) -> int:

@@ -1,7 +1,8 @@
 """The release's lm-evaluation-harness task (issue 39): ``dataset/lm_eval/`` holds
 ``<task>.yaml`` and ``<task>.py`` so that ::
 
-    lm_eval --model hf --model_args pretrained=MODEL --tasks <task> --include_path RUN/dataset/lm_eval
+    lm_eval --model hf --model_args pretrained=MODEL --tasks <task> \\
+        --include_path RUN/dataset/lm_eval
 
 runs the built dataset. The YAML names the splits, the prompt (a Jinja template over a
 release record's fields, as the task kind declares it), the answer options and the
@@ -85,10 +86,15 @@ def _doc(record):
         doc["_choices"] = [str(record[f]) for f in SPEC["choice_fields"]]
         doc["_gold"] = int(gold)
     else:
-        answers = [] if record.get("is_impossible") else list((record.get("answers") or {}).get("text") or [])
+        answers = (record.get("answers") or {}).get("text") or []
+        answers = [] if record.get("is_impossible") else list(answers)
         doc["_answers"] = [str(a) for a in answers]
         doc["_gold"] = doc["_answers"][0] if doc["_answers"] else ""
-    return {k: (json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) and not k.startswith("_") and k not in SPEC["nested"] else v)
+    # nested fields a prompt does not name are kept as JSON text (one Arrow type)
+    keep = SPEC["nested"]
+    return {k: (json.dumps(v, ensure_ascii=False)
+                if isinstance(v, (dict, list)) and not k.startswith("_") and k not in keep
+                else v)
             for k, v in doc.items()}
 
 
