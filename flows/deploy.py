@@ -28,9 +28,9 @@ from pipelines.core.errors import BenchforgeError
 ROOT = Path(__file__).resolve().parents[1]
 ENTRYPOINT = "flows/rebuild.py:rebuild_flow"
 # passed on to the worker's flow runs when set here (never a token or a password)
-PASSED_ON = ("BENCHFORGE_HOME", "BENCHFORGE_LS_VENV", "BENCHFORGE_LS_PORT", "LABEL_STUDIO_URL",
-             "BENCHFORGE_WEBHOOK_URL", "BENCHFORGE_WEBHOOK_PORT", "BENCHFORGE_SUSPEND_TIMEOUT",
-             "PREFECT_SERVER_ANALYTICS_ENABLED")  # fmt: skip
+PASSED_ON = ("BENCHFORGE_HOME", "BENCHFORGE_CONFIG", "BENCHFORGE_LS_VENV", "BENCHFORGE_LS_PORT",
+             "LABEL_STUDIO_URL", "BENCHFORGE_WEBHOOK_URL", "BENCHFORGE_WEBHOOK_PORT",
+             "BENCHFORGE_SUSPEND_TIMEOUT", "PREFECT_SERVER_ANALYTICS_ENABLED")  # fmt: skip
 
 
 class DeployError(BenchforgeError, RuntimeError):

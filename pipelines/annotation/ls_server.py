@@ -475,6 +475,11 @@ def _start(port: int | None, timeout: float) -> dict:
         "LABEL_STUDIO_COLLECT_ANALYTICS": "false",
         "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
         "DJANGO_DB": "sqlite",
+        # Label Studio's SSRF protection with loopback let through: the managed server
+        # (itself on loopback) may call benchforge's webhook endpoint on 127.0.0.1
+        # (flows/suspend.py); every other reserved network stays blocked
+        "USE_DEFAULT_BANNED_SUBNETS": "false",
+        "USER_ADDITIONAL_BANNED_SUBNETS": ",".join(BANNED_BUT_LOOPBACK),
     }
     for name in ("LABEL_STUDIO_URL", "LABEL_STUDIO_API_KEY"):
         env.pop(name, None)
@@ -749,6 +754,18 @@ def start_error() -> BaseException | None:
 def forget_start() -> None:
     """Drop the record of a background start (the command that began it has ended)."""
     _STARTING.clear()
+
+
+# Label Studio's default banned subnets (label_studio/core/utils/io.py, 1.23) less
+# 127.0.0.0/8: webhooks to the loopback endpoint of flows/suspend.py are allowed
+BANNED_BUT_LOOPBACK = (
+    "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "169.254.0.0/16", "172.16.0.0/12",
+    "192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15",
+    "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "233.252.0.0/24", "240.0.0.0/4",
+    "255.255.255.255/32", "::/128", "::1/128", "::ffff:0:0/96", "::ffff:0:0:0/96",
+    "64:ff9b::/96", "64:ff9b:1::/48", "100::/64", "2001:0000::/32", "2001:20::/28",
+    "2001:db8::/32", "2002::/16", "fc00::/7", "fe80::/10", "ff00::/8",
+)  # fmt: skip
 
 
 def connection() -> Connection:
