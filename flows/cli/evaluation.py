@@ -168,7 +168,8 @@ def baseline(args: argparse.Namespace) -> int:
         settings.encoder = str(args.encoder)
     result = run(args.run_dir, settings, write_card=not args.no_card)
     print(f"{result['task_kind']}: {result['model']}, {result['train_items']} train items, "
-          f"{result['seconds']} s on {result['device']}")  # fmt: skip
+          f"{result['seconds']} s on {result['device']}"
+          + (" (cached: the same files and settings)" if result.get("cached") else ""))  # fmt: skip
     for split, s in result["splits"].items():
         figures = ", ".join(f"{k} {'n/a' if v is None else f'{v:.2f}'}"
                             for k, v in s["metrics"].items())  # fmt: skip

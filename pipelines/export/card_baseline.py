@@ -75,18 +75,19 @@ def baseline_section(facts: dict) -> str:
              *[_fmt(s["metrics"].get(m)) for m in metrics]]
             for split, s in splits.items()]  # fmt: skip
     rows += _human_rows(facts, metrics)
+    protocol = b.get("protocol") or "fine-tuned on train, the epoch with the best dev figure kept"
     lines = [
-        f"**Fine-tuned baseline.** {escape(b['model'])}, fine-tuned on the "
-        f"{b['train_items']} train items ({b['seconds']} s on {escape(str(b['device']))}), "
-        f"the epoch with the best dev figure kept; scored with the metrics of "
-        f"{escape(b['metrics_source'])} (x 100). Its predictions are in "
-        "`baseline/<split>.predictions.jsonl`; `benchforge evaluate` on them gives the "
-        "same figures.",
+        f"**Fine-tuned baseline.** {escape(b['model'])}, {escape(protocol)} "
+        f"({b['train_items']} train items; {b['seconds']} s on {escape(str(b['device']))}); "
+        f"scored with the metrics of {escape(b['metrics_source'])} (x 100). Its predictions "
+        "are in `baseline/<split>.predictions.jsonl`; `benchforge evaluate` on them gives "
+        "the same figures.",
         "",
         table(head, rows),
     ]
-    if b["train_items"] < SMALL_TRAIN:
-        lines += ["", f"With {b['train_items']} training items these figures show what the "
+    items = b["train_items"] or sum(s["items"] for s in splits.values())
+    if items < SMALL_TRAIN:
+        lines += ["", f"With {items} items to learn from, these figures show what the "
                   "pipeline computes, not how hard a dataset of the paper's size is."]  # fmt: skip
     if facts.get("human_performance"):
         lines += ["", "The people row is the human performance round (see *Agreement and "
