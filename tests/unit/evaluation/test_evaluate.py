@@ -41,8 +41,17 @@ def test_jsts_dev_is_jglues_valid_file_scored_by_pearson_and_spearman(tmp_path):
 
     run = _release(tmp_path, "jsts", {"valid.json": JSTS})
     pred = [0.1, 1.0, 2.9, 2.8, 4.0]
-    got = evaluate(run, "dev", _predictions(tmp_path, [
-        {"guid": r["sentence_pair_id"], "prediction": p} for r, p in zip(JSTS, pred)]))  # fmt: skip
+    got = evaluate(
+        run,
+        "dev",
+        _predictions(
+            tmp_path,
+            [
+                {"guid": r["sentence_pair_id"], "prediction": p}
+                for r, p in zip(JSTS, pred, strict=True)
+            ],
+        ),
+    )
     gold = [r["label"] for r in JSTS]
     assert got["file"] == "valid.json" and got["items"] == 5 and got["split"] == "dev"
     assert got["metrics"]["pearson"] == pytest.approx(100 * np.corrcoef(gold, pred)[0, 1], abs=0.01)
@@ -157,7 +166,8 @@ def test_the_card_section_states_the_baseline_or_how_to_run_one():
         "protocol": "fine-tuned on train", "splits": {
             "dev": {"items": 19, "metrics": {"accuracy": 73.68}},
             "test": {"items": 15, "metrics": {"accuracy": None}}}},
-        "human_performance": {"items": 15, "combined": {"accuracy": 0.8}, "simulated": True}}  # fmt: skip
+        "human_performance": {"items": 15, "combined": {"accuracy": 0.8},
+                              "simulated": True}}  # fmt: skip
     text = baseline_section(facts)
     assert "| benchforge small BERT, trained from scratch | dev | 19 | 73.68 |" in text
     assert "| test | 15 | n/a |" in text
