@@ -135,8 +135,9 @@ class TaskKind:
 
         steps = list(self.plan(recipe)) if self.plan and recipe is not None else list(self.steps)
         steps = with_people_steps(recipe, steps) if recipe is not None else steps
-        # every release ends with its lm-evaluation-harness task (pipelines.families.harness)
-        return [*steps, "harness"]
+        # a release that declares its evaluation ends with its lm-evaluation-harness task
+        # (pipelines.families.harness)
+        return [*steps, "harness"] if self.evaluation is not None else steps
 
     @property
     def paper_agreement(self) -> dict | None:

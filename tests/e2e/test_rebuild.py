@@ -84,8 +84,8 @@ def rebuilt(server, tmp_path_factory):
     folder = tmp_path_factory.mktemp("rebuild")
     recipe = small_recipe(folder, "sts-rebuild-test")
     out = folder / "out"
-    before = kill_after(recipe, out, server["port"], "[3/9] push")
-    assert "[3/9] push" in before, before[-3000:]
+    before = kill_after(recipe, out, server["port"], "[3/10] push")
+    assert "[3/10] push" in before, before[-3000:]
     assert not (out / "dataset").exists()  # killed before the end
     resumed = rebuild(recipe, out, server["port"])
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
@@ -297,8 +297,8 @@ def nli_rebuilt(server, tmp_path_factory):
     recipe = small_nli_recipe(folder, "nli-rebuild-test")
     out = folder / "out"
     # killed after the writing round and the validation push: both rounds must resume
-    before = kill_after(recipe, out, server["port"], "[8/14] push")
-    assert "[8/14] push" in before, before[-3000:]
+    before = kill_after(recipe, out, server["port"], "[8/15] push")
+    assert "[8/15] push" in before, before[-3000:]
     assert not (out / "dataset").exists()
     resumed = rebuild(recipe, out, server["port"])
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
@@ -745,3 +745,58 @@ def test_korsts_export_loads_with_the_datasets_library(korsts_rebuilt, tmp_path)
     assert as_json["dev"].column_names == ["genre", "filename", "year", "id", "score",
                                            "sentence1", "sentence2", "license"]  # fmt: skip
     assert as_json["dev"][0] == as_parquet["dev"][0] == first
+
+
+# -- issue 39: baseline, evaluate, harness export ---------------------------------------
+
+
+def _bf(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "flows.cli", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+
+
+def test_baseline_writes_its_row_into_the_card_and_evaluate_gives_its_figures(rebuilt, tmp_path):
+    import shutil
+
+    out = tmp_path / "run"
+    shutil.copytree(rebuilt["out"], out)  # the fixture's run stays as the rebuild left it
+    got = _bf("baseline", str(out), "--epochs", "2")
+    assert got.returncode == 0, got.stdout[-2000:] + got.stderr[-2000:]
+    result = json.loads((out / "baseline" / "baseline.json").read_text(encoding="utf-8"))
+    card = (out / "dataset" / "DATA_CARD.md").read_text(encoding="utf-8")
+    section = card.split("## Baselines", 1)[1].split("\n## ", 1)[0]
+    for split, s in result["splits"].items():
+        n = len((out / "dataset" / f"{split}.jsonl").read_text(encoding="utf-8").splitlines())
+        assert s["items"] == n
+        row = f"| {result['model']} | {split} | {n} |"
+        assert row in section
+        # the predictions it wrote score the same with `benchforge evaluate`
+        ev = _bf("evaluate", str(out), "--split", split, "--predictions",
+                 str(out / "baseline" / f"{split}.predictions.jsonl"), "--json")  # fmt: skip
+        assert ev.returncode == 0, ev.stderr
+        assert json.loads(ev.stdout)["metrics"] == s["metrics"]
+        assert set(s["metrics"]) == {"pearson", "f1_at_3"}
+    assert "people, majority answer" not in section or "pearson" in section
+    check = _bf("card", "check", str(out))
+    assert check.returncode == 0, check.stdout
+    again = _bf("baseline", str(out), "--epochs", "2")
+    assert "(cached: the same files and settings)" in again.stdout
+    # a release file changed after the baseline: the card no longer states its files
+    dev = out / "dataset" / "dev.jsonl"
+    dev.write_text(dev.read_text(encoding="utf-8").replace("0.", "1.", 1), encoding="utf-8")
+    check = _bf("card", "check", str(out))
+    assert check.returncode == 1 and "baseline's dev file dev.jsonl" in check.stdout
+
+
+def test_lm_eval_runs_the_exported_topic_classification_task(tc_rebuilt, tmp_path):
+    from tiny_lm import release_texts, run_lm_eval, tiny_lm
+
+    dataset = tc_rebuilt["out"] / "dataset"
+    info = json.loads((dataset / "lm_eval" / "harness.json").read_text(encoding="utf-8"))
+    assert info["task"] == "benchforge_tc_rebuild_test"
+    model = tiny_lm(tmp_path / "model", release_texts(dataset))
+    got = run_lm_eval(model, info["task"], dataset / "lm_eval", tmp_path / "lm")
+    scores = got["results"][info["task"]]
+    assert 0.0 <= scores["acc,none"] <= 1.0 and "f1,none" in scores  # accuracy and macro-F1
+    n_test = len((dataset / "test.jsonl").read_text(encoding="utf-8").splitlines())
+    assert got["n-samples"][info["task"]]["effective"] == n_test

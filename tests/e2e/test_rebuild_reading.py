@@ -174,3 +174,33 @@ def test_rerun_resumes_without_duplicate_tasks_and_the_card_is_true(kind, reques
         assert project.task_number == len(items)
     report = check_card(run["out"])
     assert report.mismatches == [], report.mismatches
+
+
+def test_lm_eval_runs_the_exported_jsquad_task(jsquad, tmp_path):
+    """Issue 39: the release's harness task, generation scored by exact match and
+    character F1, runs in lm-eval on a tiny local model."""
+    from tiny_lm import release_texts, run_lm_eval, tiny_lm
+
+    dataset = jsquad["out"] / "dataset"
+    info = json.loads((dataset / "lm_eval" / "harness.json").read_text(encoding="utf-8"))
+    model = tiny_lm(tmp_path / "model", release_texts(dataset))
+    got = run_lm_eval(model, info["task"], dataset / "lm_eval", tmp_path / "lm")
+    scores = got["results"][info["task"]]
+    assert {"exact_match,none", "char_f1,none"} <= set(scores)
+    n_test = len((dataset / "test.jsonl").read_text(encoding="utf-8").splitlines())
+    assert got["n-samples"][info["task"]]["effective"] == n_test
+
+
+def test_the_reader_baseline_scores_dev_and_test_by_exact_match_and_char_f1(jsquad, tmp_path):
+    import shutil
+    import subprocess
+    import sys
+
+    out = tmp_path / "run"
+    shutil.copytree(jsquad["out"], out)
+    got = subprocess.run([sys.executable, "-m", "flows.cli", "baseline", str(out), "--epochs",
+                          "2"], cwd=ROOT, capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert got.returncode == 0, got.stdout[-2000:] + got.stderr[-2000:]
+    result = json.loads((out / "baseline" / "baseline.json").read_text(encoding="utf-8"))
+    assert set(result["splits"]["test"]["metrics"]) == {"exact_match", "char_f1"}
+    assert "## Baselines" in (out / "dataset" / "DATA_CARD.md").read_text(encoding="utf-8")
