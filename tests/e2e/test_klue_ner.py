@@ -175,3 +175,26 @@ def test_release_in_the_hubs_and_klues_layouts_with_a_true_card(ner_rebuilt, tmp
     for phrase in ("KLUE Table 9", "keep rate", "correction rate", "entity F1",
                    "Review by linguists", "public figures"):  # fmt: skip
         assert phrase in card, phrase
+
+
+def test_the_tagger_baseline_scores_entity_and_character_macro_f1(ner_rebuilt, tmp_path):
+    """Issue 39: the character tagger fine-tuned on the release's train split, scored as
+    KLUE 4.4 scores NER; its predictions give the same figures in ``evaluate``."""
+    import shutil
+    import subprocess
+    import sys
+
+    out = tmp_path / "run"
+    shutil.copytree(ner_rebuilt["out"], out)
+    got = subprocess.run([sys.executable, "-m", "flows.cli", "baseline", str(out), "--epochs",
+                          "2"], cwd=ROOT, capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert got.returncode == 0, got.stdout[-2000:] + got.stderr[-2000:]
+    result = json.loads((out / "baseline" / "baseline.json").read_text(encoding="utf-8"))
+    test = result["splits"]["test"]
+    assert set(test["metrics"]) == {"entity_macro_f1", "char_macro_f1"}
+    predictions = out / "baseline" / "test.predictions.jsonl"
+    ev = subprocess.run([sys.executable, "-m", "flows.cli", "evaluate", str(out), "--split",
+                         "test", "--predictions", str(predictions), "--json"], cwd=ROOT,
+                        capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert ev.returncode == 0, ev.stderr
+    assert json.loads(ev.stdout)["metrics"] == test["metrics"]

@@ -404,3 +404,31 @@ def test_card_check_finds_every_family_card_true_to_its_files(
         assert "The split (`" in card and "the rounds dropped" in card
     # classes, not STS score bins
     assert copa["labels"]["numeric"] is False and set(copa["labels"]["order"]) <= {"0", "1"}
+
+
+def test_evaluate_scores_kobbq_as_the_card_scores_its_fixed_answers(kobbq_rebuilt, tmp_path):
+    """Issue 39: ``benchforge evaluate`` on KoBBQ's evaluation set uses the family's own
+    scorer; always answering "unknown" gives the card's baseline figures (x 100)."""
+    import subprocess
+    import sys
+
+    out = kobbq_rebuilt["out"]
+    records = [json.loads(x) for x in (out / "dataset" / "test_samples.jsonl").read_text(
+        encoding="utf-8").splitlines()]  # fmt: skip
+    unknown = next(c for c in records[0]["choices"] if c == "알 수 없음")
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text("".join(json.dumps({"guid": r["sample_id"], "prediction": unknown},
+                                       ensure_ascii=False) + "\n" for r in records),
+                    encoding="utf-8")  # fmt: skip
+    got = subprocess.run([sys.executable, "-m", "flows.cli", "evaluate", str(out), "--split",
+                          "test", "--predictions", str(pred), "--json"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert got.returncode == 0, got.stderr
+    metrics = json.loads(got.stdout)["metrics"]
+    card = json.loads((out / "dataset" / "card.json").read_text(encoding="utf-8"))
+    want = card["scores"]["unknown"]["overall"]
+    for key in ("acc_amb", "acc_dis", "diff_bias_amb", "diff_bias_dis"):
+        assert metrics[key] == pytest.approx(100 * want[key], abs=0.01), key
+    assert metrics["acc_amb"] == 100.0  # "unknown" is right in every ambiguous context
+    assert "Baselines on the evaluation set" in (out / "dataset" / "DATA_CARD.md").read_text(
+        encoding="utf-8")  # fmt: skip
