@@ -57,4 +57,7 @@ env -u LABEL_STUDIO_URL -u LABEL_STUDIO_API_KEY -u PREFECT_API_URL -u BENCHFORGE
     echo "[fresh-check] set-up (bootstrap) ${setup} s; main job (scripts/demo.sh, Label Studio install included) $((SECONDS - start)) s"
   '
 test -s runs/sts-demo/dataset/DATA_CARD.md
+grep -q "Fine-tuned baseline" runs/sts-demo/dataset/DATA_CARD.md   # the baseline's row
+test -s runs/sts-demo/dataset/lm_eval/benchforge_sts_demo.yaml     # the lm-eval task
+.venv/bin/benchforge card check runs/sts-demo
 echo "[fresh-check] the main job passed in a fresh clone with a fresh HOME and 8080 taken"
