@@ -15,7 +15,7 @@ import logging
 
 import numpy as np
 
-from pipelines.evaluation.baseline import BaselineSettings, register_fitter
+from pipelines.evaluation.fitters import BaselineSettings, register_fitter
 from pipelines.evaluation.spec import Evaluation
 
 log = logging.getLogger(__name__)

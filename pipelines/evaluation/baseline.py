@@ -29,48 +29,19 @@ import json
 import logging
 import os
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
 
 from pipelines.core.io import sha256_file, write_json, write_text
 from pipelines.evaluation.evaluate import dataset_folder, score, task_of
+from pipelines.evaluation.fitters import FITTERS, BaselineSettings
 from pipelines.evaluation.spec import Evaluation, EvaluationError, read_records
 
 log = logging.getLogger(__name__)
 
 SPLITS = ("train", "dev", "test")
-
-
-@dataclass
-class BaselineSettings:
-    """The encoder's size and fine-tuning (the defaults train a demo's splits in
-    seconds to minutes on a CPU; ``for_device`` gives a GPU more)."""
-
-    vocab_size: int = 4000
-    hidden: int = 128
-    layers: int = 2
-    heads: int = 2
-    intermediate: int = 512
-    max_length: int = 128
-    epochs: int = 10
-    batch_size: int = 16
-    lr: float = 5e-4
-    patience: int = 4
-    seed: int = 0
-    encoder: str | None = None  # a pretrained encoder folder (classifiers pretrain)
-    device: str | None = None
-
-    def train_settings(self) -> object:
-        from pipelines.models.train_classifier import TrainSettings
-
-        return TrainSettings(
-            vocab_size=self.vocab_size, hidden=self.hidden, layers=self.layers,
-            heads=self.heads, intermediate=self.intermediate, max_length=self.max_length,
-            epochs=self.epochs, batch_size=self.batch_size, lr=self.lr, seed=self.seed,
-            patience=self.patience, encoder=self.encoder, device=self.device,
-        )  # fmt: skip
 
 
 def default_encoder(language: str) -> Path | None:
@@ -81,128 +52,6 @@ def default_encoder(language: str) -> Path | None:
     return folder if (folder / "config.json").is_file() else None
 
 
-def _joined(ev: Evaluation, record: dict) -> str:
-    text = str(ev.text(record))
-    return f"{text} [SEP] {ev.text_pair(record)}" if ev.text_pair else text
-
-
-# -- classifiers over texts ------------------------------------------------------------
-
-
-def _classifier(texts: list[str], y: list[int], names: list[str], dev: tuple[list[str], list[int]],
-                settings: BaselineSettings) -> tuple[object, object, list[dict]]:  # fmt: skip
-    """A small BERT fine-tuned on ``texts`` -> ``y`` (class ids of ``names``)."""
-    import torch
-    from transformers import AutoTokenizer, BertForSequenceClassification
-
-    from pipelines.models.checkpoints import default_device
-    from pipelines.models.train_classifier import fine_tune, model_config, train_tokenizer
-
-    ts = settings.train_settings()
-    device = settings.device or default_device()
-    ts.device = device
-    torch.manual_seed(settings.seed)
-    if settings.encoder:
-        folder = Path(settings.encoder)
-        if not (folder / "config.json").is_file():
-            raise EvaluationError(f"{folder}: not an encoder folder (no config.json)")
-        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
-        model = BertForSequenceClassification.from_pretrained(
-            folder, local_files_only=True, num_labels=len(names),
-            id2label=dict(enumerate(names)), label2id={n: i for i, n in enumerate(names)},
-        ).to(device)  # fmt: skip
-    else:
-        tokenizer = train_tokenizer(texts, settings.vocab_size)
-        model = BertForSequenceClassification(model_config(tokenizer, names, ts)).to(device)
-    history = fine_tune(model, tokenizer, texts, y, ts, dev if dev[0] else None)
-    return model, tokenizer, history
-
-
-def _probabilities(model: object, tokenizer: object, texts: list[str], max_length: int
-                   ) -> np.ndarray:  # fmt: skip
-    from pipelines.models.classifier import batch_probabilities
-
-    if not texts:
-        return np.zeros((0, model.config.num_labels), dtype=np.float32)  # type: ignore[attr-defined]
-    return batch_probabilities(model, tokenizer, texts, None, max_length)
-
-
-def _fit_label(ev: Evaluation, data: dict[str, list[dict]], settings: BaselineSettings
-               ) -> tuple[dict, list[dict]]:  # fmt: skip
-    names = list(ev.labels) or sorted({str(ev.gold(r)) for r in data["train"]})
-    index = {n: i for i, n in enumerate(names)}
-    texts = [_joined(ev, r) for r in data["train"]]
-    y = [index[str(ev.gold(r))] for r in data["train"]]
-    dev = [r for r in data["dev"] if str(ev.gold(r)) in index]
-    model, tok, history = _classifier(
-        texts, y, names, ([_joined(ev, r) for r in dev], [index[str(ev.gold(r))] for r in dev]),
-        settings,
-    )  # fmt: skip
-    out = {}
-    for split in ("dev", "test"):
-        probs = _probabilities(model, tok, [_joined(ev, r) for r in data[split]],
-                               settings.max_length)  # fmt: skip
-        out[split] = [
-            {"prediction": names[int(p.argmax())],
-             "probabilities": {n: round(float(x), 6) for n, x in zip(names, p, strict=True)}}
-            for p in probs
-        ]  # fmt: skip
-    return out, history
-
-
-def _fit_score(ev: Evaluation, data: dict[str, list[dict]], settings: BaselineSettings
-               ) -> tuple[dict, list[dict]]:  # fmt: skip
-    names = [str(k) for k in range(6)]
-
-    def bucket(r: dict) -> int:
-        return int(np.clip(np.rint(float(ev.gold(r))), 0, 5))
-
-    texts = [_joined(ev, r) for r in data["train"]]
-    model, tok, history = _classifier(
-        texts, [bucket(r) for r in data["train"]], names,
-        ([_joined(ev, r) for r in data["dev"]], [bucket(r) for r in data["dev"]]), settings,
-    )  # fmt: skip
-    out = {}
-    for split in ("dev", "test"):
-        probs = _probabilities(model, tok, [_joined(ev, r) for r in data[split]],
-                               settings.max_length)  # fmt: skip
-        out[split] = [{"prediction": round(float(p @ np.arange(6)), 4)} for p in probs]
-    return out, history
-
-
-def _pairs(ev: Evaluation, records: list[dict]) -> tuple[list[str], list[int], list[int]]:
-    texts, y, owner = [], [], []
-    for i, r in enumerate(records):
-        gold = int(ev.gold(r))
-        for k, option in enumerate(ev.choices(r)):  # type: ignore[misc]
-            texts.append(f"{ev.text(r)} [SEP] {option}")
-            y.append(int(k == gold))
-            owner.append(i)
-    return texts, y, owner
-
-
-def _fit_choice(ev: Evaluation, data: dict[str, list[dict]], settings: BaselineSettings
-                ) -> tuple[dict, list[dict]]:  # fmt: skip
-    texts, y, _ = _pairs(ev, data["train"])
-    dev_texts, dev_y, _ = _pairs(ev, data["dev"])
-    model, tok, history = _classifier(texts, y, ["wrong", "right"], (dev_texts, dev_y),
-                                      settings)  # fmt: skip
-    out = {}
-    for split in ("dev", "test"):
-        t, _, owner = _pairs(ev, data[split])
-        right = _probabilities(model, tok, t, settings.max_length)[:, 1]
-        best: dict[int, tuple[float, int]] = {}
-        k_of: dict[int, int] = {}
-        for p, i in zip(right, owner, strict=True):
-            k = k_of.get(i, 0)
-            k_of[i] = k + 1
-            if i not in best or p > best[i][0]:
-                best[i] = (float(p), k)
-        out[split] = [{"prediction": best[i][1]} for i in range(len(data[split]))]
-    return out, history
-
-
-FITTERS = {"label": _fit_label, "score": _fit_score, "choice": _fit_choice}
 FOLDS = 5
 
 
@@ -231,16 +80,6 @@ def _cross_fitted(ev: Evaluation, data: dict[str, list[dict]], splits: list[str]
             history.append({"split": split, "fold": k, "train": len(train), "epochs": h})
         out[split] = [p if p is not None else {"prediction": None} for p in preds]
     return out, history
-
-
-def register_fitter(target: str):  # noqa: ANN201 - a decorator
-    """Decorator: the baseline of another target (``tags``, ``answer``: their modules)."""
-
-    def add(fn):  # noqa: ANN001, ANN202
-        FITTERS[target] = fn
-        return fn
-
-    return add
 
 
 def baseline(run_dir: Path, settings: BaselineSettings | None = None, write_card: bool = True

@@ -7,7 +7,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from pipelines.evaluation.baseline import BaselineSettings, register_fitter
+from pipelines.evaluation.fitters import BaselineSettings, register_fitter
 from pipelines.evaluation.spec import Evaluation
 
 

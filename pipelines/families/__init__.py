@@ -135,9 +135,11 @@ class TaskKind:
 
         steps = list(self.plan(recipe)) if self.plan and recipe is not None else list(self.steps)
         steps = with_people_steps(recipe, steps) if recipe is not None else steps
-        # a release that declares its evaluation ends with its lm-evaluation-harness task
+        # a release (its steps export) that declares its evaluation ends with its
+        # lm-evaluation-harness task
         # (pipelines.families.harness)
-        return [*steps, "harness"] if self.evaluation is not None else steps
+        releases = self.evaluation is not None and "export" in steps
+        return [*steps, "harness"] if releases else steps
 
     @property
     def paper_agreement(self) -> dict | None:
