@@ -29,7 +29,8 @@ def _human_rows(facts: dict, metrics: list[str]) -> list[list[str]]:
     if all(v is None for v in vals):
         return []
     # the human round reports fractions and r; the table is x 100 like the papers
-    return [[f"people, majority answer{sim}", "test", str(h.get("items", "")),
+    who = "people, mean rating" if h.get("kind") == "rating" else "people, majority answer"
+    return [[f"{who}{sim}", "test", str(h.get("items", "")),
              *[_fmt(None if v is None else round(100 * float(v), 2)) for v in vals]]]  # fmt: skip
 
 
