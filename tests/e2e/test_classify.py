@@ -266,6 +266,42 @@ def test_pretrained_encoder_is_reused_by_train(tmp_path):
         assert torch.allclose(enc[name], tuned[name], atol=1e-6), name
     missing = train(tmp_path / "x", "--task", "hate", "--encoder", str(tmp_path / "nope"))
     assert missing.returncode == 2 and "nope" in missing.stderr
+    _baseline_takes_the_projects_encoder(tmp_path, tmp_path / "enc")
+
+
+def _baseline_takes_the_projects_encoder(tmp_path: Path, folder: Path) -> None:
+    """Issue 39: ``benchforge baseline`` fine-tunes the project's pretrained encoder when
+    one is present ($BENCHFORGE_HOME/models/encoder-<language>) instead of training one."""
+    import os
+    import shutil
+
+    from pipelines.evaluation.baseline import BaselineSettings, baseline
+
+    home = tmp_path / "home"
+    shutil.copytree(folder, home / "models" / "encoder-ko")
+    run = tmp_path / "release"
+    (run / "dataset").mkdir(parents=True)
+    card = {"task_kind": "kobest-sentineg", "recipe": {"language": "ko"}}
+    (run / "dataset" / "card.json").write_text(json.dumps(card), encoding="utf-8")
+    texts = ["정말 좋은 영화였다", "최악의 영화였다", "배우 연기가 훌륭하다", "지루하고 별로다"]
+    for split, n in (("train", 24), ("dev", 8), ("test", 8)):
+        rows = [{"sentence": texts[i % 4], "label": int(i % 2 == 0)} for i in range(n)]
+        (run / "dataset" / f"{split}.jsonl").write_text(
+            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
+        )
+    saved = os.environ.get("BENCHFORGE_HOME")
+    os.environ["BENCHFORGE_HOME"] = str(home)
+    try:
+        result = baseline(run, BaselineSettings(epochs=1), write_card=False)
+    finally:
+        if saved is None:
+            os.environ.pop("BENCHFORGE_HOME")
+        else:
+            os.environ["BENCHFORGE_HOME"] = saved
+    assert result["model"].endswith("encoder encoder-ko")
+    assert result["settings"]["encoder"] == str(home / "models" / "encoder-ko")
+    assert set(result["splits"]) == {"dev", "test"}
+    assert result["splits"]["test"]["metrics"]["macro_f1"] is not None
 
 
 def test_tokenizer_is_identical_on_every_run():
