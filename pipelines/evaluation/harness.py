@@ -211,7 +211,8 @@ def harness_files(recipe_name: str, language: str, ev: Evaluation, dataset: Path
         "target": ev.target,
         "gold": ev.gold_field,
         "labels": labels,
-        "choices": list(ev.harness_choices) if ev.target == "label"
+        # a class task's options: its verbalised classes, else the class names themselves
+        "choices": list(ev.harness_choices or labels) if ev.target == "label"
         else YES_NO.get(language, YES_NO["ko"]),
         "choice_fields": list(ev.choice_fields),
         "threshold": 3.0,
