@@ -38,8 +38,10 @@ ACTIONS = ["ANNOTATION_CREATED", "ANNOTATIONS_CREATED", "ANNOTATION_UPDATED"]
 
 
 def waits_dir() -> Path:
-    home = Path(os.environ.get("BENCHFORGE_HOME") or Path.home() / ".benchforge")
-    return home / "waits"
+    """``$BENCHFORGE_HOME/waits`` (benchforge's data folder, ``ls_server.home``)."""
+    from pipelines.annotation.ls_server import home
+
+    return home() / "waits"
 
 
 def webhook_url() -> str:

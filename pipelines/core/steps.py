@@ -274,9 +274,10 @@ def cached(ctx: RunContext, compute: Callable[[], tuple[dict, dict]]) -> tuple[d
     """Run ``compute`` unless the running step's declared outputs are current (their
     manifest records the key :func:`step_cache` derived); return (info, cached).
 
-    ``compute() -> (tables, info)`` gives the Parquet tables by file name and the info;
-    together they are the step's declared writes (the tables, and one ``.json`` file
-    for the info), checked here."""
+    ``compute() -> (tables, info)`` gives the Parquet tables by file name and the info,
+    or ``(tables, info, texts)`` with text files by name too; together they are the
+    step's declared writes (the tables, the texts and one ``.json`` file for the info),
+    checked here."""
     cache = ctx.cache
     if cache is None:
         raise RuntimeError("cached() runs inside a step that declares its settings "
@@ -286,9 +287,10 @@ def cached(ctx: RunContext, compute: Callable[[], tuple[dict, dict]]) -> tuple[d
         raise ValueError(f"a cached step declares one .json info file, not {infos}")
     if outputs_current(cache.folder, cache.key, cache.names):
         return json.loads((cache.folder / infos[0]).read_text(encoding="utf-8")), True
-    tables, info = compute()
-    if sorted([*tables, infos[0]]) != sorted(cache.names):
-        raise AssertionError(f"the step computed {sorted(tables)} and declared "
+    tables, info, *rest = compute()
+    texts = rest[0] if rest else {}
+    if sorted([*tables, *texts, infos[0]]) != sorted(cache.names):
+        raise AssertionError(f"the step computed {sorted([*tables, *texts])} and declared "
                              f"{sorted(cache.names)}")  # fmt: skip
-    write_outputs(cache.folder, cache.key, tables, {infos[0]: info})
+    write_outputs(cache.folder, cache.key, tables, {infos[0]: info}, texts)
     return info, False

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -38,17 +37,18 @@ from pipelines.core.io import sha256_file, write_json, write_text
 from pipelines.evaluation.evaluate import dataset_folder, score, task_of
 from pipelines.evaluation.fitters import FITTERS, BaselineSettings
 from pipelines.evaluation.spec import Evaluation, EvaluationError, read_records
+from pipelines.export.records import SPLITS
 
 log = logging.getLogger(__name__)
-
-SPLITS = ("train", "dev", "test")
 
 
 def default_encoder(language: str) -> Path | None:
     """The project's pretrained encoder for ``language``, when present:
-    ``$BENCHFORGE_HOME/models/encoder-<language>`` (default ``~/.benchforge``)."""
-    home = Path(os.environ.get("BENCHFORGE_HOME") or Path.home() / ".benchforge")
-    folder = home / "models" / f"encoder-{language}"
+    ``$BENCHFORGE_HOME/models/encoder-<language>`` (benchforge's data folder,
+    :func:`pipelines.annotation.ls_server.home`)."""
+    from pipelines.annotation.ls_server import home
+
+    folder = home() / "models" / f"encoder-{language}"
     return folder if (folder / "config.json").is_file() else None
 
 
@@ -151,7 +151,9 @@ def baseline(run_dir: Path, settings: BaselineSettings | None = None, write_card
         "train_items": len(data["train"]),
         "epochs": history,
         "metrics_source": ev.source,
-        "files": {s: {"name": p.name, "sha256": sha256_file(p)} for s, p in files.items()},
+        "files": {
+            s: {"name": p.name, "sha256": fingerprint["files"][s]} for s, p in files.items()
+        },  # fmt: skip
         "fingerprint": fingerprint,
         "splits": {},
     }
@@ -165,7 +167,7 @@ def baseline(run_dir: Path, settings: BaselineSettings | None = None, write_card
         pred = [p["prediction"] for p in preds]
         probs = None
         if all("probabilities" in p for p in preds):
-            labels = list(ev.labels) or sorted({str(g) for g in gold})
+            labels = ev.classes(gold)
             probs = np.asarray([[p["probabilities"].get(n, 0.0) for n in labels] for p in preds])
         result["splits"][split] = {"items": len(recs),
                                    "metrics": score(ev, gold, pred, probs, recs)}  # fmt: skip
@@ -177,8 +179,6 @@ def baseline(run_dir: Path, settings: BaselineSettings | None = None, write_card
 
 def add_to_card(run_dir: Path, result: dict) -> Path:
     """Put the baseline's figures into RUN_DIR's card.json and render the card again."""
-    import json
-
     from pipelines.export.data_card import regenerate
 
     dataset = dataset_folder(Path(run_dir))

@@ -120,9 +120,10 @@ def _coerce(ev: Evaluation, value: object, record: dict, where: str) -> object:
     return str(value)
 
 
-def align(ev: Evaluation, records: list[dict], predictions: dict[str, dict], source: str
-          ) -> tuple[list, list, np.ndarray | None]:  # fmt: skip
-    """Gold values, predictions and probabilities (or None) in the records' order."""
+def check_ids(ev: Evaluation, records: list[dict], predictions: dict[str, dict], source: str
+              ) -> list[str]:  # fmt: skip
+    """The records' guids, once every prediction is of an item of the split and every
+    item has one (an error names ``source`` and the line)."""
     ids = ev.ids(records)
     known = set(ids)
     for guid, row in predictions.items():
@@ -136,7 +137,14 @@ def align(ev: Evaluation, records: list[dict], predictions: dict[str, dict], sou
             f"{source}: {len(missing)} of {len(ids)} items have no prediction "
             f"(first: {missing[:3]})"
         )
-    labels = list(ev.labels) or sorted({str(ev.gold(r)) for r in records})
+    return ids
+
+
+def align(ev: Evaluation, records: list[dict], predictions: dict[str, dict], source: str
+          ) -> tuple[list, list, np.ndarray | None]:  # fmt: skip
+    """Gold values, predictions and probabilities (or None) in the records' order."""
+    ids = check_ids(ev, records, predictions, source)
+    labels = ev.classes([ev.gold(r) for r in records])
     gold, pred, probs = [], [], []
     have_probs = all("probabilities" in predictions[g] for g in ids)
     for guid, record in zip(ids, records, strict=True):
@@ -155,7 +163,7 @@ def align(ev: Evaluation, records: list[dict], predictions: dict[str, dict], sou
 def score(ev: Evaluation, gold: list, pred: list, probabilities: np.ndarray | None = None,
           records: list[dict] | None = None) -> dict[str, float | None]:  # fmt: skip
     """Every metric of ``ev`` (x 100, rounded to 2 places; None when undefined)."""
-    labels = list(ev.labels) or sorted({str(g) for g in gold})
+    labels = ev.classes(gold)
     if ev.target == "choice":
         gold, pred = [str(g) for g in gold], [str(p) for p in pred]
     out: dict[str, float | None] = {}
@@ -175,10 +183,12 @@ def evaluate(run_dir: Path, split: str, predictions: Path) -> dict:
     dataset = dataset_folder(run_dir)
     name, ev = task_of(dataset)
     records = gold_records(dataset, split, ev)
+    given = read_predictions(predictions)
     if ev.scorer is not None:
-        result = ev.scorer(records, read_predictions(predictions), str(predictions))
+        check_ids(ev, records, given, str(predictions))
+        result = ev.scorer(records, given, str(predictions))
     else:
-        gold, pred, probs = align(ev, records, read_predictions(predictions), str(predictions))
+        gold, pred, probs = align(ev, records, given, str(predictions))
         result = score(ev, gold, pred, probs, records)
     return {
         "task_kind": name,

@@ -8,17 +8,16 @@ classifier."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from pipelines.evaluation.spec import Evaluation, EvaluationError
+from pipelines.evaluation.spec import Evaluation
 
 
 @dataclass
 class BaselineSettings:
     """The encoder's size and fine-tuning (the defaults train a demo's splits in
-    seconds to minutes on a CPU; ``for_device`` gives a GPU more)."""
+    seconds to a minute on a CPU; a pretrained ``encoder`` brings its own size)."""
 
     vocab_size: int = 4000
     hidden: int = 128
@@ -57,24 +56,22 @@ def _classifier(texts: list[str], y: list[int], names: list[str], dev: tuple[lis
                 settings: BaselineSettings) -> tuple[object, object, list[dict]]:  # fmt: skip
     """A small BERT fine-tuned on ``texts`` -> ``y`` (class ids of ``names``)."""
     import torch
-    from transformers import AutoTokenizer, BertForSequenceClassification
+    from transformers import BertForSequenceClassification
 
     from pipelines.models.checkpoints import default_device
-    from pipelines.models.train_classifier import fine_tune, model_config, train_tokenizer
+    from pipelines.models.train_classifier import (
+        fine_tune,
+        from_encoder,
+        model_config,
+        train_tokenizer,
+    )
 
     ts = settings.train_settings()
     device = settings.device or default_device()
     ts.device = device
     torch.manual_seed(settings.seed)
     if settings.encoder:
-        folder = Path(settings.encoder)
-        if not (folder / "config.json").is_file():
-            raise EvaluationError(f"{folder}: not an encoder folder (no config.json)")
-        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
-        model = BertForSequenceClassification.from_pretrained(
-            folder, local_files_only=True, num_labels=len(names),
-            id2label=dict(enumerate(names)), label2id={n: i for i, n in enumerate(names)},
-        ).to(device)  # fmt: skip
+        model, tokenizer = from_encoder(settings.encoder, names, device)
     else:
         tokenizer = train_tokenizer(texts, settings.vocab_size)
         model = BertForSequenceClassification(model_config(tokenizer, names, ts)).to(device)
@@ -93,7 +90,7 @@ def _probabilities(model: object, tokenizer: object, texts: list[str], max_lengt
 
 def _fit_label(ev: Evaluation, data: dict[str, list[dict]], settings: BaselineSettings
                ) -> tuple[dict, list[dict]]:  # fmt: skip
-    names = list(ev.labels) or sorted({str(ev.gold(r)) for r in data["train"]})
+    names = ev.classes([ev.gold(r) for r in data["train"]])
     index = {n: i for i, n in enumerate(names)}
     texts = [_joined(ev, r) for r in data["train"]]
     y = [index[str(ev.gold(r))] for r in data["train"]]
@@ -155,14 +152,10 @@ def _fit_choice(ev: Evaluation, data: dict[str, list[dict]], settings: BaselineS
     for split in ("dev", "test"):
         t, _, owner = _pairs(ev, data[split])
         right = _probabilities(model, tok, t, settings.max_length)[:, 1]
-        best: dict[int, tuple[float, int]] = {}
-        k_of: dict[int, int] = {}
-        for p, i in zip(right, owner, strict=True):
-            k = k_of.get(i, 0)
-            k_of[i] = k + 1
-            if i not in best or p > best[i][0]:
-                best[i] = (float(p), k)
-        out[split] = [{"prediction": best[i][1]} for i in range(len(data[split]))]
+        # each item's options are consecutive: the answer is the likeliest of its own
+        counts = np.bincount(owner, minlength=len(data[split]))
+        out[split] = [{"prediction": int(part.argmax())}
+                      for part in np.split(right, np.cumsum(counts)[:-1])]  # fmt: skip
     return out, history
 
 

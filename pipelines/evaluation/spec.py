@@ -72,6 +72,11 @@ class Evaluation:
             return [str(n) for n in range(len(records))]
         return [str(r[self.id_field]) for r in records]
 
+    def classes(self, gold: Sequence[object]) -> list[str]:
+        """The classes in a fixed order (AUPRC's columns, a classifier's outputs): the
+        declared ``labels``, else the gold values' names sorted."""
+        return list(self.labels) or sorted({str(g) for g in gold})
+
     def split_file(self, dataset: Path, split: str) -> Path:
         """The release file of ``split`` (``dev``, or its alias ``valid``) in ``dataset``."""
         split = SPLIT_ALIASES.get(split, split)

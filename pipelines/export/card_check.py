@@ -177,9 +177,9 @@ def check_baseline(dataset: Path, facts: dict, result: CardCheck) -> None:
         if not path.is_file():
             result.mismatches.append(Mismatch(what, "present", "no such file"))
             continue
-        if sha256_file(path) != info["sha256"]:
+        if (digest := sha256_file(path)) != info["sha256"]:
             result.mismatches.append(Mismatch(what, f"sha256 {info['sha256'][:12]}",
-                                              f"sha256 {sha256_file(path)[:12]}"))  # fmt: skip
+                                              f"sha256 {digest[:12]}"))  # fmt: skip
         scored = (b.get("splits") or {}).get(split)
         if scored is not None and (n := records_in(path)) != scored["items"]:
             result.mismatches.append(Mismatch(what, f"{scored['items']} items scored", f"{n}"))

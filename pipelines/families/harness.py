@@ -7,11 +7,7 @@ language; its own manifest in ``lm_eval/``."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
-from pipelines.core.io import outputs_current, write_outputs
-from pipelines.core.steps import STEPS, RunContext, StepOutcome, declares
+from pipelines.core.steps import STEPS, RunContext, StepOutcome, cached, declares
 from pipelines.evaluation.harness import harness_files, supported, task_name
 
 HARNESS_DIR = "dataset/lm_eval"
@@ -56,27 +52,24 @@ def harness_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The release's lm-evaluation-harness task -> OUT/dataset/lm_eval/ (run it with
     ``lm_eval --tasks <task> --include_path OUT/dataset/lm_eval``)."""
     folder = ctx.out / HARNESS_DIR
-    names = _names(ctx)
-    key = ctx.cache.key if ctx.cache is not None else ""
-    if outputs_current(folder, key, names):
-        info = json.loads((folder / "harness.json").read_text(encoding="utf-8"))
-        return StepOutcome(f"{info['summary']} (cached)", info)
-    ev = ctx.task.evaluation
-    if not supported(ev):
-        why = ("no evaluation declared" if ev is None
-               else f"answers of kind {ev.target!r} have no harness form; "
-               "`benchforge evaluate` scores them")  # fmt: skip
-        info = {"task": None, "summary": f"no lm-eval task: {why}"}
-        write_outputs(folder, key, {}, {"harness.json": info})
-        return StepOutcome(info["summary"], info)
-    files = harness_files(ctx.recipe.name, ctx.recipe.language, ev, ctx.out / "dataset")
-    name = task_name(ctx.recipe.name)
-    info = {
-        "task": name,
-        "files": sorted(files),
-        "command": f"lm_eval --model hf --model_args pretrained=MODEL --tasks {name} "
-        f"--include_path {Path(ctx.out) / HARNESS_DIR}",
-        "summary": f"lm-eval task {name} -> {folder}",
-    }
-    write_outputs(folder, key, {}, {"harness.json": info}, files)
-    return StepOutcome(info["summary"], info)
+
+    def compute() -> tuple[dict, dict, dict[str, str]]:
+        ev = ctx.task.evaluation
+        if not supported(ev):
+            why = ("no evaluation declared" if ev is None
+                   else f"answers of kind {ev.target!r} have no harness form; "
+                   "`benchforge evaluate` scores them")  # fmt: skip
+            return {}, {"task": None, "summary": f"no lm-eval task: {why}"}, {}
+        files = harness_files(ctx.recipe.name, ctx.recipe.language, ev, ctx.out / "dataset")
+        name = task_name(ctx.recipe.name)
+        info = {
+            "task": name,
+            "files": sorted(files),
+            "command": f"lm_eval --model hf --model_args pretrained=MODEL --tasks {name} "
+            f"--include_path {folder}",
+            "summary": f"lm-eval task {name} -> {folder}",
+        }
+        return {}, info, files
+
+    info, hit = cached(ctx, compute)
+    return StepOutcome(info["summary"] + (" (cached)" if hit else ""), info)

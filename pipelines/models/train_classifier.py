@@ -253,6 +253,22 @@ judgments and inherit their disagreements. Outputs contain offensive language.
 """
 
 
+def from_encoder(folder: str | Path, labels: Sequence[str], device: str) -> tuple[Any, Any]:
+    """A sequence classifier over ``labels`` on the pretrained encoder in ``folder``
+    (``benchforge classifiers pretrain``), and its tokenizer."""
+    from transformers import AutoTokenizer, BertForSequenceClassification
+
+    folder = Path(folder)
+    if not (folder / "config.json").is_file():
+        raise TrainingDataError(f"{folder}: not an encoder folder (no config.json)")
+    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    model = BertForSequenceClassification.from_pretrained(
+        folder, local_files_only=True, num_labels=len(labels),
+        id2label=dict(enumerate(labels)), label2id={label: i for i, label in enumerate(labels)},
+    ).to(device)  # fmt: skip
+    return model, tokenizer
+
+
 def train_classifier(
     task: str,
     out: Path,
@@ -263,7 +279,7 @@ def train_classifier(
     (see :mod:`pipelines.models.collapse`) is saved with ``collapse.collapsed`` true in
     its metrics and a warning at the top of its model card, and logged as an error."""
     import torch
-    from transformers import AutoTokenizer, BertForSequenceClassification
+    from transformers import BertForSequenceClassification
 
     from pipelines.models.pretrain import pretrain_encoder, read_texts
 
@@ -282,19 +298,8 @@ def train_classifier(
         extra.extend(read_texts(Path(path)))
     torch.manual_seed(settings.seed)
     start = time.perf_counter()
-    head = {
-        "num_labels": len(labels),
-        "id2label": dict(enumerate(labels)),
-        "label2id": {label: i for i, label in enumerate(labels)},
-    }
     if settings.encoder:
-        encoder = Path(settings.encoder)
-        if not (encoder / "config.json").is_file():
-            raise TrainingDataError(f"{encoder}: not an encoder folder (no config.json)")
-        tokenizer = AutoTokenizer.from_pretrained(encoder, local_files_only=True)
-        model = BertForSequenceClassification.from_pretrained(
-            encoder, local_files_only=True, **head
-        ).to(device)
+        model, tokenizer = from_encoder(settings.encoder, labels, device)
     elif settings.pretrain_epochs and extra:
         mlm, tokenizer, _, _ = pretrain_encoder(train_texts + extra, settings, device)
         model = BertForSequenceClassification(model_config(tokenizer, labels, settings)).to(device)

@@ -262,17 +262,8 @@ def evaluation_scorer(records: list[dict], predictions: dict[str, dict], source:
     """``benchforge evaluate`` on KoBBQ (Jin et al. 2024, 4): accuracy in ambiguous and
     disambiguated contexts and diff-bias in each, on the samples themselves (the
     evaluation set has one sample per template), x 100. A prediction is a choice's text
-    or index; every sample needs one."""
+    or index; ``evaluate`` has checked that every sample has one and no other."""
     samples = release_samples(pd.DataFrame(records), where=source)
-    known = set(samples["sample_id"])
-    for guid, row in predictions.items():
-        if guid not in known:
-            raise PredictionError(f"{source}, line {row['_line']}: sample {guid!r} is not in "
-                                  "this split")  # fmt: skip
-    missing = sorted(known - set(predictions))
-    if missing:
-        raise PredictionError(f"{source}: {len(missing)} of {len(known)} samples have no "
-                              f"prediction (first: {missing[:3]})")  # fmt: skip
     pred = pd.DataFrame(
         {
             "sample_id": list(predictions),
