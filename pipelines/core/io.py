@@ -171,6 +171,53 @@ def write_json(obj: object, path: str | Path) -> None:
     _atomic(Path(path), lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
+class TextFileError(BenchforgeError, ValueError):
+    """An input text file that cannot be read; the message names the file (and the line)."""
+
+
+def read_text(path: str | Path, encoding: str = "utf-8") -> str:
+    """The text of the input file ``path``, gzipped or not, decoded with ``encoding``
+    (newlines kept as they are). A missing file, a folder, an unreadable or truncated
+    gzip, or bytes that do not decode are a :class:`TextFileError` whose message is
+    ``file:line: problem`` (issue 51: an undecodable JSQuAD JSON, NER TSV or KB file
+    gave a ``UnicodeDecodeError`` traceback). Every reader of a file a recipe names
+    uses it (or ``pipelines.ingest.readers`` for corpora)."""
+    import gzip
+
+    path = Path(path)
+    if not path.exists():
+        raise TextFileError(f"{path}: file not found")
+    if not path.is_file():
+        raise TextFileError(f"{path}: not a file")
+    try:
+        data = path.read_bytes()
+        if data[:2] == b"\x1f\x8b":
+            data = gzip.decompress(data)
+    except (OSError, EOFError) as exc:
+        raise TextFileError(f"{path}: cannot read: {exc}") from None
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        start = data.rfind(b"\n", 0, exc.start) + 1
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise TextFileError(
+            f"{path}:{line}: cannot decode as {encoding} (byte {exc.start - start} of "
+            f"the line: {data[exc.start : exc.start + 4]!r})"
+        ) from None
+
+
+def control_character_line(text: str) -> tuple[int, str] | None:
+    """``(line, character)`` of the first NUL or other C0 control character (tab, line
+    and carriage-return breaks aside) in ``text``, or None: a structured input file
+    (a gold, relation or triples file) that holds one is refused, since no viewer or
+    release shows it as text."""
+    for n, line in enumerate(text.split("\n"), start=1):
+        bad = next((ch for ch in line if ord(ch) < 32 and ch not in "\t\r"), None)
+        if bad is not None:
+            return n, bad
+    return None
+
+
 def sha256_file(path: str | Path) -> str:
     """SHA-256 of a file's bytes, read in 1 MiB blocks."""
     digest = hashlib.sha256()

@@ -17,14 +17,20 @@ and may be gzipped (``.gz``).
 
 from __future__ import annotations
 
-import gzip
 import re
 from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
+from pipelines.core.errors import BenchforgeError
+from pipelines.core.io import TextFileError, read_text
 from pipelines.core.stage import value_counts
+
+
+class KmouError(BenchforgeError, ValueError):
+    """A KMOU-format file that cannot be used; the message names the file (and line)."""
+
 
 # KMOU types -> KLUE's six (KLUE 3.4.1: PS, LC, OG, DT, TI, QT). The 2016 release has
 # PS, LC, OG, DT, TI; the later one's ten types map by meaning (POH, "other proper
@@ -61,11 +67,10 @@ def read_kmou(
     """(sentences, dropped sentences with their reason, entities left out per type) of a
     KMOU 2016-release file; see the module docstring."""
     mapping = KLUE_MAPPING if mapping is None else mapping
-    if path.suffix == ".gz":
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            text = fh.read().replace("\r\n", "\n")
-    else:
-        text = path.read_text(encoding="utf-8").replace("\r\n", "\n")
+    try:  # gzipped or not; undecodable bytes name the line (issue 51)
+        text = read_text(path).replace("\r\n", "\n")
+    except TextFileError as exc:
+        raise KmouError(str(exc)) from None
     kept, dropped, unmapped = [], [], {}
     for n, block in enumerate(b for b in text.split("\n\n") if b.strip()):
         lines = block.strip("\n").split("\n")
@@ -98,6 +103,20 @@ def read_kmou(
         pd.DataFrame(dropped, columns=["sentence_id", "reason", "detail"]),
         dict(sorted(unmapped.items())),
     )
+
+
+def check_kmou(path: Path, mapping: dict[str, str | None] | None, where: str) -> None:
+    """Before any work: ``path`` reads as a KMOU file (:func:`read_kmou`) and has at
+    least one usable sentence; a :class:`KmouError` names the setting ``where`` and the
+    file otherwise (issue 51: a bad file failed after the other tagger's training)."""
+    try:
+        kept, dropped, _ = read_kmou(path, mapping)
+    except KmouError as exc:
+        raise KmouError(f"{where}: {exc}") from None
+    if kept.empty:
+        why = value_counts(dropped["reason"]) if len(dropped) else "no sentence blocks"
+        raise KmouError(f"{where}: {path}: no usable sentence in the KMOU layout "
+                        f"('; raw' and '$<inline:TYPE>' lines); dropped: {why}")  # fmt: skip
 
 
 def training_pairs(frame: pd.DataFrame) -> list[tuple[str, list[tuple[int, int, str]]]]:

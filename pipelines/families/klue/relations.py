@@ -33,7 +33,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pipelines.core.io import write_json
+from pipelines.core.errors import BenchforgeError
+from pipelines.core.io import TextFileError, control_character_line, read_text, write_json
 from pipelines.core.stage import split_by_reason, value_counts
 from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached, declares, out_files
 from pipelines.evaluation.spec import Evaluation, field_of
@@ -59,9 +60,62 @@ OTHER = "other"  # the answer that sends an annotator to "show all relations"
 Entity = tuple[int, int, str]
 
 
+class ReInputError(BenchforgeError, ValueError):
+    """A relation list or knowledge-base file that cannot be used; the message names
+    the file, the line or entry, and the problem."""
+
+
 @cache
 def _relations(path: str) -> dict:
-    return json.loads(Path(path).read_text(encoding="utf-8"))
+    return read_relations(Path(path))
+
+
+def read_relations(path: Path) -> dict:
+    """A relation list (``re_relations.json``'s layout): ``relations``, a list of objects
+    with a ``label`` (text, unique), ``subject`` and ``object`` (lists of KLUE-RE's
+    entity types) and an optional ``description``. Checked before any work: an entry
+    without ``label``, ``subject`` or ``object``, an unknown type, a repeated label, a
+    control character, or a list with no relation a subject of ``PER``/``ORG`` can take
+    besides ``no_relation`` is a :class:`ReInputError` naming the file and the entry."""
+    try:
+        data = json.loads(read_text(path))
+    except TextFileError as exc:
+        raise ReInputError(str(exc)) from None
+    except json.JSONDecodeError as exc:
+        raise ReInputError(f"{path}:{exc.lineno}: not JSON: {exc.msg}") from None
+    relations = data.get("relations") if isinstance(data, dict) else None
+    if not isinstance(relations, list):
+        raise ReInputError(f"{path}: expected an object with a 'relations' list")
+    seen: dict[str, int] = {}
+    for n, entry in enumerate(relations):
+        where = f"{path}: relations[{n}]"
+        if not isinstance(entry, dict):
+            raise ReInputError(f"{where}: expected an object with label, subject and object")
+        missing = [k for k in ("label", "subject", "object") if k not in entry]
+        if missing:
+            raise ReInputError(f"{where}: no {', '.join(missing)} (fields: {sorted(entry)})")
+        label = entry["label"]
+        if not isinstance(label, str) or not label.strip() or control_character_line(label):
+            raise ReInputError(f"{where}: label {label!r} is not a relation name")
+        if label in seen:
+            raise ReInputError(f"{where}: label {label!r} repeats relations[{seen[label]}]")
+        seen[label] = n
+        for side in ("subject", "object"):
+            types = entry[side]
+            if not isinstance(types, list) or not types:
+                raise ReInputError(f"{where} ({label}): {side} is a list of entity types")
+            bad = sorted({str(t) for t in types} - set(RE_TYPES))
+            if bad:
+                raise ReInputError(
+                    f"{where} ({label}): {side}: unknown types {bad} (KLUE-RE's: {list(RE_TYPES)})"
+                )
+    if not any(r["label"] != "no_relation" and {"PER", "ORG"} & set(r["subject"])
+               for r in relations):  # fmt: skip
+        raise ReInputError(
+            f"{path}: no relation besides no_relation that a PER or ORG subject can take: "
+            "nothing to annotate"
+        )
+    return data
 
 
 def relation_schema(recipe: object | None = None) -> list[dict]:
@@ -94,18 +148,39 @@ def union_entities(found: list[list[Entity]]) -> list[Entity]:
 
 def read_kb(path: Path, labels: set[str]) -> dict[tuple[str, str], str]:
     """(subject, object) -> relation from a TSV of ``subject<TAB>relation<TAB>object``
-    (``#`` lines are comments); an unknown relation is an error naming the line."""
+    (``#`` lines are comments). A line with another number of fields, an empty field,
+    an unknown relation, a control character, a pair given twice (the same triple, or
+    two relations for one pair) or a file without a triple is a :class:`ReInputError`
+    naming the file and the line (checked before any work: :func:`check_inputs`)."""
     kb: dict[tuple[str, str], str] = {}
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    lines: dict[tuple[str, str], int] = {}
+    try:
+        text = read_text(path)
+    except TextFileError as exc:
+        raise ReInputError(str(exc)) from None
+    for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip() or line.startswith("#"):
             continue
         parts = line.split("\t")
         if len(parts) != 3:
-            raise ValueError(f"{path}:{n}: expected subject<TAB>relation<TAB>object")
+            raise ReInputError(f"{path}:{n}: expected subject<TAB>relation<TAB>object, "
+                               f"got {len(parts)} field(s)")  # fmt: skip
+        if control_character_line(line):
+            raise ReInputError(f"{path}:{n}: a control character (such as NUL) in the line")
         subject, relation, obj = (p.strip() for p in parts)
+        if not subject or not obj:
+            raise ReInputError(f"{path}:{n}: an empty subject or object")
         if relation not in labels:
-            raise ValueError(f"{path}:{n}: unknown relation {relation!r}")
+            raise ReInputError(f"{path}:{n}: unknown relation {relation!r}")
+        if (subject, obj) in kb:
+            same = "repeats the triple" if kb[(subject, obj)] == relation else (
+                f"gives the pair a second relation ({kb[(subject, obj)]!r})")  # fmt: skip
+            raise ReInputError(f"{path}:{n}: {subject!r} {relation} {obj!r} {same} "
+                               f"on line {lines[(subject, obj)]}")  # fmt: skip
         kb[(subject, obj)] = relation
+        lines[(subject, obj)] = n
+    if not kb:
+        raise ReInputError(f"{path}: no triples (subject<TAB>relation<TAB>object lines)")
     return kb
 
 
@@ -113,13 +188,37 @@ def kb_note(path: Path) -> str:
     """What a knowledge-base file says of itself: its leading ``#`` lines, joined (the
     card quotes them; the demo's says it was written by hand)."""
     lines = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in read_text(path).splitlines():
         if not line.startswith("#"):
             break
         text = line.lstrip("#").strip()
         if text and "<TAB>" not in text:
             lines.append(text)
     return " ".join(lines)
+
+
+def check_inputs(recipe: object) -> None:
+    """The files of the ``re:`` section, before any work (issue 51: a bad relation list
+    gave a ``KeyError``, a bad KB line a ``ValueError`` after the taggers' training, an
+    empty one an error deep in a step): the relation list (:func:`read_relations`), the
+    knowledge base (:func:`read_kb`) and each tagger's KMOU ``train`` and ``dev`` files
+    (:func:`~pipelines.families.klue.kmou.check_kmou`). Errors name the setting."""
+    from pipelines.families.klue.kmou import check_kmou
+
+    spec = recipe.re
+    try:
+        labels = {r["label"] for r in relation_schema(recipe)}
+    except ReInputError as exc:
+        raise ReInputError(f"re.relations: {exc}") from None
+    try:
+        read_kb(recipe.resolve(spec.kb), labels)
+    except ReInputError as exc:
+        raise ReInputError(f"re.kb: {exc}") from None
+    for t in spec.taggers:
+        if not t.checkpoint:
+            for name in ("train", "dev"):
+                check_kmou(recipe.resolve(getattr(t, name)), t.mapping,
+                           f"re.taggers[{t.name}].{name}")  # fmt: skip
 
 
 def pair_id(sentence_id: str, s: Entity, o: Entity) -> str:
@@ -518,6 +617,7 @@ register_task(TaskKind(
     rounds=one_round,
     card=card,
     needs=["annotation", "agreement", "split", "re"],
+    preflight=check_inputs,
     shared=SharedSteps(
         records=records,
         votes=lambda ctx: ctx.out / "annotate" / "votes.parquet",

@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from pipelines.core.errors import BenchforgeError
+from pipelines.core.io import TextFileError, read_text
 from pipelines.core.registry import Registry
 
 
@@ -104,9 +105,9 @@ def read_squad_articles(path: Path) -> list[Article]:
 
 def _lines(path: Path) -> list[str]:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SourceError(f"{path}: cannot be read as UTF-8 text ({exc})") from None
+        text = read_text(path)
+    except TextFileError as exc:  # names the line of a byte that is not UTF-8
+        raise SourceError(str(exc)) from None
     return [line.rstrip("\r\n") for line in text.splitlines()]
 
 

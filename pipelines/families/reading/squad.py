@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipelines.core.errors import BenchforgeError
+from pipelines.core.io import TextFileError, read_text
 
 LAYOUT_ARTICLE = ("title", "paragraphs")
 LAYOUT_PARAGRAPH = ("qas", "context")
@@ -194,6 +195,10 @@ def write_squad(release: SquadRelease) -> str:
 
 
 def read_file(path: Path) -> SquadRelease:
-    if not path.is_file():
-        raise SquadLayoutError(f"{path}: file not found")
-    return read_squad(path.read_text(encoding="utf-8"), str(path))
+    """The release in ``path``; a missing file or bytes that are not UTF-8 are a
+    :class:`SquadLayoutError` naming the file and the line (issue 51)."""
+    try:
+        text = read_text(path)
+    except TextFileError as exc:
+        raise SquadLayoutError(str(exc)) from None
+    return read_squad(text, str(path))
