@@ -20,6 +20,7 @@ variants (the same UniDic lemmas, ``pipelines.quality.jcqa``'s filter, e.g. ãƒ¬ã
 from __future__ import annotations
 
 import hashlib
+import json
 from itertools import combinations
 from pathlib import Path
 
@@ -27,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from pipelines.core.errors import BenchforgeError
+from pipelines.core.io import TextFileError, control_character_line, read_text
 
 
 class TriplesError(BenchforgeError, ValueError):
@@ -44,13 +46,16 @@ def read_triples(path: Path, language: str = "ja") -> pd.DataFrame:
     """``head``, ``relation``, ``tail`` and ``line`` of every triple (see the module
     docstring)."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TriplesError(f"{path}: cannot be read as UTF-8 text ({exc})") from None
+        lines = read_text(path).splitlines()
+    except TextFileError as exc:  # names the line of a byte that is not UTF-8
+        raise TriplesError(str(exc)) from None
     rows = []
+    seen: dict[tuple[str, str, str], int] = {}
     for n, line in enumerate(lines, 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
+        if control_character_line(line):
+            raise TriplesError(f"{path}: line {n}: a control character (such as NUL)")
         fields = line.split("\t")
         if len(fields) == 5 and fields[1].startswith("/r/"):  # a ConceptNet assertion
             head, tail = _concept(fields[2], language), _concept(fields[3], language)
@@ -68,8 +73,59 @@ def read_triples(path: Path, language: str = "ja") -> pd.DataFrame:
             continue
         if not head or not relation or not tail:
             raise TriplesError(f"{path}: line {n}: an empty field")
-        rows.append((head, relation.removeprefix("/r/"), tail, n))
+        triple = (head, relation.removeprefix("/r/"), tail)
+        if triple in seen:
+            raise TriplesError(f"{path}: line {n}: the triple {' '.join(triple)} repeats "
+                               f"line {seen[triple]}")  # fmt: skip
+        seen[triple] = n
+        rows.append((*triple, n))
     return pd.DataFrame(rows, columns=["head", "relation", "tail", "line"])
+
+
+def check_triples(triples: pd.DataFrame, relations: list[str], path: Path) -> None:
+    """Before any work (issue 51: a triples file that yields nothing failed deep in a
+    step): at least one (source, relation, side) group of ``relations`` has three
+    distinct targets, so that a question set can be drawn; a :class:`TriplesError`
+    names the file and what it holds otherwise."""
+    frame = triples[triples["relation"].isin(relations) & (triples["head"] != triples["tail"])]
+    for source_col, target_col in (("head", "tail"), ("tail", "head")):
+        targets = frame.drop_duplicates([source_col, "relation", target_col])
+        if len(targets) and targets.groupby([source_col, "relation"]).size().max() >= 3:
+            return
+    used = sorted(set(triples["relation"]) & set(relations))
+    raise TriplesError(
+        f"{path}: no question set can be drawn: {len(triples)} triple(s), "
+        f"{len(frame)} of the relations used ({used or 'none'}; jcqa.relations), and no "
+        "concept with three targets by one relation"
+    )
+
+
+def read_writers(path: Path) -> dict[tuple, dict]:
+    """The simulated writers' file (``jcqa.writers``, JSON Lines): ``(source, relation,
+    target) -> row``; a missing file, a line that is not JSON with ``source``,
+    ``relation`` and ``target``, a repeated key or an empty file is a
+    :class:`TriplesError` naming the file and the line."""
+    try:
+        lines = read_text(path).splitlines()
+    except TextFileError as exc:
+        raise TriplesError(str(exc)) from None
+    out: dict[tuple, dict] = {}
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            key = (row["source"], row["relation"], row["target"])
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise TriplesError(
+                f"{path}: line {n}: expected JSON with source, relation, target"
+            ) from None
+        if key in out:
+            raise TriplesError(f"{path}: line {n}: {' '.join(map(str, key))} is given twice")
+        out[key] = row
+    if not out:
+        raise TriplesError(f"{path}: no writers' lines")
+    return out
 
 
 def set_id(source: str, relation: str, side: str, targets: tuple[str, ...]) -> str:

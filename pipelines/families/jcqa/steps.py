@@ -21,7 +21,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -69,11 +68,26 @@ def configs(recipe: object) -> list[tuple[str, Path]]:
 
 
 def preflight(recipe: object) -> None:
-    """The triples file reads (a bad line fails here, naming it)."""
-    from pipelines.families.jcqa.concepts import read_triples
+    """The triples file reads and yields a question set, and the simulated writers'
+    file reads (a bad line fails here, naming it)."""
+    from pipelines.families.jcqa.concepts import (
+        TriplesError,
+        check_triples,
+        read_triples,
+        read_writers,
+    )
     from pipelines.families.jcqa.section import triples_path
 
-    read_triples(triples_path(recipe), recipe.jcqa.language)
+    spec, path = recipe.jcqa, triples_path(recipe)
+    try:
+        check_triples(read_triples(path, spec.language), spec.relations, path)
+    except TriplesError as exc:
+        raise TriplesError(f"jcqa.triples ({spec.triples}): {exc}") from None
+    try:
+        if spec.writers:  # issue 51: a missing one gave "[Errno None] None" after 3 steps
+            read_writers(recipe.resolve(spec.writers))
+    except TriplesError as exc:
+        raise TriplesError(f"jcqa.writers: {exc}") from None
 
 
 def answers_of(table: pd.DataFrame, field: str) -> tuple[dict[str, list[str]], set[str]]:
@@ -92,20 +106,9 @@ def _writers(ctx: RunContext) -> dict[tuple, dict]:
     spec = spec_of(ctx)
     if not (ctx.simulated and spec.writers):
         return {}
-    out = {}
-    path = ctx.recipe.resolve(spec.writers)
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if line.strip():
-            try:
-                row = json.loads(line)
-                out[(row["source"], row["relation"], row["target"])] = row
-            except (json.JSONDecodeError, KeyError, TypeError):
-                from pipelines.families.jcqa.concepts import TriplesError
+    from pipelines.families.jcqa.concepts import read_writers
 
-                raise TriplesError(
-                    f"{path}: line {n}: expected JSON with source, relation, target"
-                ) from None
-    return out
+    return read_writers(ctx.recipe.resolve(spec.writers))
 
 
 # --------------------------------------------------------------------- question sets

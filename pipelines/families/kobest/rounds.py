@@ -149,9 +149,12 @@ def preflight(recipe: Recipe) -> None:
         _source_rows(recipe, task)
     sim = spec.simulation
     if sim and sim.seeds:
-        from pipelines.families.kobest.simulate import read_seeds
+        from pipelines.families.kobest.simulate import SeedsError, read_seeds
 
-        read_seeds(_corpus(recipe, sim.seeds), task.name)
+        try:
+            read_seeds(_corpus(recipe, sim.seeds), task.name)
+        except SeedsError as exc:  # issue 51: a missing file was a traceback
+            raise SeedsError(f"kobest.simulation.seeds ({sim.seeds}): {exc}") from None
 
 
 def _source_rows(recipe: Recipe, task: KobestTask) -> pd.DataFrame:

@@ -46,6 +46,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pipelines.core.errors import BenchforgeError
 from pipelines.families.kobest.tasks import KobestTask
 
 NUMBER_CUE = "두 번이나"
@@ -64,20 +65,31 @@ SEED_FIELDS = {
 CUES = {"boolq": ("혹시", (1,)), "hellaswag": ("결국", (0, 1, 2, 3))}
 
 
+class SeedsError(BenchforgeError, ValueError):
+    """A simulated writers' seeds file that cannot be used; the message names the file
+    and the line (issue 51: a missing one was a traceback)."""
+
+
 def read_seeds(path: Path, task: str = "copa") -> pd.DataFrame:
-    """A task's seeds (``SEED_FIELDS``); a malformed line, or one missing a field or
-    holding it empty, names the file and line."""
+    """A task's seeds (``SEED_FIELDS``); a missing file, a malformed line, one missing a
+    field or holding it empty, or a repeated ``id`` is a :class:`SeedsError` naming the
+    file and line."""
     from pipelines.ingest.readers import read_json_lines
 
     if task not in SEED_FIELDS:
         known = sorted(SEED_FIELDS)
-        raise ValueError(f"{path}: the KoBEST {task} demo has no seeds (only {known})")
+        raise SeedsError(f"{path}: the KoBEST {task} demo has no seeds (only {known})")
     need = ("id", *SEED_FIELDS[task])
-    rows = read_json_lines(path, need, ValueError)
+    rows = read_json_lines(path, need, SeedsError)
+    seen: dict[str, int] = {}
     for row in rows:
         missing = [k for k in need if not str(row[k] or "").strip()]
         if missing:
-            raise ValueError(f"{path}:{row['line']}: missing {missing}")
+            raise SeedsError(f"{path}:{row['line']}: missing {missing}")
+        if str(row["id"]) in seen:
+            raise SeedsError(f"{path}:{row['line']}: id {row['id']!r} repeats line "
+                             f"{seen[str(row['id'])]}")  # fmt: skip
+        seen[str(row["id"])] = row["line"]
     return pd.DataFrame(rows).drop(columns="line")
 
 
