@@ -26,6 +26,7 @@ from pipelines.evaluation.spec import (
     Evaluation,
     EvaluationError,
     read_records,
+    utf8_text,
 )
 
 
@@ -55,7 +56,14 @@ def task_of(dataset: Path) -> tuple[str, Evaluation]:
 
 
 def gold_records(dataset: Path, split: str, ev: Evaluation) -> list[dict]:
-    return read_records(ev.split_file(dataset, split))
+    """The release records of ``split``; a split file the release lacks is an error
+    naming the split files it has."""
+    path = ev.split_file(dataset, split)
+    if not path.is_file():
+        present = [name for name in ev.files.values() if (Path(dataset) / name).is_file()]
+        raise EvaluationError(f"{path}: release file not found (this release's split files: "
+                              f"{', '.join(present) or 'none'})")  # fmt: skip
+    return read_records(path)
 
 
 def read_predictions(path: Path) -> dict[str, dict]:
@@ -64,30 +72,41 @@ def read_predictions(path: Path) -> dict[str, dict]:
     if not path.is_file():
         raise EvaluationError(f"{path}: predictions file not found")
     out: dict[str, dict] = {}
-    with path.open(encoding="utf-8") as handle:
-        for n, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise EvaluationError(f"{path}, line {n}: not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict) or "guid" not in row or "prediction" not in row:
-                raise EvaluationError(
-                    f"{path}, line {n}: a prediction is an object with 'guid' and 'prediction'"
-                )
-            guid = str(row["guid"])
-            if guid in out:
-                raise EvaluationError(f"{path}, line {n}: guid {guid!r} is predicted twice")
-            row["_line"] = n
-            out[guid] = row
+    for n, line in enumerate(utf8_text(path).split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise EvaluationError(f"{path}, line {n}: not valid JSON ({exc.msg})") from None
+        if not isinstance(row, dict) or "guid" not in row or "prediction" not in row:
+            raise EvaluationError(
+                f"{path}, line {n}: a prediction is an object with 'guid' and 'prediction'"
+            )
+        guid = str(row["guid"])
+        if guid in out:
+            raise EvaluationError(f"{path}, line {n}: guid {guid!r} is predicted twice")
+        row["_line"] = n
+        out[guid] = row
     return out
 
 
+def _listing(values: Iterable[str]) -> str:
+    return ", ".join(values)
+
+
+def _number(value: object) -> bool:
+    """A JSON number (not a truth value, which Python counts as one)."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def _coerce(ev: Evaluation, value: object, record: dict, where: str) -> object:
-    """A prediction as the target's kind, or an error naming ``where``."""
+    """A prediction as the target's kind, or an error naming ``where``, the value and
+    what is allowed: a value out of the task's set is refused, not scored as wrong."""
     target = ev.target
     if target == "score":
+        if not (_number(value) or isinstance(value, str)):
+            raise EvaluationError(f"{where}: a score must be a number, got {value!r}")
         try:
             x = float(value)  # type: ignore[arg-type]
         except (TypeError, ValueError):
@@ -99,25 +118,66 @@ def _coerce(ev: Evaluation, value: object, record: dict, where: str) -> object:
         options = ev.choices(record) if ev.choices else []
         if isinstance(value, str) and value in options:
             return options.index(value)
-        try:
-            index = int(value)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            value = int(value)
+        if not _number(value) or not math.isfinite(value) or value != int(value):  # type: ignore[arg-type]
             raise EvaluationError(
                 f"{where}: a choice is an index 0-{len(options) - 1} or one of the options' "
                 f"texts, got {value!r}"
-            ) from None
+            )
+        index = int(value)  # type: ignore[arg-type]
         if not 0 <= index < len(options):
             raise EvaluationError(f"{where}: choice {index} is not 0-{len(options) - 1}")
         return index
+    allowed = ev.allowed()
     if target == "tags":
-        tags = value.split() if isinstance(value, str) else list(value)  # type: ignore[arg-type]
+        if isinstance(value, str):
+            tags = value.split()
+        elif isinstance(value, list) and all(isinstance(t, str) for t in value):
+            tags = list(value)
+        else:
+            raise EvaluationError(
+                f"{where}: tags are a list of one tag a character, or one string of them "
+                f"separated by spaces, got {value!r}"
+            )
         want = len(ev.gold(record))  # type: ignore[arg-type]
         if len(tags) != want:
             raise EvaluationError(f"{where}: {len(tags)} tags for {want} characters")
-        return [str(t) for t in tags]
-    if value is None:
-        return ""
-    return str(value)
+        for i, tag in enumerate(tags, start=1):
+            if allowed and tag not in allowed:
+                raise EvaluationError(
+                    f"{where}: tag {tag!r} at character {i} is not one of the task's tags "
+                    f"({_listing(allowed)})"
+                )
+        return tags
+    if target == "label":
+        # a class is its name; a class named by a number ("0", "1") may be the number
+        whole = _number(value) and isinstance(value, int)
+        name = str(value) if isinstance(value, str) or whole else None
+        if name is None or (allowed and name not in allowed):
+            raise EvaluationError(
+                f"{where}: prediction {value!r} is not one of the task's classes"
+                + (f" ({_listing(allowed)})" if allowed else " (a class is its name)")
+            )
+        return name
+    if not isinstance(value, str):
+        raise EvaluationError(f'{where}: an answer is a text ("" for no answer), got {value!r}')
+    return value
+
+
+def _probabilities(p: object, labels: list[str], where: str) -> list[float]:
+    """A prediction's probabilities in ``labels`` order (a class it omits: 0)."""
+    if not isinstance(p, dict):
+        raise EvaluationError(f"{where}: probabilities is an object class -> probability, "
+                              f"got {p!r}")  # fmt: skip
+    for name, x in p.items():
+        if name not in labels:
+            raise EvaluationError(f"{where}: probabilities of {name!r}, not one of the task's "
+                                  f"classes ({_listing(labels)})")  # fmt: skip
+        if not _number(x) or not 0.0 <= x <= 1.0:
+            raise EvaluationError(f"{where}: the probability of {name!r} must be a number "
+                                  f"0-1, got {x!r}")  # fmt: skip
+    return [float(p.get(label, 0.0)) for label in labels]
 
 
 def check_ids(ev: Evaluation, records: list[dict], predictions: dict[str, dict], source: str
@@ -153,10 +213,7 @@ def align(ev: Evaluation, records: list[dict], predictions: dict[str, dict], sou
         gold.append(ev.gold(record))
         pred.append(_coerce(ev, row["prediction"], record, where))
         if have_probs:
-            p = row["probabilities"]
-            if not isinstance(p, dict):
-                raise EvaluationError(f"{where}: probabilities is an object class -> probability")
-            probs.append([float(p.get(label, 0.0)) for label in labels])
+            probs.append(_probabilities(row["probabilities"], labels, where))
     return gold, pred, (np.asarray(probs) if have_probs and probs else None)
 
 

@@ -41,7 +41,9 @@ class Evaluation:
     - ``metrics``: registered metric names (:data:`pipelines.evaluation.metrics.METRICS`);
     - ``headline``: the metric a card's baseline row leads with (the first by default);
     - ``source``: where the paper defines them;
-    - ``labels``: the classes in a fixed order (AUPRC's columns), else the gold's sorted.
+    - ``labels``: the classes in a fixed order (AUPRC's columns), else the gold's sorted;
+    - ``values``: the values a prediction may take besides ``labels`` (a ``tags``
+      target's tags); see :meth:`allowed`.
     """
 
     target: str
@@ -64,6 +66,17 @@ class Evaluation:
     # that read the release without benchforge (the harness task's loader)
     gold_field: str = ""
     choice_fields: tuple[str, ...] = ()
+    values: tuple[str, ...] = ()
+
+    def allowed(self) -> tuple[str, ...]:
+        """The values a prediction may take: a ``label`` target's declared classes, a
+        ``tags`` target's tags (``values``); empty: not a closed set (a number, an
+        option index, an answer text, or a task kind that declares none)."""
+        if self.target == "label":
+            return self.values or self.labels
+        if self.target == "tags":
+            return self.values
+        return ()
 
     def ids(self, records: Sequence[dict]) -> list[str]:
         """Each record's guid: its ``id_field``, or, for a layout without ids (KorNLI's,
@@ -101,13 +114,26 @@ def field_of(name: str) -> Callable[[dict], object]:
     return get
 
 
+def utf8_text(path: Path) -> str:
+    """The text of ``path`` as UTF-8; invalid bytes are an error naming the file and the
+    line."""
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8-sig")  # a byte order mark is not part of the text
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise EvaluationError(
+            f"{path}, line {line}: not UTF-8 (byte {data[exc.start]:#04x}); save the file as UTF-8"
+        ) from None
+
+
 def read_records(path: Path) -> list[dict]:
     """The records of a release file: JSON Lines (``.jsonl`` or ``.json`` written a
     record a line, as JGLUE's are) or one JSON array; an error names the line."""
     path = Path(path)
     if not path.is_file():
         raise EvaluationError(f"{path}: release file not found")
-    text = path.read_text(encoding="utf-8")
+    text = utf8_text(path)
     stripped = text.lstrip()
     if stripped.startswith("["):
         try:
@@ -115,7 +141,7 @@ def read_records(path: Path) -> list[dict]:
         except json.JSONDecodeError as exc:
             raise EvaluationError(f"{path}: not valid JSON ({exc})") from None
     records = []
-    for n, line in enumerate(text.splitlines(), start=1):
+    for n, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
@@ -170,8 +196,11 @@ def extractive_qa(id_field: str, metrics: Sequence[str], source: str, **kw: obje
 
 
 def tagging(id_field: str, metrics: Sequence[str], source: str, tags: str = "ner_tags",
-            tokens: str = "tokens", **kw: object) -> Evaluation:  # fmt: skip
-    """One BIO tag per character (``tokens``: the characters, ``tags``: the gold)."""
+            tokens: str = "tokens", types: Sequence[str] = (), **kw: object
+            ) -> Evaluation:  # fmt: skip
+    """One BIO tag per character (``tokens``: the characters, ``tags``: the gold); with
+    ``types`` (the entity types) a prediction's tags are ``O`` and ``B-``/``I-`` of them."""
+    values = ("O", *(f"{b}-{t}" for t in types for b in "BI")) if types else ()
     return Evaluation("tags", id_field, field_of(tags),
                       lambda r: "".join(str(t) for t in r[tokens]), tuple(metrics), source,
-                      **kw)  # fmt: skip
+                      values=values, **kw)  # fmt: skip

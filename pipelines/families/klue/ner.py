@@ -734,5 +734,5 @@ register_task(TaskKind(
     ),
     # KLUE 4.4: entity-level and character-level macro-F1
     evaluation=tagging("guid", ["entity_macro_f1", "char_macro_f1"],
-                       "KLUE (Park et al. 2021) 4.4"),
+                       "KLUE (Park et al. 2021) 4.4", types=TYPES),
 ))  # fmt: skip
