@@ -19,6 +19,7 @@ import pandas as pd
 
 from pipelines.annotation.label_config import Control, LabelConfig
 from pipelines.core.errors import BenchforgeError
+from pipelines.core.io import TextFileError, control_character_line, read_text
 
 
 class GoldItemsError(BenchforgeError, ValueError):
@@ -32,10 +33,21 @@ def _numbers(options: tuple[str, ...]) -> list[float] | None:
         return None
 
 
-def check_value(value: object, control: Control) -> str | None:
-    """Why ``value`` is not an answer ``control`` allows (None when it is)."""
+def check_value(value: object, control: Control, data: dict | None = None) -> str | None:
+    """Why ``value`` is not an answer ``control`` allows (None when it is); a control
+    with dynamic options (``<Choices value="$options">``) is checked against the
+    options the item ``data`` lists (issue 51: a pilot answer outside them passed)."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return "no value"
+    if control.dynamic and data is not None:
+        options = control.options_for(data)
+        if not options:
+            return f"no options in its field {control.dynamic!r}"
+        if str(value) not in options:
+            return (
+                f"value {value!r} is not one of its options in {control.dynamic!r} {list(options)}"
+            )
+        return None
     if not control.options or control.dynamic:
         return None  # free answers: any value
     scale = _numbers(control.options)
@@ -61,10 +73,12 @@ def read_gold_items(path: Path, config: LabelConfig, field: str | None = None) -
             f"{path}: the interface has no single answer control"
             + (f" named {field!r}" if field else " (name one with agreement.answer_field)")
         )
-    if not path.is_file():
-        raise GoldItemsError(f"{path}: file not found")
+    try:
+        text = read_text(path)
+    except TextFileError as exc:  # missing, or a byte that is not UTF-8: file and line
+        raise GoldItemsError(str(exc)) from None
     rows, seen = [], {}
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -82,7 +96,9 @@ def read_gold_items(path: Path, config: LabelConfig, field: str | None = None) -
         missing = [f for f in config.data_fields if f not in row]
         if missing:
             raise GoldItemsError(f"{path}: line {n}: no {missing} (the interface reads them)")
-        why = check_value(row.get("value"), control)
+        if any(control_character_line(v) for v in row.values() if isinstance(v, str)):
+            raise GoldItemsError(f"{path}: line {n}: a control character (such as NUL) in a field")
+        why = check_value(row.get("value"), control, row)
         if why:
             raise GoldItemsError(f"{path}: line {n}: {why}")
         rows.append({**row, "item_id": item, "value": str(row["value"])})
