@@ -15,10 +15,22 @@ printed or logged. ``status`` says whether it runs and where;
 One Label Studio per data folder, always (issue 32). ``up`` holds a lock on the server
 folder while it starts one, so two ``up`` never race; it looks for a live Label Studio
 process serving the data folder (by its command line) before starting another, and reuses
-it; and it reads the port the process it started really listens on from the process
-(Label Studio moves to the next port by itself when its port was taken after the check),
+it; and it reads the port the process it started really listens on from the process,
 instead of assuming the port it asked for. ``down`` stops every server of the folder. Export
 snapshots that a killed run left behind are swept by ``up``.
+
+The port benchforge chooses is the one Label Studio binds (issue 51): Label Studio's own
+move to the next port when its port is taken is switched off (its ``--debug`` flag does
+that and nothing else in 1.23), and a port that another program takes between the check
+and the bind is replaced by a fresh free one (``--port`` given: an error naming it).
+
+The managed server keeps to the machine (issue 51): its check of the package index for a
+newer version, its error reports to Sentry (server and browser) and its usage analytics
+are switched off, and every other outgoing HTTP request it would make (the tips its
+frontend asks for come from GitHub) goes to a proxy address on loopback where nothing
+answers, so annotation data never leaves the machine. ``BENCHFORGE_LS_ONLINE=1`` lifts
+the proxy (for cloud storage added in Label Studio's own settings); the version check
+and the reports stay off.
 
 A user who runs Label Studio already sets ``LABEL_STUDIO_URL`` and
 ``LABEL_STUDIO_API_KEY``; ``connection`` then returns those and nothing is started.
@@ -162,7 +174,7 @@ def make_database_template(exe: Path) -> Path | None:
     import tempfile
 
     with tempfile.TemporaryDirectory(dir=target.parent) as work:
-        env = {**os.environ, "DJANGO_DB": "sqlite", "LABEL_STUDIO_COLLECT_ANALYTICS": "false"}
+        env = {**os.environ, "DJANGO_DB": "sqlite", **offline_env()}
         for name in ("LABEL_STUDIO_URL", "LABEL_STUDIO_API_KEY", "LABEL_STUDIO_USERNAME",
                      "LABEL_STUDIO_PASSWORD", "LABEL_STUDIO_USER_TOKEN", "DATABASE_NAME",
                      "LABEL_STUDIO_BASE_DATA_DIR"):  # fmt: skip
@@ -457,8 +469,62 @@ def up(port: int | None = None, timeout: float = 300.0) -> dict:
         return started
 
 
+BIND_TRIES = 3  # fresh ports tried when another program takes the chosen one first
+DEAD_PROXY = "http://127.0.0.1:9"  # loopback's discard port: nothing leaves the machine
+
+
+def offline_env(online: bool | None = None) -> dict[str, str]:
+    """The environment that keeps the managed Label Studio to the machine (see the module
+    docstring): Label Studio reads ``LABEL_STUDIO_<NAME>`` before ``<NAME>``, so these win
+    over any the user set. ``online`` (default: ``BENCHFORGE_LS_ONLINE`` is ``1``) leaves
+    out the dead proxy."""
+    env = {
+        "LABEL_STUDIO_LATEST_VERSION_CHECK": "false",  # PyPI, at every start
+        "LABEL_STUDIO_SENTRY_DSN": "",  # the server's error reports (empty: no Sentry)
+        "LABEL_STUDIO_SENTRY_RATE": "0",
+        "LABEL_STUDIO_FRONTEND_SENTRY_DSN": "",  # the browser's (no Sentry script either)
+        "LABEL_STUDIO_FRONTEND_SENTRY_RATE": "0",
+        "LABEL_STUDIO_COLLECT_ANALYTICS": "false",
+    }
+    if online is None:
+        online = os.environ.get("BENCHFORGE_LS_ONLINE", "").strip() == "1"
+    if not online:
+        loopback = "127.0.0.1,localhost,::1"
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+            env[name] = env[name.lower()] = DEAD_PROXY
+        env["NO_PROXY"] = env["no_proxy"] = loopback
+    return env
+
+
+class _PortTaken(Exception):
+    """Another program bound the chosen port between the check and Label Studio's bind."""
+
+
 def _start(port: int | None, timeout: float) -> dict:
+    forced = port is not None
     port = choose_port(port)
+    for _ in range(BIND_TRIES):
+        try:
+            return _launch(port, timeout)
+        except _PortTaken:
+            if forced:
+                raise LabelStudioError(
+                    f"port {port} on 127.0.0.1 was taken by another program while Label "
+                    "Studio started; choose another with --port, or leave --port out and a "
+                    "free one is chosen"
+                ) from None
+            taken, port = port, free_port()
+            log.warning("port %d on 127.0.0.1 was taken by another program while Label "
+                        "Studio started; starting it on port %d instead", taken, port)  # fmt: skip
+    raise LabelStudioError(
+        f"Label Studio could not bind a port: {BIND_TRIES} free ports were taken by other "
+        "programs before it started; run again"
+    )
+
+
+def _launch(port: int, timeout: float) -> dict:
+    """Start Label Studio on exactly ``port`` and wait until it answers; ``_PortTaken``
+    when its bind fails because another program holds the port."""
     exe = ensure_installed()
     creds = credentials()
     server = _server_dir()
@@ -472,7 +538,7 @@ def _start(port: int | None, timeout: float) -> dict:
         "LABEL_STUDIO_USERNAME": creds["username"],
         "LABEL_STUDIO_PASSWORD": creds["password"],
         "LABEL_STUDIO_USER_TOKEN": creds["token"],
-        "LABEL_STUDIO_COLLECT_ANALYTICS": "false",
+        **offline_env(),
         "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
         "DJANGO_DB": "sqlite",
         # Label Studio's SSRF protection with loopback let through: the managed server
@@ -483,6 +549,7 @@ def _start(port: int | None, timeout: float) -> dict:
     }
     for name in ("LABEL_STUDIO_URL", "LABEL_STUDIO_API_KEY"):
         env.pop(name, None)
+    # --debug: Label Studio binds --port or fails; it does not move to port + 1 itself
     cmd = [
         str(exe),
         "start",
@@ -496,8 +563,10 @@ def _start(port: int | None, timeout: float) -> dict:
         "--enable-legacy-api-token",
         "--log-level",
         "WARNING",
+        "--debug",
     ]
     url = f"http://127.0.0.1:{port}"
+    logged = log_path.stat().st_size if log_path.exists() else 0
     with open(log_path, "ab") as out:
         proc = subprocess.Popen(
             cmd,
@@ -523,6 +592,9 @@ def _start(port: int | None, timeout: float) -> dict:
     # wait until the process we started listens, on whichever port it took, and answers
     while True:
         if proc.poll() is not None:
+            _state_path().unlink(missing_ok=True)
+            if _bind_failed(log_path, logged):
+                raise _PortTaken(port)
             raise LabelStudioError(
                 f"Label Studio exited with code {proc.returncode} while starting; see {log_path}"
             )
@@ -537,6 +609,17 @@ def _start(port: int | None, timeout: float) -> dict:
         time.sleep(0.5)
     _check_token(state["url"], creds["token"])
     return status()
+
+
+def _bind_failed(log_path: Path, offset: int) -> bool:
+    """The server's log since ``offset`` says its port was in use (Django's runserver)."""
+    try:
+        with open(log_path, "rb") as fh:
+            fh.seek(offset)
+            text = fh.read().decode("utf-8", "replace")
+    except OSError:
+        return False
+    return "port is already in use" in text or "Address already in use" in text
 
 
 def make_private(folder: Path, skip: Path | None = None) -> None:
