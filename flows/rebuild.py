@@ -124,6 +124,10 @@ def run_steps(ctx: RunContext, record: Path) -> dict:
         if failed is not None:
             raise failed
     enter_step(None)
+    if (ctx.out / "dataset" / "card.json").is_file():  # issue 51: what card check verifies
+        from pipelines.export.manifest import write_release_manifest
+
+        write_release_manifest(ctx.out / "dataset")
     publish_run(ctx.recipe.name, ctx.steps)
     return ctx.steps
 

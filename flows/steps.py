@@ -404,6 +404,7 @@ def _export(ctx: RunContext, inputs: dict, hashes: dict, dataset: Path, key: str
             jsonl: object) -> dict:  # fmt: skip
     from pipelines.export import card_facts
     from pipelines.export.data_card import render_card
+    from pipelines.export.guards import guard_release
 
     recipe, out, kind = ctx.recipe, ctx.out, ctx.task
     from pipelines.agreement.review import apply_fixes
@@ -466,6 +467,8 @@ def _export(ctx: RunContext, inputs: dict, hashes: dict, dataset: Path, key: str
         if name:
             facts[name] = annotation_facts(r, pd.read_parquet(r.annotations), ctx.simulated)
     facts.update(card_facts.release_facts(tables, files, kind.hub))
+    # issue 51: an empty split, one class or a degenerate tagger refused before any write
+    facts["degenerate"] = guard_release(facts, recipe, f"{ctx.recipe_path}: {dataset}")
     card = render_card(facts, kind.card(facts))
     facts.pop("artifacts_md")
     write_outputs(dataset, key, tables, {"card.json": facts},

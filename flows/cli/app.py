@@ -247,12 +247,17 @@ def _parser() -> argparse.ArgumentParser:
     card_sub = card_cmd.add_subparsers(dest="action", required=True, metavar="ACTION")
     check = card_sub.add_parser(
         "check",
-        help="recompute the card's counts from the release files; exit 1 on a mismatch",
-        description="Recompute every count the card of RUN_DIR states from the released "
-        "files themselves: the records of each release file, the items of each split and "
-        "each split's label distribution (pipelines.export.card_check). Print each check, "
-        "each mismatch (what the card says, what the files hold) and what could not be "
-        "recomputed; exit 1 when any count differs, 2 when RUN_DIR has no card.",
+        help="verify the release files against their manifest and recompute the card's "
+        "counts from them; exit 1 on a mismatch",
+        description="Verify every file of RUN_DIR's release (dataset/ and the release "
+        "layout's release/, the card's files included) against the SHA-256 and size that "
+        "dataset/release_manifest.json recorded when the rebuild finished, naming each file "
+        "missing, changed or added, and recompute every count the card states from the "
+        "released files themselves: the records of each release file, the items of each "
+        "split and each split's label distribution (pipelines.export.card_check). Print "
+        "each mismatch (what the card or the manifest says, what the files hold) and what "
+        "could not be recomputed; exit 1 when any file or count differs or the manifest is "
+        "missing, 2 when RUN_DIR has no card.",
     )
     check.add_argument(
         "run_dir", type=Path, help="a rebuild's output folder (runs/<recipe>) or its dataset/"
@@ -363,6 +368,7 @@ def _card_check(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"dataset": str(result.dataset), "ok": result.ok,
                           "checked": result.checked, "unchecked": result.unchecked,
+                          "verified": result.verified,
                           "mismatches": [str(m) for m in result.mismatches]},
                          ensure_ascii=False, indent=2))  # fmt: skip
     else:
@@ -372,7 +378,8 @@ def _card_check(args: argparse.Namespace) -> int:
             print(f"unchecked {line}")
         print(
             f"{result.dataset}/card.json: {len(result.checked)} counts checked, "
-            f"{len(result.mismatches)} mismatch(es), {len(result.unchecked)} unchecked"
+            f"{len(result.mismatches)} mismatch(es), {len(result.unchecked)} unchecked; "
+            f"{len(result.verified)} release files match release_manifest.json"
         )
     return 0 if result.ok else 1
 

@@ -585,6 +585,14 @@ class ExportSpec(Strict):
     # TSV cells a spreadsheet would run as a formula (=, +, -, @) get a leading ' (issue
     # 32, pipelines.core.spreadsheet); JSON Lines and Parquet keep the exact text
     spreadsheet_safe: bool = True
+    # issue 51 (pipelines.export.guards): the release is refused when a split is empty,
+    # its labels take one class, or a model whose labels it carries is degenerate, unless
+    # the guard is listed here; the card then warns of it
+    allow_degenerate: list[Literal["empty_split", "single_class", "degenerate_model"]] = []
+    # a trained tagger is degenerate when its dev score beats the trivial model's (entity
+    # F1 0: the all-O tagger) by less than this (no paper figure; the demos' taggers
+    # reach 0.33-0.41)
+    min_model_gain: float = Field(0.05, ge=0.0, le=1.0, allow_inf_nan=False)
 
 
 CARD_TEXTS = {

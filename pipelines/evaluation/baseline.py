@@ -192,4 +192,7 @@ def add_to_card(run_dir: Path, result: dict) -> Path:
         if "card.json" in manifest.get("files", {}):
             manifest["files"]["card.json"] = sha256_file(path)
             write_json(manifest, manifest_path)
+    from pipelines.export.manifest import refresh_release_manifest
+
+    refresh_release_manifest(dataset, ["card.json"])  # issue 51: what card check verifies
     return regenerate(dataset.parent)

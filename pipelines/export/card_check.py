@@ -18,7 +18,13 @@ themselves and names every mismatch:
   KLUE-STS layout), binned as the card bins it (numeric labels in its bins of 0.5).
 
 - ``README.md``: the Hub card's metadata is valid (``hf_card.validate_readme``) and
-  each split's ``num_examples`` is the record count of the file its config names.
+  each split's ``num_examples`` is the record count of the file its config names;
+- ``release files`` (issue 51): every file of the release (``OUT/dataset`` and the
+  release layout's ``OUT/release``, the card's own files included) has the SHA-256 and
+  size the release manifest recorded when the rebuild finished
+  (:mod:`pipelines.export.manifest`); a file missing, changed or added is named, and a
+  run without the manifest is not vouched for. The label distributions are recounted
+  from each split's JSON Lines file as well as its Parquet file.
 
 What the check could not recompute (a split without a Parquet file, a layout without a
 label column) is listed as unchecked, never as passed.
@@ -46,9 +52,10 @@ class Mismatch:
     what: str
     card: object
     files: object
+    source: str = "the card"  # or "the release manifest"
 
     def __str__(self) -> str:
-        return f"{self.what}: the card says {self.card}, the files hold {self.files}"
+        return f"{self.what}: {self.source} says {self.card}, the files hold {self.files}"
 
 
 @dataclass
@@ -59,6 +66,8 @@ class CardCheck:
     checked: list[str] = field(default_factory=list)
     mismatches: list[Mismatch] = field(default_factory=list)
     unchecked: list[str] = field(default_factory=list)
+    # the release files whose SHA-256 and size match the release manifest
+    verified: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -127,6 +136,7 @@ def check_card(run_dir: Path) -> CardCheck:
         raise FileNotFoundError(f"{run_dir}: no dataset/card.json (is it a finished rebuild?)")
     facts = json.loads(card.read_text(encoding="utf-8"))
     result = CardCheck(dataset)
+    check_files(dataset, result)
     for name, stated in facts.get("export", {}).get("files", {}).items():
         path = dataset / name
         result.checked.append(f"file {name}")
@@ -157,9 +167,47 @@ def check_card(run_dir: Path) -> CardCheck:
         if got != per_split[split]:
             result.mismatches.append(Mismatch(f"labels of {split} ({path.name})",
                                               per_split[split], got))  # fmt: skip
+        lines = path.with_suffix(".jsonl")
+        if lines.is_file() and (text := _jsonl_labels(lines, labels)) != per_split[split]:
+            result.mismatches.append(Mismatch(f"labels of {split} ({lines.name})",
+                                              per_split[split], text))  # fmt: skip
     check_baseline(dataset, facts, result)
     check_readme(dataset, result)
     return result
+
+
+def _jsonl_labels(path: Path, labels: dict) -> dict[str, int] | str:
+    """The label distribution of a JSON Lines release file, counted as the Parquet's
+    (or why it cannot be: a line that is not a JSON object)."""
+    rows = []
+    with path.open(encoding="utf-8") as handle:
+        for n, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                return f"line {n} is not JSON ({exc.msg})"
+            if not isinstance(row, dict):
+                return f"line {n} is not a JSON object"
+            rows.append(row)
+    frame = pd.DataFrame(rows)
+    column = _element_labels(frame) if labels.get("elements") else _labels(frame)
+    if column is None:
+        return "no label field"
+    return label_counts(column, bool(labels.get("numeric")), list(labels.get("order", [])))
+
+
+def check_files(dataset: Path, result: CardCheck) -> None:
+    """Every release file against the release manifest (``manifest.verify_release``):
+    a file missing, changed or added is a mismatch naming it."""
+    from pipelines.export.manifest import verify_release
+
+    verified, problems = verify_release(dataset)
+    result.verified += verified
+    for rel, stated, shown in problems:
+        result.mismatches.append(Mismatch(f"release file {rel}", stated, shown,
+                                          "the release manifest"))  # fmt: skip
 
 
 def check_baseline(dataset: Path, facts: dict, result: CardCheck) -> None:

@@ -569,6 +569,9 @@ def regenerate(run_dir: Path) -> Path:
     for rel in [*files, *card.figures]:
         manifest["files"][rel] = sha256_file(dataset / rel)
     write_json(manifest, dataset / "manifest.json")
+    from pipelines.export.manifest import refresh_release_manifest
+
+    refresh_release_manifest(dataset, [*files, *card.figures])
     return dataset / "DATA_CARD.md"
 
 

@@ -143,6 +143,7 @@ def export_dataset(
     """Write OUT/dataset (see the module docstring); return (facts, cached)."""
     from pipelines.core.io import outputs_current, write_outputs
     from pipelines.export import card_facts, data_card
+    from pipelines.export.guards import guard_release
 
     # from the step's declaration: its key, and its inputs' SHA-256 (read once)
     key, dataset, hashes = ctx.cache.key, ctx.cache.folder, ctx.cache.digests
@@ -151,6 +152,8 @@ def export_dataset(
     facts = {**base_facts(ctx, hashes, rounds, files, sources, rebuild), **facts_of(ctx, inputs)}
     tables, texts, jsons = build(facts)
     facts.update(card_facts.release_facts(tables, facts["export"]["files"], ctx.task.hub))
+    # an empty split, one class or a degenerate tagger: refused before any write
+    facts["degenerate"] = guard_release(facts, ctx.recipe, f"{ctx.recipe_path}: {dataset}")
     card = data_card.render_card(facts, ctx.task.card(facts))
     write_outputs(
         dataset,

@@ -371,3 +371,15 @@ def duplicate_records(facts: dict, settings: dict) -> list[str]:
                 "train record asks (same input fields)."
             )
     return out
+
+
+@CARD_WARNINGS.register("degenerate-release")
+def degenerate_release(facts: dict, settings: dict) -> list[str]:
+    """What the release guards (``pipelines.export.guards``) found and the recipe allowed
+    (``export.allow_degenerate``): an empty split, a single class, a degenerate model. A
+    figure of such a part is not a result."""
+    return [
+        f"**Degenerate release, allowed by the recipe** ({d['guard']}, "
+        f"`export.allow_degenerate`): {d['what']}: {d['detail']}. Its figures are not results."
+        for d in facts.get("degenerate") or []
+    ]

@@ -148,6 +148,7 @@ def tagger_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The pseudo-labeller: a character tagger trained on the recipe's KMOU-format corpus
     (resumable by epoch, reused when trained on the same data and settings), or the
     recipe's checkpoint -> OUT/tagger (model, MODEL_CARD.md, metrics.json)."""
+    from pipelines.export.guards import guard_model
     from pipelines.models.char_tagger import TYPES, saved_metrics
 
     spec = _spec(ctx).tagger
@@ -169,6 +170,8 @@ def tagger_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         )  # fmt: skip
         info = {"checkpoint": "OUT/tagger", "trained": True, **metrics, **read}
     info.pop("fingerprint", None)
+    # issue 51: a tagger whose loss went NaN or that learnt nothing labels no sentence
+    guard_model("tagger", info, ctx.recipe, f"{ctx.recipe_path}: ner.tagger")
     write_json(info, ctx.out / "tagger" / "tagger.json")
     dev = info.get("dev") or {}
     return StepOutcome(

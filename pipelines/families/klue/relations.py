@@ -325,6 +325,7 @@ def taggers_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """KLUE 3.5.1's two entity taggers, each trained on its own corpus with its types
     mapped to KLUE-RE's (reused when trained on the same data and settings), or loaded
     -> OUT/taggers/<name> (model, MODEL_CARD.md, metrics.json)."""
+    from pipelines.export.guards import guard_model
     from pipelines.models.char_tagger import saved_metrics
 
     info = {}
@@ -341,6 +342,8 @@ def taggers_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             )  # fmt: skip
             info[t.name] = {"trained": True, **metrics}
         info[t.name].pop("fingerprint", None)
+        # issue 51: a tagger whose loss went NaN or that learnt nothing is refused
+        guard_model(t.name, info[t.name], ctx.recipe, f"{ctx.recipe_path}: re.taggers")
     write_json(info, ctx.out / "taggers" / "taggers.json")
     scores = {n: (v.get("dev") or {}).get("entity_f1") for n, v in info.items()}
     return StepOutcome(f"taggers' dev entity F1: {scores}",

@@ -101,6 +101,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     from pipelines.core.io import outputs_current, write_outputs
     from pipelines.export import data_card
     from pipelines.export.card_facts import release_facts
+    from pipelines.export.guards import guard_release
     from pipelines.export.records import jsonl
 
     kind = ctx.task
@@ -118,6 +119,8 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         facts = card_facts_of(ctx, pairs, records, hashes)
         tables = {f"{s}.parquet": pd.DataFrame(rows) for s, rows in records.items()}
         facts.update(release_facts(tables, facts["export"]["files"], kind.hub))
+        # issue 51: an empty split or one class refused before any write
+        facts["degenerate"] = guard_release(facts, ctx.recipe, f"{ctx.recipe_path}: {dataset}")
         card = data_card.render_card(facts, kind.card(facts))
         safe = ctx.recipe.export.spreadsheet_safe
         texts = {f"{s}.tsv": tsv(rows, safe) for s, rows in records.items()}

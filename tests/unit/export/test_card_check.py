@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipelines.export.card_check import check_card, label_counts, records_in
+from pipelines.export.manifest import refresh_release_manifest, write_release_manifest
 
 ROOT = Path(__file__).resolve().parents[3]
 ORDER = [f"{k * 0.5:.1f}-{(k + 1) * 0.5:.1f}" for k in range(10)]
@@ -39,6 +40,7 @@ def _release(folder: Path, labels: dict[str, list], numeric: bool) -> Path:
                    "per_split": per_split},
     }  # fmt: skip
     (dataset / "card.json").write_text(json.dumps(facts), encoding="utf-8")
+    write_release_manifest(dataset)  # as a finished rebuild does
     return dataset
 
 
@@ -46,6 +48,7 @@ def _plant(dataset: Path, change) -> None:  # noqa: ANN001 - a function of the f
     facts = json.loads((dataset / "card.json").read_text(encoding="utf-8"))
     change(facts)
     (dataset / "card.json").write_text(json.dumps(facts), encoding="utf-8")
+    refresh_release_manifest(dataset, ["card.json"])  # the counts, not the hash, differ
 
 
 def test_a_true_card_passes_and_each_planted_mismatch_is_named(tmp_path):
@@ -63,6 +66,7 @@ def test_a_true_card_passes_and_each_planted_mismatch_is_named(tmp_path):
         "file dev.jsonl: the card says 2 records, the files hold 1",
         "split train (train.parquet): the card says 5 items, the files hold 3",
         "labels of test (test.parquet): the card says {'b': 1}, the files hold {'a': 1}",
+        "labels of test (test.jsonl): the card says {'b': 1}, the files hold {'a': 1}",
     ]
 
 
@@ -72,6 +76,7 @@ def test_numeric_labels_are_counted_in_the_cards_bins_and_gaps_are_unchecked(tmp
     assert label_counts(pd.Series([0.0, 4.9, 5.0, 2.5]), True, ORDER) == {
         "0.0-0.5": 1, "2.5-3.0": 1, "4.5-5.0": 2}  # fmt: skip
     (dataset / "dev.parquet").unlink()
+    write_release_manifest(dataset)  # a release without it
     result = check_card(dataset)
     assert result.ok and result.unchecked == ["split dev: no Parquet file of that split",
                                               NO_README]  # fmt: skip

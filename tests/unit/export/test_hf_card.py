@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from pipelines.export.card_check import check_card
+from pipelines.export.manifest import refresh_release_manifest, write_release_manifest
 from pipelines.export.hf_card import (
     hub_licence,
     readme,
@@ -110,9 +111,11 @@ def test_card_check_reads_the_readme(tmp_path):
     facts["export"]["files"] = {}  # the JSON files are not written here: the Parquet are
     (tmp_path / "card.json").write_text(json.dumps(facts), encoding="utf-8")
     (tmp_path / "README.md").write_text(text, encoding="utf-8")
+    write_release_manifest(tmp_path)
     assert check_card(tmp_path).ok
     (tmp_path / "README.md").write_text(text.replace("num_examples: 2", "num_examples: 5"),
                                         encoding="utf-8")  # fmt: skip
+    refresh_release_manifest(tmp_path, ["README.md"])  # the count, not the hash, differs
     result = check_card(tmp_path)
     assert [str(m) for m in result.mismatches] == [
         "README.md default/test (test.parquet): the card says 5 records, the files hold 2"
