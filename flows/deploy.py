@@ -55,21 +55,107 @@ def ensure_pool(name: str) -> bool:
     return False
 
 
+def check_api_url(url: str | None) -> str:
+    """``PREFECT_API_URL`` when it is an http(s) address with a host (and a valid port),
+    else a :class:`DeployError` saying what it should look like; nothing is contacted."""
+    from urllib.parse import urlsplit
+
+    example = "e.g. PREFECT_API_URL=http://127.0.0.1:4200/api after `prefect server start`"
+    if not url:
+        raise DeployError(f"PREFECT_API_URL is not set: a deployment lives on a Prefect "
+                          f"server of yours ({example})")  # fmt: skip
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a port out of range or not a number
+    except ValueError as exc:
+        raise DeployError(f"PREFECT_API_URL={url!r} is not a valid address ({exc}; "
+                          f"{example})") from None  # fmt: skip
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise DeployError(f"PREFECT_API_URL={url!r} is not an http(s) address of a Prefect "
+                          f"server's API ({example})")  # fmt: skip
+    return url
+
+
+def check_schedule(cron: str | None, interval: float | None) -> None:
+    """A schedule Prefect accepts (Prefect's own cron and interval rules), checked before
+    anything is contacted; a :class:`DeployError` names the option and the problem."""
+    import math
+    from datetime import timedelta
+
+    from pydantic import ValidationError
+
+    if cron is not None and interval is not None:
+        raise DeployError("--cron and --interval: give one schedule, not both")
+    if cron is not None:
+        from prefect.client.schemas.schedules import CronSchedule
+
+        try:
+            CronSchedule(cron=cron)
+        except ValidationError:
+            raise DeployError(
+                f"--cron {cron!r}: not a cron schedule (five fields, minute hour day month "
+                "weekday, e.g. '0 3 * * *' for 03:00 every day, or @daily/@hourly)"
+            ) from None
+    if interval is not None:
+        try:
+            ok = math.isfinite(interval) and interval > 0 and timedelta(seconds=interval)
+        except OverflowError:
+            ok = False
+        if not ok:
+            raise DeployError(f"--interval {interval}: a schedule's interval is a number of "
+                              "seconds above 0 (e.g. 86400 for every day)")  # fmt: skip
+
+
+def check_server(url: str, timeout: float = 5.0) -> None:
+    """The Prefect server at ``url`` answers its health check; else one
+    :class:`DeployError` naming the address and what to do."""
+    import httpx
+
+    health = url.rstrip("/") + "/health"
+    try:
+        response = httpx.get(health, timeout=timeout)
+    except httpx.HTTPError as exc:
+        raise DeployError(
+            f"the Prefect server at PREFECT_API_URL={url} does not answer "
+            f"({type(exc).__name__}: {exc or 'no answer'}): start it (`prefect server start`) "
+            "or set PREFECT_API_URL to the API of a running one"
+        ) from None
+    if response.status_code != 200:
+        raise DeployError(
+            f"PREFECT_API_URL={url} is not a Prefect server's API ({health} answered HTTP "
+            f"{response.status_code}); a server's API ends in /api, e.g. "
+            "http://127.0.0.1:4200/api"
+        )
+
+
 def deploy(recipe_path: Path, out: Path | None = None, name: str | None = None,
            pool: str = "benchforge", simulate: bool | None = None, seed: int | None = None,
            cron: str | None = None, interval: float | None = None) -> dict:  # fmt: skip
-    """Create or update the deployment; returns its id, name, pool and parameters."""
+    """Create or update the deployment; returns its id, name, pool and parameters.
+    Everything that can be known without the server (the address, the schedule, the
+    recipe) is checked first, then that the server answers, before anything is created;
+    a server that stops answering midway is one :class:`DeployError` naming it."""
     from pipelines.core.recipe import load_recipe
 
-    if not os.environ.get("PREFECT_API_URL"):
-        raise DeployError(
-            "PREFECT_API_URL is not set: a deployment lives on a Prefect server of yours "
-            "(`prefect server start`, then PREFECT_API_URL=http://127.0.0.1:4200/api)"
-        )
+    url = check_api_url(os.environ.get("PREFECT_API_URL"))
+    check_schedule(cron, interval)
     recipe_path = Path(recipe_path).resolve()
     recipe = load_recipe(recipe_path)  # validated whole before anything is created
     out = Path(out or ROOT / "runs" / recipe.name).resolve()
     name = name or recipe.name
+    check_server(url)
+    import httpx
+
+    try:
+        return _deploy(recipe, recipe_path, out, name, pool, simulate, seed, cron, interval)
+    except httpx.HTTPError as exc:  # the server went away midway: one line naming it
+        raise DeployError(f"the Prefect server at PREFECT_API_URL={url} failed: "
+                          f"{type(exc).__name__}: {exc}") from None  # fmt: skip
+
+
+def _deploy(recipe: object, recipe_path: Path, out: Path, name: str, pool: str,
+            simulate: bool | None, seed: int | None, cron: str | None,
+            interval: float | None) -> dict:  # fmt: skip
     from flows.rebuild import rebuild_flow
 
     created = ensure_pool(pool)

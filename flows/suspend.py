@@ -20,6 +20,7 @@ The CLI path is unchanged: ``benchforge rebuild`` still exits 3 and is rerun.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -28,6 +29,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from pipelines.core.errors import BenchforgeError
 from pipelines.core.io import write_json
 
 log = logging.getLogger(__name__)
@@ -50,8 +52,7 @@ def webhook_url() -> str:
     url = os.environ.get("BENCHFORGE_WEBHOOK_URL")
     if url:
         return url
-    port = int(os.environ.get("BENCHFORGE_WEBHOOK_PORT", DEFAULT_PORT))
-    return f"http://127.0.0.1:{port}/label-studio"
+    return f"http://127.0.0.1:{endpoint_port(None)}/label-studio"
 
 
 def register_wait(flow_run_id: str, project: str, round_name: str, out: Path) -> Path:
@@ -189,11 +190,54 @@ class _Handler(BaseHTTPRequestHandler):
         log.debug(fmt, *args)
 
 
+class WebhookError(BenchforgeError):
+    """An endpoint that cannot be served (a port out of range or taken); the message
+    names the port and what to do."""
+
+
+def endpoint_port(port: int | None) -> int:
+    """The endpoint's port: ``port``, else ``BENCHFORGE_WEBHOOK_PORT``, else 8765; a
+    value that is not a port number (1-65535) is a :class:`WebhookError` naming it."""
+    where, value = f"--port {port}", port
+    if port is None:
+        value = os.environ.get("BENCHFORGE_WEBHOOK_PORT")
+        where = f"BENCHFORGE_WEBHOOK_PORT={value}"
+        if not value:
+            return DEFAULT_PORT
+    try:
+        number = int(value)  # type: ignore[arg-type]
+    except ValueError:
+        number = 0
+    if not 1 <= number <= 65535 or str(value).strip() != str(number):
+        raise WebhookError(f"{where}: not a port number (1-65535)")
+    return number
+
+
+def open_endpoint(port: int, host: str = "127.0.0.1") -> ThreadingHTTPServer:
+    """The endpoint bound to ``host:port`` (not yet serving); a port taken or refused is
+    a :class:`WebhookError` naming it, before anything is printed or served."""
+    if not 1 <= port <= 65535:
+        raise WebhookError(f"port {port}: not a port number (1-65535)")
+    try:
+        return ThreadingHTTPServer((host, port), _Handler)
+    except OSError as exc:
+        problem = ("is already in use by another program" if exc.errno == errno.EADDRINUSE
+                   else f"cannot be bound ({exc.strerror or exc})")  # fmt: skip
+        raise WebhookError(
+            f"port {port} on {host} {problem}: stop that program, or choose another port "
+            "(--port N, or BENCHFORGE_WEBHOOK_PORT; Label Studio's webhooks must then use "
+            "it too: BENCHFORGE_WEBHOOK_URL)"
+        ) from None
+
+
 def serve(port: int = DEFAULT_PORT, poll: float = 30.0, host: str = "127.0.0.1",
-          stop: threading.Event | None = None) -> None:  # fmt: skip
-    """Receive Label Studio's webhooks on ``host:port`` and poll every ``poll`` seconds
-    (0: never) until ``stop`` is set (or the process is stopped)."""
-    server = ThreadingHTTPServer((host, port), _Handler)
+          stop: threading.Event | None = None,
+          server: ThreadingHTTPServer | None = None) -> None:  # fmt: skip
+    """Receive Label Studio's webhooks on ``host:port`` (or on ``server``, an endpoint
+    :func:`open_endpoint` bound) and poll every ``poll`` seconds (0: never) until
+    ``stop`` is set (or the process is stopped)."""
+    server = server or open_endpoint(port, host)
+    host, port = server.server_address[:2]
     stop = stop or threading.Event()
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

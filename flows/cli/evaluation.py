@@ -144,15 +144,18 @@ def deploy(args: argparse.Namespace) -> int:
 
 
 def webhook_serve(args: argparse.Namespace) -> int:
-    import os
+    import math
 
     from flows.runtime import prepare_environment
-    from flows.suspend import DEFAULT_PORT, serve
+    from flows.suspend import WebhookError, endpoint_port, open_endpoint, serve
 
     prepare_environment()
-    port = args.port or int(os.environ.get("BENCHFORGE_WEBHOOK_PORT", DEFAULT_PORT))
+    if not (math.isfinite(args.poll) and args.poll >= 0):
+        raise WebhookError(f"--poll {args.poll}: seconds between polls, 0 or more (0: none)")
+    port = endpoint_port(args.port)
+    server = open_endpoint(port)  # a port taken: one error line, before the address
     print(f"benchforge webhook endpoint on http://127.0.0.1:{port}/label-studio", flush=True)
-    serve(port, args.poll)
+    serve(port, args.poll, server=server)
     return 0
 
 

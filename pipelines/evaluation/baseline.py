@@ -55,6 +55,31 @@ def default_encoder(language: str) -> Path | None:
 FOLDS = 5
 
 
+def release_files(dataset: Path, ev: Evaluation, card: dict) -> dict[str, Path]:
+    """Each split's release file present in ``dataset``. A split file the release was
+    written with (its ``manifest.json`` lists it, or the card's export counts the split)
+    but the folder lacks is an error: a release without its train split is not scored
+    as one of evaluation splits only (cross-fitted) behind the user's back."""
+    manifest = dataset / "manifest.json"
+    listed = set(json.loads(manifest.read_text(encoding="utf-8")).get("files") or {}) \
+        if manifest.is_file() else set()  # fmt: skip
+    exported = {Path(n).stem for n in ((card.get("export") or {}).get("files") or {})}
+    files: dict[str, Path] = {}
+    for split in SPLITS:
+        if split not in ev.files:
+            continue
+        path = ev.split_file(dataset, split)
+        if path.is_file():
+            files[split] = path
+        elif path.name in listed or split in exported:
+            raise EvaluationError(
+                f"{path}: missing, although the release was written with it (its "
+                "manifest.json or card lists it); restore the release (copy it back, or run "
+                "the rebuild again) before a baseline"
+            )
+    return files
+
+
 def _cross_fitted(ev: Evaluation, data: dict[str, list[dict]], splits: list[str],
                   settings: BaselineSettings) -> tuple[dict, list[dict]]:  # fmt: skip
     """Each item of ``splits`` predicted by a model fine-tuned on the other folds of its
@@ -91,6 +116,7 @@ def baseline(run_dir: Path, settings: BaselineSettings | None = None, write_card
     from pipelines.evaluation import answers, tags  # noqa: F401 - their fitters
 
     settings = settings or BaselineSettings()
+    settings.check()  # every setting before the release is read
     run_dir = Path(run_dir)
     dataset = dataset_folder(run_dir)
     name, ev = task_of(dataset)
@@ -106,11 +132,13 @@ def baseline(run_dir: Path, settings: BaselineSettings | None = None, write_card
         )
     if ev.target not in FITTERS:
         raise EvaluationError(f"task kind {name!r}: no baseline for target {ev.target!r}")
-    files = {s: ev.split_file(dataset, s) for s in SPLITS if s in ev.files}
-    files = {s: p for s, p in files.items() if p.is_file()}
+    files = release_files(dataset, ev, card)
     data = {s: read_records(p) for s, p in files.items()}
     for split in SPLITS:
         data.setdefault(split, [])
+    if "train" in files and not data["train"]:
+        raise EvaluationError(f"{files['train']}: the train split has no items; a baseline "
+                              "needs items to learn from")  # fmt: skip
     scored = [s for s in ("dev", "test") if data[s]]
     if not scored:
         raise EvaluationError(f"{dataset}: no dev or test items to score")
@@ -124,7 +152,7 @@ def baseline(run_dir: Path, settings: BaselineSettings | None = None, write_card
                 add_to_card(run_dir, old)
             return {**old, "cached": True}
     start = time.perf_counter()
-    if data["train"]:
+    if "train" in files:
         predictions, history = FITTERS[ev.target](ev, data, settings)
         protocol = "fine-tuned on train, the epoch with the best dev figure kept"
     else:  # a release of evaluation splits only (KorNLI/KorSTS demos translate dev)

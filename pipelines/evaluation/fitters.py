@@ -7,11 +7,14 @@ classifier."""
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-from pipelines.evaluation.spec import Evaluation
+from pipelines.evaluation.spec import Evaluation, EvaluationError
 
 
 @dataclass
@@ -33,6 +36,35 @@ class BaselineSettings:
     encoder: str | None = None  # a pretrained encoder folder (classifiers pretrain)
     device: str | None = None
 
+    def check(self) -> None:
+        """Every setting usable, before any work: whole numbers in range, a finite
+        positive learning rate, a hidden size the heads divide, an encoder folder that
+        holds one, a device this machine has. An :class:`EvaluationError` names the
+        option (``--epochs``, ``--lr``, ...) and the problem."""
+        for name, least in (("epochs", 1), ("layers", 1), ("hidden", 1), ("heads", 1),
+                            ("intermediate", 1), ("vocab_size", 100), ("max_length", 8),
+                            ("batch_size", 1), ("patience", 0), ("seed", 0)):  # fmt: skip
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise EvaluationError(f"--{name.replace('_', '-')} {value!r}: a whole number "
+                                      f"of at least {least}")  # fmt: skip
+        if isinstance(self.lr, bool) or not isinstance(self.lr, int | float) or \
+                not math.isfinite(self.lr) or not 0 < self.lr < 1:  # fmt: skip
+            raise EvaluationError(f"--lr {self.lr!r}: a learning rate is a number above 0 and "
+                                  "below 1 (default 5e-4)")  # fmt: skip
+        if not self.encoder and self.hidden % self.heads:
+            raise EvaluationError(f"--hidden {self.hidden}: the encoder's {self.heads} "
+                                  "attention heads must divide it (e.g. 128)")  # fmt: skip
+        if self.encoder is not None:
+            folder = Path(self.encoder)
+            if not (folder / "config.json").is_file():
+                raise EvaluationError(
+                    f"--encoder {folder}: " + ("no such folder" if not folder.exists()
+                                               else "not an encoder folder (no config.json)")
+                    + "; an encoder is written by `benchforge classifiers pretrain --out DIR`"
+                )  # fmt: skip
+        check_device(self.device)
+
     def train_settings(self) -> object:
         from pipelines.models.train_classifier import TrainSettings
 
@@ -42,6 +74,27 @@ class BaselineSettings:
             epochs=self.epochs, batch_size=self.batch_size, lr=self.lr, seed=self.seed,
             patience=self.patience, encoder=self.encoder, device=self.device,
         )  # fmt: skip
+
+
+def check_device(device: str | None) -> None:
+    """``device`` (``cpu``, ``cuda`` or ``cuda:N``; None: the default) is one this
+    machine's torch can use; else an :class:`EvaluationError` saying which it has."""
+    if device is None or device == "cpu":
+        return
+    match = re.fullmatch(r"cuda(?::(\d+))?", device)
+    if match is None:
+        raise EvaluationError(f"--device {device!r}: cpu, cuda or cuda:N")
+    import torch
+
+    if not torch.cuda.is_available():
+        build = (f"a CUDA {torch.version.cuda} build that finds no GPU" if torch.version.cuda
+                 else "a build without CUDA")  # fmt: skip
+        raise EvaluationError(f"--device {device}: this machine's torch {torch.__version__} is "
+                              f"{build}; use --device cpu (or leave --device out)")  # fmt: skip
+    count = torch.cuda.device_count()
+    if match.group(1) is not None and int(match.group(1)) >= count:
+        raise EvaluationError(f"--device {device}: this machine has {count} GPU(s) "
+                              f"(cuda:0-cuda:{count - 1})")  # fmt: skip
 
 
 def _joined(ev: Evaluation, record: dict) -> str:

@@ -1,0 +1,235 @@
+"""Bad input to ``benchforge baseline``, ``deploy`` and ``webhook serve`` (issue 51,
+items 8, 10 and 13) is one clear error line (the option, variable, file or port and the
+problem; exit 2), given before any work, connection or output: a release whose train
+file was deleted is not cross-fitted into the card, an option out of range or a device
+this machine lacks is refused before training, a schedule is checked before the Prefect
+server is contacted and an unreachable server is named, a port out of range or taken is
+refused before the endpoint prints its address. The MT step of KorNLI/KorSTS shows its
+progress (item 13). Real processes, real files, real sockets; no mocks."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cli(*args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "flows.cli", *args],
+        cwd=ROOT, env={**os.environ, **(env or {})}, capture_output=True, text=True,
+        timeout=timeout,
+    )  # fmt: skip
+
+
+def one_error_line(got: subprocess.CompletedProcess, *pieces: str) -> str:
+    """The command exited 2 with one ``benchforge: error:`` line holding ``pieces``."""
+    lines = [line for line in got.stderr.splitlines() if line.strip()]
+    assert got.returncode == 2, (got.returncode, got.stdout[-1500:], got.stderr[-3000:])
+    assert "Traceback" not in got.stderr, got.stderr[-3000:]
+    assert len(lines) == 1 and lines[0].startswith("benchforge: error: "), got.stderr[-3000:]
+    for piece in pieces:
+        assert piece in lines[0], lines[0]
+    return lines[0]
+
+
+def unused_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def held_port():
+    """A port another program listens on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield sock.getsockname()[1]
+
+
+# ---------------------------------------------------------------------------- baseline
+
+MARC = {
+    "train.json": [{"review_id": f"t{i}", "sentence": "良い商品" if i % 2 else "悪い商品",
+                    "label": "positive" if i % 2 else "negative"} for i in range(12)],
+    "valid.json": [{"review_id": f"v{i}", "sentence": "良い" if i % 2 else "悪い",
+                    "label": "positive" if i % 2 else "negative"} for i in range(4)],
+    "test.json": [{"review_id": f"s{i}", "sentence": "良い" if i % 2 else "悪い",
+                   "label": "positive" if i % 2 else "negative"} for i in range(4)],
+}  # fmt: skip
+
+
+@pytest.fixture
+def release(tmp_path) -> Path:
+    """A MARC-ja release as the export writes one: its split files, card.json (with the
+    export's file counts) and manifest.json listing every file."""
+    import hashlib
+
+    dataset = tmp_path / "run" / "dataset"
+    dataset.mkdir(parents=True)
+    for name, rows in MARC.items():
+        (dataset / name).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n"
+                                            for r in rows), encoding="utf-8")  # fmt: skip
+    card = {
+        "task_kind": "marc-ja",
+        "recipe": {"language": "ja"},
+        "export": {"layout": "marc-ja", "files": {n: len(r) for n, r in MARC.items()}},
+    }
+    (dataset / "card.json").write_text(json.dumps(card), encoding="utf-8")
+    files = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in dataset.iterdir()}
+    (dataset / "manifest.json").write_text(json.dumps({"key": "k", "files": files}),
+                                           encoding="utf-8")  # fmt: skip
+    return tmp_path / "run"
+
+
+def _untouched(run: Path) -> None:
+    """Nothing written: no baseline folder, the card as the export wrote it."""
+    assert not (run / "baseline").exists()
+    card = json.loads((run / "dataset" / "card.json").read_text(encoding="utf-8"))
+    assert "baseline" not in card
+
+
+@pytest.mark.parametrize(
+    ("args", "pieces"),
+    [
+        (["--epochs", "0"], ["--epochs 0", "at least 1"]),
+        (["--epochs", "-3"], ["--epochs -3", "at least 1"]),
+        (["--lr", "nan"], ["--lr nan", "learning rate"]),
+        (["--lr", "inf"], ["--lr inf", "learning rate"]),
+        (["--lr", "0"], ["--lr 0", "learning rate"]),
+        (["--layers", "0"], ["--layers 0"]),
+        (["--hidden", "129"], ["--hidden 129", "heads"]),
+        (["--seed", "-1"], ["--seed -1"]),
+        (["--device", "gpu"], ["--device 'gpu'", "cpu, cuda or cuda:N"]),
+        (["--device", "cuda:99"], ["--device cuda:99"]),
+    ],
+)
+def test_baseline_options_out_of_range_are_refused_before_training(release, args, pieces):
+    one_error_line(cli("baseline", str(release), *args), *pieces)
+    _untouched(release)
+
+
+def test_baseline_with_a_missing_encoder_folder_is_refused(release, tmp_path):
+    missing = tmp_path / "no-such-encoder"
+    one_error_line(cli("baseline", str(release), "--encoder", str(missing)),
+                   f"--encoder {missing}", "no such folder")  # fmt: skip
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    one_error_line(cli("baseline", str(release), "--encoder", str(empty)), "no config.json")
+    _untouched(release)
+
+
+def test_baseline_on_cuda_without_a_gpu_says_so_instead_of_an_assertion(release):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU: --device cuda is usable here")
+    one_error_line(cli("baseline", str(release), "--device", "cuda"), "--device cuda",
+                   "use --device cpu")  # fmt: skip
+    _untouched(release)
+
+
+def test_baseline_of_a_release_whose_train_file_was_deleted_is_refused(release):
+    (release / "dataset" / "train.json").unlink()
+    one_error_line(cli("baseline", str(release)), "train.json", "missing", "restore")
+    _untouched(release)
+    # the card's export counts say the same when the manifest is gone too
+    (release / "dataset" / "manifest.json").unlink()
+    one_error_line(cli("baseline", str(release)), "train.json", "missing")
+    _untouched(release)
+
+
+def test_baseline_of_an_empty_train_split_is_refused(release):
+    (release / "dataset" / "train.json").write_text("", encoding="utf-8")
+    one_error_line(cli("baseline", str(release)), "train.json", "no items")
+    _untouched(release)
+
+
+# ------------------------------------------------------------------------------ deploy
+
+
+def test_deploy_with_an_unreachable_prefect_server_names_its_address():
+    url = f"http://127.0.0.1:{unused_port()}/api"
+    one_error_line(cli("deploy", "recipes/sts-demo.yaml", env={"PREFECT_API_URL": url}),
+                   f"PREFECT_API_URL={url}", "does not answer")  # fmt: skip
+
+
+@pytest.mark.parametrize("url", ["notaurl", "127.0.0.1:4200/api", "ftp://127.0.0.1/api",
+                                 "http://127.0.0.1:99999/api", "http:///api"])  # fmt: skip
+def test_deploy_with_a_malformed_prefect_api_url_is_refused(url):
+    one_error_line(cli("deploy", "recipes/sts-demo.yaml", env={"PREFECT_API_URL": url}),
+                   f"PREFECT_API_URL={url!r}")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("args", "pieces"),
+    [
+        (["--cron", "61 * * * *"], ["--cron '61 * * * *'", "not a cron schedule"]),
+        (["--cron", "every day"], ["--cron 'every day'"]),
+        (["--cron", "* * * *"], ["--cron '* * * *'"]),
+        (["--interval", "0"], ["--interval 0.0", "above 0"]),
+        (["--interval", "-60"], ["--interval -60.0"]),
+        (["--interval", "nan"], ["--interval nan"]),
+        (["--interval", "1e300"], ["--interval 1e+300"]),
+        (["--cron", "0 3 * * *", "--interval", "60"], ["one schedule, not both"]),
+    ],
+)
+def test_deploy_checks_its_schedule_before_contacting_the_server(args, pieces):
+    """The server named does not answer: the schedule's error comes first, so it is
+    checked before any connection."""
+    url = f"http://127.0.0.1:{unused_port()}/api"
+    one_error_line(cli("deploy", "recipes/sts-demo.yaml", *args,
+                       env={"PREFECT_API_URL": url}), *pieces)  # fmt: skip
+
+
+# ------------------------------------------------------------------------ webhook serve
+
+
+@pytest.mark.parametrize("port", ["99999", "0", "-1", "65536"])
+def test_webhook_serve_refuses_a_port_out_of_range(port):
+    got = cli("webhook", "serve", "--port", port, timeout=60)
+    one_error_line(got, f"--port {port}", "not a port number (1-65535)")
+    assert got.stdout == ""
+
+
+def test_webhook_serve_refuses_a_bad_port_variable():
+    got = cli("webhook", "serve", env={"BENCHFORGE_WEBHOOK_PORT": "80a"}, timeout=60)
+    one_error_line(got, "BENCHFORGE_WEBHOOK_PORT=80a", "not a port number")
+
+
+def test_webhook_serve_on_a_taken_port_names_it_before_printing_an_address(held_port):
+    got = cli("webhook", "serve", "--port", str(held_port), "--poll", "0", timeout=60)
+    one_error_line(got, f"port {held_port}", "already in use", "--port")
+    assert "webhook endpoint on" not in got.stdout and got.stdout == ""
+    assert "(unknown path)" not in got.stderr
+
+
+def test_webhook_serve_refuses_a_poll_that_is_not_a_number_of_seconds():
+    one_error_line(cli("webhook", "serve", "--poll", "nan", timeout=60), "--poll nan")
+    one_error_line(cli("webhook", "serve", "--poll", "-5", timeout=60), "--poll -5")
+
+
+def test_webhook_serve_on_a_free_port_prints_its_address_and_answers():
+    port = unused_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "flows.cli", "webhook", "serve", "--port", str(port), "--poll",
+         "0"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        first = proc.stdout.readline()
+        assert (
+            first.strip() == f"benchforge webhook endpoint on http://127.0.0.1:{port}/label-studio"
+        )
+        with socket.create_connection(("127.0.0.1", port), timeout=10):
+            pass
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
