@@ -233,3 +233,20 @@ def test_webhook_serve_on_a_free_port_prints_its_address_and_answers():
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+# ------------------------------------------------------------------- a release's splits
+
+
+def test_a_translated_split_outside_the_releases_names_is_refused_at_load(tmp_path):
+    """``translation.split: validation`` wrote validation.tsv, a split ``evaluate`` (and
+    every loader of the layout) cannot find: only train, dev and test are accepted."""
+    text = (ROOT / "recipes" / "kornli-demo.yaml").read_text(encoding="utf-8")
+    assert "\n  split: dev\n" in text
+    text = text.replace("\n  split: dev\n", "\n  split: validation\n")
+    recipe = tmp_path / "kornli.yaml"
+    recipe.write_text(text.replace("../data/", f"{ROOT}/data/"), encoding="utf-8")
+    out = tmp_path / "out"
+    one_error_line(cli("rebuild", str(recipe), "--out", str(out)), str(recipe),
+                   "translation.split", "'train', 'dev' or 'test'")  # fmt: skip
+    assert not (out / "dataset").exists()

@@ -113,7 +113,7 @@ class TranslationSpec(Strict):
 
     source: str
     reference: str | None = None
-    split: str = "dev"
+    split: Literal["train", "dev", "test"] = "dev"  # the release split the pairs make
     source_lang: str = "en"
     target_lang: str = "ko"
     memory: MemorySpec | None = None
