@@ -44,7 +44,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipelines.annotation.values import canonical_json, spans_of
-from pipelines.core.io import write_json, write_text
+from pipelines.core.io import TextFileError, read_text, write_json, write_text
 from pipelines.core.stage import split_by_reason, value_counts
 from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached, declares, out_files
 from pipelines.evaluation.spec import tagging
@@ -386,7 +386,7 @@ def _gold_reads(ctx: RunContext, arg: str) -> dict[str, Path]:
 def public_figures(path: Path) -> set[str]:
     """The names of a public-figure file: one a line, ``#`` starts a comment."""
     names = set()
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in read_text(path).splitlines():
         name = line.split("#", 1)[0].strip()
         if name:
             names.add(" ".join(name.split()))
@@ -715,6 +715,28 @@ def _plan(recipe: object) -> list[str]:
     return [s for s in ALL_STEPS if s not in REVIEW_STEPS]
 
 
+def check_inputs(recipe: object) -> None:
+    """The files of the ``ner:`` section, before any work (issue 51: an undecodable
+    file was a traceback after minutes): the tagger's KMOU ``train`` and ``dev`` files
+    (:func:`~pipelines.families.klue.kmou.check_kmou`) and the public-figure list,
+    which must name someone. Errors name the setting, the file and the line."""
+    from pipelines.families.klue.kmou import check_kmou
+
+    spec = recipe.ner
+    if not spec.tagger.checkpoint:
+        for name in ("train", "dev"):
+            check_kmou(recipe.resolve(getattr(spec.tagger, name)), spec.tagger.mapping,
+                       f"ner.tagger.{name}")  # fmt: skip
+    if spec.public_figures:
+        path = recipe.resolve(spec.public_figures)
+        try:
+            names = public_figures(path)
+        except TextFileError as exc:
+            raise TextFileError(f"ner.public_figures: {exc}") from None
+        if not names:
+            raise TextFileError(f"ner.public_figures: {path}: no names (one a line)")
+
+
 register_task(TaskKind(
     name="klue-ner",
     title="KLUE-NER: named entities as character spans, pseudo-labelled and corrected "
@@ -727,6 +749,7 @@ register_task(TaskKind(
     card=card,
     needs=["annotation", "agreement", "split", "ner"],
     configs=configs,
+    preflight=check_inputs,
     shared=SharedSteps(
         records=records,
         export_inputs={"tagger": "tagger/tagger.json", "ner_items": "items/items.json",
