@@ -105,7 +105,7 @@ def ner_tagger(args: argparse.Namespace) -> int:
 
 
 def ner_layout(args: argparse.Namespace) -> int:
-    from pipelines.core.io import write_text
+    from pipelines.core.io import read_text, write_text
     from pipelines.families.klue.ner_layout import (
         NerLayoutError,
         from_spans,
@@ -120,7 +120,7 @@ def ner_layout(args: argparse.Namespace) -> int:
         release = read_file(args.source)
         text = to_spans(release)
     else:
-        release = from_spans(args.source.read_text(encoding="utf-8"), str(args.source))
+        release = from_spans(read_text(args.source), str(args.source))
         text = write_layout(release)
     write_text(text, args.out)  # atomically, and only once everything was read
     entities = sum(len(s.entities) for s in release.sentences)

@@ -258,11 +258,14 @@ def load_samples(path: Path, unknown: str = "알 수 없음") -> pd.DataFrame:
 
 def baseline(args: argparse.Namespace) -> int:
     from pipelines.core.io import write_text
+    from pipelines.core.spreadsheet import delimited
     from pipelines.families.kobbq.scoring import baseline as make
 
     samples = load_samples(args.samples, args.unknown)
     pred = make(samples, args.answer, args.seed)
-    write_text(pred.to_csv(sep="\t", index=False), args.out)
+    # `kobbq score` compares each prediction with the options character for character
+    text = delimited(pred.itertuples(index=False), list(pred.columns), spreadsheet_safe=False)
+    write_text(text, args.out)
     print(f"{len(pred):,} predictions ({args.answer}) -> {args.out}")
     return 0
 

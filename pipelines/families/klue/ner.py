@@ -648,7 +648,10 @@ def release_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             f"# KLUE-NER layout (KLUE 3.4), {split}: rebuilt by benchforge from recipe "
             f"{ctx.recipe.name}"
         ]
-        release = NerRelease(header, sentences)
+        # a sentence a spreadsheet would run as a formula gets a leading ' (issue 51)
+        release = NerRelease(
+            header, sentences, spreadsheet_safe=ctx.recipe.export.spreadsheet_safe
+        )
         text = write_layout(release)
         if read_layout(text, split) != release:
             raise AssertionError(f"the {split} release does not read back as written")

@@ -412,20 +412,13 @@ def release_tsv(records: list[dict], spreadsheet_safe: bool = True) -> str:
     cell a spreadsheet would run as a formula gets a leading ``'``
     (``pipelines.core.spreadsheet``); nothing else changes, so that an answer stays one of
     its choices character for character (exactly so in the JSON Lines and Parquet files)."""
-    from pipelines.core.spreadsheet import safe_cell
+    from pipelines.core.spreadsheet import delimited
 
     if not records:
         return ""
-
-    def clean(value: object) -> str:
-        text = str(value).replace("\t", " ").replace("\r", " ").replace("\n", " ")
-        return safe_cell(text) if spreadsheet_safe else text
-
     cols = list(records[0])
-    lines = ["\t".join(cols)]
-    for r in records:
-        lines.append("\t".join(clean(r[c]) if c != "choices" else str(list(r[c])) for c in cols))
-    return "\n".join(lines) + "\n"
+    rows = ([str(list(r[c])) if c == "choices" else r[c] for c in cols] for r in records)
+    return delimited(rows, cols, spreadsheet_safe=spreadsheet_safe)
 
 
 def warnings_of(templates: list[Template]) -> list[str]:

@@ -55,7 +55,7 @@ def tsv(records: list[dict], spreadsheet_safe: bool = True) -> str:
     """Records as the releases' TSV: a header, tab-separated, no quoting (a tab or a
     line break inside a field becomes a blank; with ``spreadsheet_safe`` a text cell a
     spreadsheet would run as a formula gets a leading ``'``, pipelines.core.spreadsheet)."""
-    from pipelines.core.spreadsheet import safe_cell
+    from pipelines.core.spreadsheet import delimited
 
     if not records:
         return ""
@@ -63,11 +63,10 @@ def tsv(records: list[dict], spreadsheet_safe: bool = True) -> str:
 
     def clean(v: object) -> str:
         text = f"{v:.3f}" if isinstance(v, float) else str(v)
-        text = " ".join(text.replace("\t", " ").split())
-        return safe_cell(text) if spreadsheet_safe and isinstance(v, str) else text
+        return " ".join(text.split())  # the written cells' whitespace squeezed
 
-    return "".join("\t".join(clean(r[c]) for c in cols) + "\n"
-                   for r in [dict(zip(cols, cols, strict=True)), *records])  # fmt: skip
+    rows = ([clean(r[c]) for c in cols] for r in records)
+    return delimited(rows, cols, spreadsheet_safe=spreadsheet_safe)
 
 
 def export_inputs(ctx: RunContext, arg: str = "") -> dict[str, Path]:
