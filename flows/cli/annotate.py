@@ -98,8 +98,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
             "Create a Label Studio account for each e-mail address, with a random password. "
             "The passwords are written to a private file (0600, outside the repository; "
             "default BENCHFORGE_CONFIG/annotators/<project>.json), never printed or logged. "
-            "Every address is checked first: a malformed or repeated one, or one that is "
-            "already an account, is an error and no account is created. The annotators "
+            "Every address is checked first, as Label Studio's sign-up checks it: one it "
+            "would refuse, a repeated one, or one that is already an account this file did "
+            "not make, is an error naming each such address, and no account is created. "
+            "A run that stopped half-way (the server died) is resumed by the same command: "
+            "the accounts the file lists are kept, the others are made. The annotators "
             "log in at the server's URL (the file says which) and see the project."
         ),
     )
@@ -249,7 +252,8 @@ def invite(args: argparse.Namespace) -> int:
 
     emails = [e for e in args.emails.split(",") if e.strip()]
     result = create_accounts(emails, args.project, args.credentials)
-    _print(args, result, f"{len(result['created'])} annotator account(s) created; their "
+    kept = f", {len(result['kept'])} made before kept" if result["kept"] else ""
+    _print(args, result, f"{len(result['created'])} annotator account(s) created{kept}; their "
            f"passwords are in {result['credentials']} (private: share each one with its "
            f"annotator); they log in at {result['url']}")  # fmt: skip
     return 0

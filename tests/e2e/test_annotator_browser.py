@@ -59,7 +59,7 @@ def test_an_invited_annotator_rates_and_skips_in_the_browser(server, tmp_path):
     assert stat.S_IMODE(credentials.stat().st_mode) == 0o600
     assert stat.S_IMODE(credentials.parent.stat().st_mode) == 0o700
     with pytest.raises(AnnotationError, match="already a Label Studio account"):
-        invite(["new.one@example.org", "kim.annotator@example.org"], "browser-sts", credentials)
+        invite(["new.one@example.org", "admin@benchforge.local"], "browser-sts", credentials)
     listed = json.loads(credentials.read_text(encoding="utf-8"))
     assert [a["email"] for a in listed["annotators"]] == ["kim.annotator@example.org"]
     person = listed["annotators"][0]

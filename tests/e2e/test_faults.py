@@ -41,8 +41,9 @@ def own_home(tmp_path, monkeypatch):
 
 
 def test_a_port_taken_after_the_check_gives_one_server_on_its_real_port(own_home, monkeypatch):
-    """Case 1: the port is taken by another program after ``up`` checked it; Label Studio
-    moves to the next port by itself. ``up`` reads the real port from the process, the
+    """Case 1: the port is taken by another program after ``up`` checked it; ``up`` starts
+    Label Studio on a fresh free port it chose itself (issue 51: Label Studio's own move to
+    port + 1 is off). ``up`` reads the real port from the process, the
     token check passes against the right server, a second ``up`` reuses it (one process
     for the data folder), and ``down`` stops every server of the folder."""
     impostor = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Impostor)
