@@ -36,6 +36,7 @@ import json
 import logging
 import math
 import ssl
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -512,15 +513,22 @@ def progress_of(ls, project_id: int, note: dict | None = None) -> tuple[int, int
     return int(proj.finished_task_number or 0), int(proj.task_number or 0)
 
 
+PROGRESS_EVERY = 30.0  # seconds between wait's progress lines when no bar is shown
+
+
 def wait(
     project: str,
     timeout: float,
     poll: float = 5.0,
     ls=None,  # noqa: ANN001
     progress: bool | None = None,
+    every: float = PROGRESS_EVERY,
 ) -> dict:
     """Poll until every task of ``project`` has its annotations or ``timeout`` seconds
-    pass; returns {"done", "finished", "tasks", "waited_s"}."""
+    pass; returns {"done", "finished", "tasks", "waited_s"}. Progress: a bar on a
+    terminal (``progress=True``: none); elsewhere (a log, a pipe) one line on stderr when
+    the wait begins, every ``every`` seconds and at its end (issue 51: a wait of minutes
+    printed nothing): tasks complete of all, annotations made and skipped, seconds waited."""
     ls = ls or client()
     proj = find_project(ls, project)
     if proj is None:
@@ -530,6 +538,19 @@ def wait(
     finished, total = progress_of(ls, proj.id, note)
     bar = tqdm(total=total, initial=finished, desc=f"wait {project}", unit="task", disable=progress)
     bar.set_postfix(note)  # annotations made and skipped so far (annotate status: per person)
+    lines = progress is None and bar.disable  # no bar where one was wanted: plain lines
+
+    def line(last: bool = False) -> None:
+        if lines and (finished < total or last):
+            waited = time.monotonic() - start
+            print(f"wait {project}: {finished}/{total} tasks complete, "
+                  f"{note.get('annotations', 0)} annotations, {note.get('skipped', 0)} "
+                  f"skipped ({waited:.0f} s of {timeout:.0f} s)", file=sys.stderr,
+                  flush=True)  # fmt: skip
+
+    begun = finished < total  # a wait that had nothing to wait for says nothing
+    line()
+    said = time.monotonic()
     while finished < total and time.monotonic() - start < timeout:
         time.sleep(min(poll, max(0.0, timeout - (time.monotonic() - start))))
         now, total = progress_of(ls, proj.id, note)
@@ -537,7 +558,12 @@ def wait(
         bar.total = total
         bar.update(now - finished)
         finished = now
+        if time.monotonic() - said >= every:
+            line()
+            said = time.monotonic()
     bar.close()
+    if begun:
+        line(last=True)
     return {
         "done": finished >= total,
         "finished": finished,

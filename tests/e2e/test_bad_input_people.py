@@ -5,7 +5,11 @@ An address that passed benchforge's check but that Label Studio's sign-up refuse
 and its password written, although the help says nothing is created on error; the rerun
 then refused the first address as an existing account. Every address is now checked as
 Label Studio checks it before any account is made, and a rerun after a run that stopped
-half-way (the server died) keeps the accounts it made and makes the rest."""
+half-way (the server died) keeps the accounts it made and makes the rest.
+
+Item 13 (its ``wait`` part): a wait for real annotators printed nothing for 150 s; it now
+prints a progress line when it begins, every 30 s and at its end where no progress bar
+is shown (a log, a pipe), and no more often than that."""
 
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ import zlib
 from pathlib import Path
 
 import httpx
+import pandas as pd
 import pytest
 
 from pipelines.annotation import annotate, ls_server
@@ -140,3 +145,23 @@ def test_an_account_of_someone_else_is_still_refused(server, tmp_path):
     with pytest.raises(AnnotationError, match="already a Label Studio account"):
         invite(["other.new@example.org", ls_server.ADMIN], None, tmp_path / "c.json")
     assert "other.new@example.org" not in accounts()
+
+
+def test_a_wait_for_people_prints_progress_without_flooding(server, capsys):
+    config = annotate.load_config(ROOT / "annotation_configs" / "sts.xml")
+    items = pd.DataFrame({"item_id": ["w-1", "w-2"], "sentence1": ["비가 온다.", "눈이 온다."],
+                          "sentence2": ["비가 내린다.", "아이들이 논다."]})  # fmt: skip
+    annotate.push(items, config, "people-wait", 1)
+    proc = cli("annotate", "wait", "--project", "people-wait", "--timeout", "3", "--poll", "1")
+    assert proc.returncode == 3, proc.stderr[-2000:]
+    said = [line for line in proc.stderr.splitlines() if line.startswith("wait people-wait:")]
+    assert len(said) == 2, proc.stderr[-2000:]  # when it begins and when it ends
+    assert "0/2 tasks complete, 0 annotations, 0 skipped (0 s of 3 s)" in said[0]
+    assert "0/2 tasks complete" in said[1] and "of 3 s)" in said[1]
+    # a line every `every` seconds, not one per poll (about 40 polls here)
+    capsys.readouterr()
+    result = annotate.wait("people-wait", 4.5, poll=0.1, every=1.0)
+    assert not result["done"]
+    said = [line for line in capsys.readouterr().err.splitlines()
+            if line.startswith("wait people-wait:")]  # fmt: skip
+    assert 4 <= len(said) <= 7, said
