@@ -230,7 +230,9 @@ def read_documents(corpus: CorpusSpec, path: Path) -> StageResult:
     """Read a whole corpus into the ``documents`` table (stage ``read``).
 
     Documents whose text is empty or blank are dropped with reason ``empty_document``;
-    blank lines of JSON Lines, CSV and TSV files with reason ``blank_line``. A corpus with
+    blank lines of JSON Lines, CSV and TSV files with reason ``blank_line``; documents
+    holding a NUL character (a binary or broken record: issue 51 found them carried
+    into releases) with reason ``control_characters``. A corpus with
     no document that has text is an error unless the recipe sets ``allow_empty``.
     A missing field, a malformed line, an unparsable date or a repeated id is an
     :class:`InputError` naming the file and line.
@@ -252,8 +254,12 @@ def read_documents(corpus: CorpusSpec, path: Path) -> StageResult:
     docs = pd.DataFrame.from_records(rows, columns=DOCUMENT_COLUMNS)
     docs["line"] = docs["line"].astype("int64")
     reasons = docs["text"].str.strip().eq("").map({True: "empty_document", False: None})
+    at = docs["text"].str.find("\x00")
+    reasons[at.ge(0) & reasons.isna()] = "control_characters"
+    details = at.map(lambda i: f"NUL at character {i}" if i >= 0 else None)
     reasons.iloc[blank_rows] = "blank_line"
-    return split_by_reason("read", "document", docs, reasons)
+    details[reasons != "control_characters"] = None
+    return split_by_reason("read", "document", docs, reasons, details)
 
 
 def document_rows(
@@ -314,11 +320,34 @@ def file_fingerprint(path: Path) -> str:
     return sha256_file(path)
 
 
+# a text field of a structured source file (a release, seeds, an English dataset) longer
+# than this is refused: no sentence, passage or answer is (ingest drops a document over
+# filters.noise.max_document_chars, 100,000 by default, as too_long_document)
+MAX_FIELD_CHARS = 100_000
+
+
+def field_problem(value: object) -> str | None:
+    """Why a text field of a structured source file cannot be carried into a release
+    (issue 51: NUL bytes and 360,000-character fields were): a C0 control character
+    other than tab and line breaks, or more than :data:`MAX_FIELD_CHARS` characters;
+    None when it can (or it is not text)."""
+    if not isinstance(value, str):
+        return None
+    bad = next((ch for ch in value if ord(ch) < 32 and ch not in "\t\n\r"), None)
+    if bad is not None:
+        return f"holds the control character U+{ord(bad):04X} at character {value.index(bad)}"
+    if len(value) > MAX_FIELD_CHARS:
+        return f"is {len(value):,} characters long (more than {MAX_FIELD_CHARS:,})"
+    return None
+
+
 def read_json_lines(path: Path, required: Iterable[str], error: type[Exception]) -> list[dict]:
     """The objects of a JSON Lines file, each with its 1-based ``line``; malformed JSON,
-    a line that is not an object, or one that lacks a ``required`` field raises ``error``
-    naming the file and the line (blank lines are skipped; a file with no record is an
-    error). JGLUE's releases, JCommonsenseQA and KoBEST's sources and seeds use it."""
+    a line that is not an object, one that lacks a ``required`` field, or a text field
+    with a control character or over :data:`MAX_FIELD_CHARS` (:func:`field_problem`)
+    raises ``error`` naming the file, the line and the field (blank lines are skipped;
+    a file with no record is an error). JGLUE's releases, JCommonsenseQA and KoBEST's
+    sources and seeds use it."""
     required = list(required)
     rows = []
     try:
@@ -328,6 +357,10 @@ def read_json_lines(path: Path, required: Iterable[str], error: type[Exception])
             missing = [k for k in required if k not in record]
             if missing:
                 raise error(f"{path}:{line}: no {missing} (fields: {sorted(record)})")
+            for key, value in record.items():
+                why = field_problem(value)
+                if why:
+                    raise error(f"{path}:{line}: field {key!r} {why}")
             rows.append({**record, "line": line})
     except InputError as exc:
         raise error(str(exc)) from None

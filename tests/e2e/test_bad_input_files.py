@@ -239,3 +239,27 @@ def test_a_missing_writers_or_seeds_file_is_one_clear_line(tmp_path):
     )
     _fails_before_any_work(tmp_path, recipe, f"kobest.simulation.seeds (copa-seeds): {seeds}: "
                            "file not found")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("bad", "needle"),
+    [
+        ("한라산은\u0000 높다.", "field 'paragraph' holds the control character U+0000"),
+        ("한라산은 높다. " * 40_000, "field 'paragraph' is 360,000 characters long"),
+    ],
+)  # fmt: skip
+def test_a_source_field_with_a_nul_or_360000_characters_fails_before_any_work(
+    tmp_path, bad, needle
+):
+    """Item 10: NUL bytes and 360,000-character fields were carried into releases."""
+    shipped = ROOT / "data/demo/kobest/boolq_seeds.jsonl"
+    rows = [json.loads(x) for x in shipped.read_text(encoding="utf-8").splitlines() if x]
+    rows[2]["paragraph"] = bad
+    source = tmp_path / "boolq.jsonl"
+    source.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
+    recipe = _demo(
+        tmp_path,
+        "kobest-boolq-demo",
+        _replace("../data/demo/kobest/boolq_seeds.jsonl", str(source)),
+    )
+    _fails_before_any_work(tmp_path, recipe, f"{source}:3: {needle}")

@@ -42,9 +42,10 @@ def read_pairs(path: Path, corpus: object, label_field: str, labels: tuple[str, 
     """The pairs of an English (or reference) dataset: ``row`` (1-based), ``line``,
     ``sentence1``, ``sentence2``, ``label`` and any other column of the file. STS
     (``labels`` None): the score is a number from 0 to 5; NLI: one of ``labels``. A
-    missing column, a wrong number of fields, an empty sentence or a bad label names the
+    missing column, a wrong number of fields, an empty sentence, a sentence with a
+    control character or over ``MAX_FIELD_CHARS`` characters, or a bad label names the
     file and the line."""
-    from pipelines.ingest.readers import iter_rows
+    from pipelines.ingest.readers import field_problem, iter_rows
 
     if not path.is_file():
         raise SourceError(f"{path}: file not found")
@@ -61,6 +62,9 @@ def read_pairs(path: Path, corpus: object, label_field: str, labels: tuple[str, 
         for f in ("sentence1", "sentence2"):
             if not str(record[f] or "").strip():
                 raise SourceError(f"{path}: line {line}: empty {f}")
+            why = field_problem(record[f])  # a NUL or a 360,000-character field (issue 51)
+            if why:
+                raise SourceError(f"{path}: line {line}: {f} {why}")
         value = str(record[label_field]).strip()
         if labels is None:
             try:

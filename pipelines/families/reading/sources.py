@@ -21,10 +21,11 @@ Two registries, one member a registration:
 random (seeded) from the top ``top_share`` (JSQuAD's "random articles from the top"),
 packs each drawn article's units into contexts when ``pack`` is set (consecutive units
 up to ``max_chars``; law articles are a sentence or two), drops contexts under
-``min_chars`` (``too_short``) or over ``max_chars`` (``too_long``) and draws
+``min_chars`` (``too_short``), over ``max_chars`` (``too_long``) or holding a control
+character such as NUL (``control_characters``) and draws
 ``paragraphs_per_article`` of the rest. Every paragraph not kept has a row with its
 reason (``article_below_top``, ``article_not_drawn``, ``too_short``, ``too_long``,
-``paragraph_not_drawn``): paragraphs in = kept + dropped.
+``control_characters``, ``paragraph_not_drawn``): paragraphs in = kept + dropped.
 """
 
 from __future__ import annotations
@@ -249,6 +250,9 @@ def pack_units(units: list[str], max_chars: int) -> list[tuple[list[int], str]]:
     return out
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")  # C0 controls but tab and breaks
+
+
 def _short(*parts: object) -> str:
     return hashlib.sha256("\x1f".join(map(str, parts)).encode()).hexdigest()[:12]
 
@@ -293,6 +297,8 @@ def select_paragraphs(
                 reason = "too_short"
             elif len(text) > spec.max_chars:
                 reason = "too_long"
+            elif _CONTROL.search(text):  # a NUL byte was carried into releases (issue 51)
+                reason = "control_characters"
             if reason:
                 dropped.append(
                     {

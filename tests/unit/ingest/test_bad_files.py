@@ -203,3 +203,75 @@ def test_a_gold_answer_outside_its_items_options_is_refused(tmp_path):
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
     with pytest.raises(GoldItemsError, match="line 2: a control character"):
         read_gold_items(path, config, "relation")
+
+
+# ------------------------------------------------- NUL bytes and over-long fields
+
+
+def test_a_corpus_document_with_a_nul_is_dropped_with_its_reason(tmp_path):
+    """Item 10: NUL bytes were carried into releases; nothing is lost: the document is
+    a dropped row with reason ``control_characters``."""
+    from pipelines.core.recipe import CorpusSpec
+    from pipelines.ingest.readers import read_documents
+
+    path = tmp_path / "c.jsonl"
+    texts = ["좋은 영화였어요", "나쁜\x00영화", "그저 그래요"]
+    path.write_text("".join(json.dumps({"review": t}) + "\n" for t in texts), encoding="utf-8")
+    corpus = CorpusSpec(name="c", path="x", license="CC0-1.0", domain="review",
+                        style="colloquial", format="jsonl", text_field="review")  # fmt: skip
+    result = read_documents(corpus, path)
+    assert result.kept["text"].tolist() == [texts[0], texts[2]]
+    assert result.dropped[["text", "reason", "detail", "line"]].to_dict("records") == [
+        {"text": texts[1], "reason": "control_characters", "detail": "NUL at character 2",
+         "line": 2}]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("한라산은\x00 높다", r"seeds.jsonl:2: field 'paragraph' holds the control character "
+                             r"U\+0000 at character 4"),
+        ("가" * 360_000, r"seeds.jsonl:2: field 'paragraph' is 360,000 characters long "
+                        r"\(more than 100,000\)"),
+    ],
+)  # fmt: skip
+def test_a_structured_source_field_with_a_nul_or_360000_characters_is_refused(
+    tmp_path, value, message
+):
+    from pipelines.ingest.readers import InputError, read_json_lines
+
+    path = tmp_path / "seeds.jsonl"
+    rows = [{"id": "a", "paragraph": "짧은 글"}, {"id": "b", "paragraph": value}]
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
+    with pytest.raises(InputError, match=message):
+        read_json_lines(path, ["id", "paragraph"], InputError)
+
+
+def test_a_kornli_sentence_with_a_nul_is_refused(tmp_path):
+    from types import SimpleNamespace
+
+    from pipelines.families.kornlu.sources import SourceError, read_pairs
+
+    path = tmp_path / "en.jsonl"
+    rows = [
+        {"sentence1": "A man.", "sentence2": "A person.", "gold_label": "entailment"},
+        {"sentence1": "A dog\u0000.", "sentence2": "A cat.", "gold_label": "neutral"},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    corpus = SimpleNamespace(format="jsonl", encoding="utf-8", has_header=True, columns=None,
+                             limit=None)  # fmt: skip
+    with pytest.raises(SourceError, match="line 2: sentence1 holds the control character"):
+        read_pairs(path, corpus, "gold_label", ("entailment", "neutral", "contradiction"))
+
+
+def test_a_reading_paragraph_with_a_nul_is_dropped_with_its_reason():
+    from types import SimpleNamespace
+
+    from pipelines.families.reading.sources import Article, select_paragraphs
+
+    art = Article("제목", ["첫 문단은 충분히 긴 문장이다.", "둘째 문단\x00도 충분히 긴 문장이다."])
+    spec = SimpleNamespace(seed=0, top_share=1.0, articles=1, pack=False, min_chars=5,
+                           max_chars=100, paragraphs_per_article=5)  # fmt: skip
+    kept, dropped, _ = select_paragraphs([("c", art)], [1.0], spec)
+    assert kept["paragraph"].tolist() == [art.units[0]]
+    assert dropped["reason"].tolist() == ["control_characters"]
