@@ -17,7 +17,7 @@ from pipelines.core.errors import BenchforgeError
 from pipelines.core.plugins import RecipeSection, register_section
 from pipelines.core.recipe import Recipe, StageOptions, check_stage_options
 from pipelines.core.registry import Registry
-from pipelines.core.settings import rule_settings
+from pipelines.core.settings import AtLeastOne, NonNegative, rule_settings
 
 DROPPED_COLUMNS = ["kind", "id", "reason", "detail"]
 
@@ -36,6 +36,19 @@ class AgreementSettingsBase:
     numeric: ClassVar[bool] = False  # the rule averages: every value must be a number
     summary: ClassVar[tuple[str, ...]] = ()  # the settings an error message quotes
 
+    def check_values(self) -> None:
+        """The interface's answers, each once (issue 51: ``Negative`` beside
+        ``negative`` made two classes of one); called by every rule's check."""
+        values = getattr(self, "values", None) or []
+        seen: dict[str, object] = {}
+        for value in values:
+            key = str(value).casefold()
+            if key in seen:
+                raise AgreementError(
+                    f"values: {seen[key]!r} and {value!r} are the same answer; name each once"
+                )
+            seen[key] = value
+
 
 @dataclass
 class _Answers(AgreementSettingsBase):
@@ -47,7 +60,7 @@ class _Answers(AgreementSettingsBase):
     # report flags: "auto" drops a reported item; "review" sends it to a review round
     # (pipelines.agreement.review) whose decision keeps, fixes or drops it (issue 35)
     reports: str = "auto"
-    report_min: int = 1
+    report_min: AtLeastOne = 1
     report_flags: list[str] = field(
         default_factory=lambda: [
             "personal_information",
@@ -69,7 +82,7 @@ class _MeanThresholds(AgreementSettingsBase):
     alpha_level: str = "nominal"
     min_shared_items: int = 3  # an annotator sharing fewer items is not screened (kept)
     decimals: int = 1
-    binary_threshold: float = 3.0
+    binary_threshold: NonNegative = 3.0  # a rating (KLUE-STS: 0-5)
     sd_max: float | None = 2.0
     variance_max: float | None = None  # JSTS: 1.0
 
@@ -87,6 +100,7 @@ class MeanSettings(_Answers, _MeanThresholds):
         """Thresholds in their ranges (issue 32: ``pearson_min: -2`` or ``nan`` silently
         turned screening off): a correlation and an alpha in [-1, 1], ``null`` to turn the
         screen off; spreads and variances finite and not negative."""
+        self.check_values()
         for name in ("pearson_min", "alpha_min"):
             value = getattr(self, name)
             if value is not None and not (math.isfinite(value) and -1 <= value <= 1):
@@ -127,8 +141,9 @@ class MajoritySettings(_Answers, _MajorityThreshold):
     summary: ClassVar[tuple[str, ...]] = ("min_votes",)
 
     def __post_init__(self) -> None:
+        self.check_values()
         if self.min_votes is None or self.min_votes < 1:
-            raise AgreementError("the majority rule needs --min-votes K (K >= 1)")
+            raise AgreementError("min_votes: the majority rule needs --min-votes K (K >= 1)")
         if self.majority_share_min is not None and not 0 < self.majority_share_min <= 1:
             raise AgreementError(
                 f"majority_share_min must be in (0, 1], got {self.majority_share_min}"
@@ -158,8 +173,9 @@ class SpanVoteSettings(_Answers, _SpanVoteThreshold):
     summary: ClassVar[tuple[str, ...]] = ("min_votes", "value_type")
 
     def __post_init__(self) -> None:
+        self.check_values()
         if self.min_votes is None or self.min_votes < 1:
-            raise AgreementError("the span_vote rule needs --min-votes K (K >= 1)")
+            raise AgreementError("min_votes: the span_vote rule needs --min-votes K (K >= 1)")
         if self.element_f1_min is not None and not 0 < self.element_f1_min <= 1:
             raise AgreementError(f"element_f1_min must be in (0, 1], got {self.element_f1_min}")
         if self.min_screened_items < 1:

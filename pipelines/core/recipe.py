@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import typing
 from pathlib import Path
 from typing import Literal
@@ -35,6 +36,7 @@ from pydantic import (
 from pipelines.core import plugins
 from pipelines.core.errors import BenchforgeError
 from pipelines.core.licenses import Resolution, resolve
+from pipelines.core.settings import Seed, Share
 
 
 class RecipeError(BenchforgeError, ValueError):
@@ -43,9 +45,10 @@ class RecipeError(BenchforgeError, ValueError):
 
 class Strict(BaseModel):
     """A recipe section: unknown keys are errors, and a value of the wrong kind is not
-    coerced (issue 32): ``true`` is not a number, a number is not text."""
+    coerced (issue 32): ``true`` is not a number, a number is not text; no number is
+    NaN or infinite (issue 51: ``.inf`` and ``.nan`` are YAML floats)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     @model_validator(mode="before")
     @classmethod
@@ -206,7 +209,7 @@ class DetectorSpec(Strict):
 
 class CorpusClassifierOverride(Strict):
     skip: bool = False
-    thresholds: dict[str, float] = Field(default_factory=dict)
+    thresholds: dict[str, Share] = Field(default_factory=dict)
 
 
 class ClassifierSettings(Strict):
@@ -346,7 +349,7 @@ class PairingSettings(Strict):
 
     # an ingest output folder (relative to the recipe); default: ingest into OUT/ingest
     input: str | None = None
-    seed: int = 0
+    seed: Seed = 0
     metric: Literal["rouge1", "rouge2", "rougeL"] = "rougeL"
     rtt: RttSettings = Field(default_factory=RttSettings)
     corpora: list[CorpusPairing] = Field(min_length=1)
@@ -390,7 +393,7 @@ class ItemsSpec(Strict):
 
     sample: int | None = Field(default=None, ge=1)
     stratify: str | None = "method"
-    seed: int = 0
+    seed: Seed = 0
     simulate_truth: Literal["sts-pairs", "nli-templates", "topic-keywords"] | None = "sts-pairs"
     premises: PremiseRules | None = None
 
@@ -399,13 +402,25 @@ class SimulateSpec(Strict):
     """Simulated annotators (demos and tests only; the outputs say so)."""
 
     annotators: int = Field(default=7, ge=1)
-    seed: int = 0
+    seed: Seed = 0
     # how many of them answer at random (None: max(1, round(0.15 * annotators)))
     careless: int | None = Field(default=None, ge=0)
     # how many of them cannot do the task: they answer at random in the qualification
     # (pilot) round too, and fail it; their main-round annotations come on top of the
     # overlap (issue 35). The careless ones pass the pilot and turn careless after it.
     unqualified: int = Field(default=0, ge=0)
+
+
+def enough_simulated(simulate: SimulateSpec | None, people: int, name: str = "people") -> None:
+    """A round with ``people`` per task and fewer simulated people can never finish:
+    ``wait`` would stop at its timeout and every rerun again (issue 51: exit 3 and "run
+    the same command again" after a minute). Raises ``ValueError`` naming both
+    settings; nothing to check with real people (``simulate`` None)."""
+    if simulate is not None and simulate.annotators < people:
+        raise ValueError(
+            f"simulate.annotators {simulate.annotators} < {name} {people}: no task could "
+            f"get its {name}, and no rerun either; simulate at least {people} people"
+        )
 
 
 class RoundSpec(Strict):
@@ -421,6 +436,11 @@ class RoundSpec(Strict):
     timeout: float = Field(default=3600.0, gt=0)
     poll: float = Field(default=5.0, gt=0)
 
+    @model_validator(mode="after")
+    def _enough(self) -> RoundSpec:
+        enough_simulated(self.simulate, self.people)
+        return self
+
 
 class PassRuleSpec(Strict):
     """A pilot's pass rule (``pipelines.agreement.qualification.PassRule``):
@@ -431,6 +451,19 @@ class PassRuleSpec(Strict):
     kind: Literal["min_correct", "min_pearson", "min_majority_share"]
     threshold: float
     of: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _range(self) -> PassRuleSpec:
+        """The threshold in its kind's range (``PassRule`` checks the same)."""
+        t = self.threshold
+        if self.kind == "min_correct" and (t < 1 or t != int(t) or (self.of and t > self.of)):
+            raise ValueError(f"threshold: min_correct counts gold items right, a whole number "
+                             f"from 1 to of ({self.of or 'the gold items'}), got {t}")  # fmt: skip
+        if self.kind == "min_pearson" and not -1 <= t <= 1:
+            raise ValueError(f"threshold: min_pearson is a correlation in [-1, 1], got {t}")
+        if self.kind == "min_majority_share" and not 0 < t <= 1:
+            raise ValueError(f"threshold: min_majority_share is a share in (0, 1], got {t}")
+        return self
 
 
 class PilotSpec(Strict):
@@ -461,7 +494,7 @@ class ControlsSpec(Strict):
     min_accuracy: float = Field(ge=0, le=1)
     min_answered: int = Field(default=3, ge=1)
     tolerance: float = Field(default=0.0, ge=0)
-    seed: int = 0
+    seed: Seed = 0
 
 
 class WritingSpec(Strict):
@@ -489,7 +522,7 @@ class HumanSpec(Strict):
 
     sample: int = Field(default=50, ge=1)
     overlap: int = Field(default=3, ge=1)
-    seed: int = 0
+    seed: Seed = 0
     project: str | None = None  # default: "<project>-human"
     simulate: SimulateSpec | None = None  # default: overlap + 1 people when simulated
 
@@ -544,14 +577,37 @@ class AnnotationSpec(Strict):
             raise ValueError(
                 "simulate.unqualified needs a qualification round (annotation.pilot) to fail"
             )
+        applicants = self.pilot.applicants if self.pilot else None
+        if sim is not None and applicants is not None and applicants > sim.annotators:
+            raise ValueError(
+                f"pilot.applicants {applicants} > simulate.annotators {sim.annotators}: the "
+                "pilot could never get its answers, and no rerun either"
+            )
         return self
+
+
+def rules_field(cls: type) -> typing.Any:
+    """The field of a section that holds a rules dataclass's settings as a mapping
+    (``ner.tagger.settings``, ``jglue.rules``, ...), checked by :func:`typed_rules`; its
+    JSON Schema names the class (``x-settings``), which the docs and the range tests
+    read."""
+    return Field(
+        default_factory=dict,
+        json_schema_extra={"x-settings": f"{cls.__module__}.{cls.__qualname__}"},
+    )
 
 
 def typed_rules(cls: type, options: dict, where: str) -> object:
     """A family's rules dataclass from a recipe's mapping; an unknown key is an error
     naming ``where`` and the known ones. A YAML list given for a tuple-typed field
-    becomes a tuple (the dataclass stays hashable and equal to its defaults)."""
+    becomes a tuple (the dataclass stays hashable and equal to its defaults). Every
+    value is checked against its field's type and range (``options_model``: no
+    coercion, no NaN where the field is a :data:`pipelines.core.settings.Finite` kind)
+    and then by the class's own checks; each problem raises ``ValueError`` naming
+    ``where.setting`` (issue 51: ``epochs: "twelve"`` was a traceback in training)."""
     from dataclasses import fields
+
+    from pipelines.core.settings import named, options_model
 
     known = {f.name: f for f in fields(cls)}
     unknown = sorted(set(options) - set(known))
@@ -564,7 +620,14 @@ def typed_rules(cls: type, options: dict, where: str) -> object:
         else value
         for name, value in options.items()
     }
-    return cls(**options)
+    try:
+        options_model(cls).model_validate(options)
+    except ValidationError as exc:
+        raise ValueError(problems(exc, where)) from None
+    try:
+        return cls(**options)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(named(where, str(exc), cls)) from None
 
 
 class StageOptions(Strict):
@@ -763,18 +826,25 @@ def load_recipe(path: str | Path, overrides: dict | None = None) -> Recipe:
     for key, value in (overrides or {}).items():
         section = data.setdefault(key, {})
         section.update({k: v for k, v in value.items() if v is not None})
-    data["base_dir"] = str(path.parent.resolve())
+    return validate_recipe(data, path, path.parent)
+
+
+def validate_recipe(data: dict, where: str | Path, base_dir: str | Path) -> Recipe:
+    """A recipe from its parsed YAML ``data``, its relative paths resolved against
+    ``base_dir``: the whole model, then each section's check against the rest. Every
+    problem raises :class:`RecipeError` starting with ``where`` (the file)."""
+    data = {**data, "base_dir": str(Path(base_dir).resolve())}
     try:
         recipe = recipe_model().model_validate(data)
     except ValidationError as exc:
-        raise RecipeError(f"{path}: {problems(exc)}") from exc
+        raise RecipeError(f"{where}: {problems(exc)}") from exc
     for name, section in plugins.RECIPE_SECTIONS.items():
         value = getattr(recipe, name)
         if value is not None and section.check is not None:
             try:
                 section.check(recipe, value)
             except ValueError as exc:
-                raise RecipeError(f"{path}: {exc}") from None
+                raise RecipeError(f"{where}: {exc}") from None
     return recipe
 
 
@@ -823,8 +893,27 @@ def problems(exc: ValidationError, prefix: str = "") -> str:
     for err in exc.errors():
         where = ".".join([prefix, *map(str, err["loc"])] if prefix else map(str, err["loc"]))
         msg = "unknown setting" if err["type"] == "extra_forbidden" else err["msg"]
+        if err["type"] == "value_error" and "error" in err.get("ctx", {}):
+            msg = str(err["ctx"]["error"])  # a check's own words, without "Value error, "
+            if where and _relative(where, msg):
+                out.append(f"{where}.{msg}")
+                continue
         out.append(f"{where or '(top)'}: {msg}")
     return "; ".join(out)
+
+
+def _relative(where: str, message: str) -> bool:
+    """Whether a model check's ``message`` starts with a setting of the model at
+    ``where`` (``min_chars: expected a number``, ``simulate.annotators 2 < overlap 3``),
+    so that ``where.message`` names it by its dotted path; a message that starts with
+    the section's own name (``ner.tagger.settings.lr: ...``) or with a word is not."""
+    match = re.match(r"[A-Za-z_][\w.]*", message)
+    if not match:
+        return False
+    token, rest = match.group(), message[match.end() :]
+    if token.split(".")[0] == where.split(".")[0]:
+        return False
+    return rest.startswith(":") or (rest.startswith(" ") and ("_" in token or "." in token))
 
 
 def check_stage_options(options: StageOptions, registry: object, section: str) -> None:
@@ -832,7 +921,7 @@ def check_stage_options(options: StageOptions, registry: object, section: str) -
     load time (a union tagged by ``rule``, the classes in ``registry``): an unknown key
     (with the nearest valid name), a value of the wrong type or a rule's own check raises
     ``ValueError`` naming the key, before any work (not after the annotation rounds)."""
-    from pipelines.core.settings import options_model, settings_class
+    from pipelines.core.settings import named, options_model, settings_class
 
     data = options.model_dump()
     cls = settings_class(registry, data, ValueError, section, data["rule"])
@@ -842,8 +931,8 @@ def check_stage_options(options: StageOptions, registry: object, section: str) -
         raise ValueError(problems(exc, section)) from None
     try:
         cls(**data)
-    except ValueError as exc:
-        raise ValueError(f"{section}: {exc}") from None
+    except (ValueError, TypeError) as exc:
+        raise ValueError(named(section, str(exc), cls)) from None
 
 
 def settings_key(*parts: object) -> str:

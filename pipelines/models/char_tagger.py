@@ -38,13 +38,15 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
+from pydantic import Field
 from tqdm.auto import tqdm
 
 from pipelines.core.errors import BenchforgeError
 from pipelines.core.io import write_json, write_text
+from pipelines.core.settings import AtLeastOne, Seed, Share
 
 log = logging.getLogger(__name__)
 
@@ -60,23 +62,33 @@ class TaggerError(BenchforgeError, ValueError):
 @dataclass
 class TaggerSettings:
     """The tagger's size and training (defaults: a small model that trains on a CPU in
-    minutes; a GPU run can afford more layers and epochs)."""
+    minutes; a GPU run can afford more layers and epochs). Each number has its range
+    (checked by ``typed_rules`` at recipe load, issue 51: ``epochs: -1`` or ``lr: .nan``
+    trained a degenerate tagger), and ``hidden`` is a multiple of ``heads`` (the
+    attention splits it evenly)."""
 
-    hidden: int = 128
-    layers: int = 2
-    heads: int = 4
-    intermediate: int = 256
-    max_length: int = 256  # characters per window
-    epochs: int = 4
-    batch_size: int = 32
-    lr: float = 1e-3
-    weight_decay: float = 0.01
-    warmup: float = 0.1
-    dropout: float = 0.1
-    min_char_count: int = 1
-    seed: int = 0
-    precision: str = "auto"
+    hidden: AtLeastOne = 128
+    layers: AtLeastOne = 2
+    heads: AtLeastOne = 4
+    intermediate: AtLeastOne = 256
+    max_length: Annotated[int, Field(ge=8)] = 256  # characters per window
+    epochs: AtLeastOne = 4
+    batch_size: AtLeastOne = 32
+    lr: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)] = 1e-3
+    weight_decay: Share = 0.01
+    warmup: Share = 0.1
+    dropout: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)] = 0.1
+    min_char_count: AtLeastOne = 1
+    seed: Seed = 0
+    precision: Literal["auto", "fp32", "bf16", "fp16"] = "auto"  # precision.PRECISIONS
     device: str | None = None  # None: cuda when present
+
+    def __post_init__(self) -> None:
+        if self.hidden % self.heads:
+            raise ValueError(
+                f"hidden {self.hidden} is not a multiple of heads {self.heads}: the "
+                "attention splits the hidden size evenly over the heads"
+            )
 
 
 def label_names(types: Sequence[str] = TYPES) -> list[str]:

@@ -32,7 +32,7 @@ from pipelines.core.errors import BenchforgeError
 from pipelines.core.plugins import RecipeSection, register_section
 from pipelines.core.recipe import Recipe, StageOptions, check_stage_options
 from pipelines.core.registry import Registry
-from pipelines.core.settings import rule_settings
+from pipelines.core.settings import Seed, rule_settings
 from pipelines.quality.dedup import near_duplicate_links
 
 # the artifact report's high/low cut of numeric labels, for rules without a
@@ -50,7 +50,7 @@ class SplitSettingsBase:
     """The settings every split rule has (defaults: KLUE's); a rule's class adds its own."""
 
     rule: str = "random"
-    seed: int = 0
+    seed: Seed = 0
     eval_fraction: float = 0.15  # dev + test share of the items
     dev_share: float | None = None  # dev's share of dev+test (None: the rule's default)
     text_columns: list[str] | None = None  # None: the rule's (first and last compared)

@@ -29,6 +29,7 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
+from pipelines.core.settings import Share
 from pipelines.lang import Language
 from pipelines.splits.base import SplitError, SplitSettingsBase, check_items, split_rule, units
 
@@ -39,7 +40,7 @@ class NerSplitSettings(SplitSettingsBase):
 
     rule: str = "ner"
     entity_column: str = "entities"
-    unseen_test_share: float = 0.5  # test items chosen for entities unseen in train first
+    unseen_test_share: Share = 0.5  # test items chosen for entities unseen in train first
     per_source: bool = False  # the targets and draws per source (KLUE 3.4.1)
 
     text_defaults: ClassVar[tuple[str, ...]] = ("sentence",)

@@ -24,13 +24,16 @@ finds the cues (the KLUE-NLI demo: 0.35 against 1.00). Both accuracies are repor
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 import numpy as np
 import pandas as pd
+from pydantic import Field
 
+from pipelines.core.settings import SHARE_TOLERANCE, Share
 from pipelines.lang import Language, language
 from pipelines.models.hypothesis_only import (
     cross_entropy_with_uniform,
@@ -73,10 +76,13 @@ class NliSplitSettings(SplitSettingsBase):
     """KLUE-NLI's split: the hypothesis-only classifier and the style quotas."""
 
     rule: str = "nli"
-    eligible_fraction: float = 0.2  # KLUE: the lowest 20% of premise sets by cross entropy
-    folds: int = 5
+    eligible_fraction: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)] = 0.2
+    # (KLUE: the lowest 20% of premise sets by cross entropy)
+    folds: Annotated[int, Field(ge=2)] = 5
     style_column: str = "style"
-    style_shares: dict[str, float] = field(
+    # each style's share of the evaluation items (shares that sum to 1; renormalised over
+    # the styles a split has)
+    style_shares: dict[str, Share] = field(
         default_factory=lambda: {"formal": 0.6, "colloquial": 0.4}
     )
     hypothesis_model: dict = field(default_factory=lambda: dict(HYPOTHESIS_MODEL))
@@ -99,6 +105,15 @@ class NliSplitSettings(SplitSettingsBase):
                 f"hypothesis_model: unknown settings {sorted(unknown)}; "
                 f"expected some of {sorted(HYPOTHESIS_MODEL)}"
             )
+        for key, value in self.hypothesis_model.items():  # issue 51: lr .nan trained to NaN
+            whole = isinstance(HYPOTHESIS_MODEL[key], int)
+            ok = isinstance(value, int if whole else int | float) and not isinstance(value, bool)
+            if not ok or not (math.isfinite(value) and value > 0 and (whole or value <= 1)):
+                kind = "a whole number >= 1" if whole else "a number in (0, 1]"
+                raise SplitError(f"hypothesis_model.{key}: {kind}, got {value!r}")
+        total = sum(self.style_shares.values())
+        if self.style_shares and abs(total - 1) > SHARE_TOLERANCE:
+            raise SplitError(f"style_shares: the shares sum to {total:g}, not 1")
 
 
 def source_quotas(

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
 import numpy as np
 import pandas as pd
+from pydantic import Field
 
+from pipelines.core.settings import NonNegative
 from pipelines.lang import Language
 from pipelines.splits.base import (
     SplitError,
@@ -32,9 +34,9 @@ class StsSplitSettings(SplitSettingsBase):
     """KLUE-STS's split: score bins and the overlap preference."""
 
     rule: str = "sts"
-    bins: int = 51
-    high_score: float = 3.0  # KLUE: prefer least overlap at >= 3, most overlap below
-    binary_threshold: float = 3.0  # the binary label (and the artifact report's)
+    bins: Annotated[int, Field(ge=2)] = 51
+    high_score: NonNegative = 3.0  # KLUE: prefer least overlap at >= 3, most overlap below
+    binary_threshold: NonNegative = 3.0  # the binary label (and the artifact report's)
 
     dev_share_default: ClassVar[float] = 1 / 3  # dev:test = 1:2
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
 from pipelines.core.plugins import RecipeSection, register_section
 from pipelines.core.recipe import RoundSpec, SimulateSpec, Strict
+from pipelines.core.settings import Seed
 
 if TYPE_CHECKING:
     from pipelines.core.recipe import Recipe
@@ -57,7 +58,7 @@ class JcqaSpec(Strict):
     relations: list[str] = Field(default_factory=lambda: list(RELATIONS))
     sets_per_group: int = Field(default=1, ge=1)  # question sets per (source, relation, side)
     max_sets: int | None = Field(default=None, ge=1)
-    seed: int = 0
+    seed: Seed = 0
     min_correct: int = Field(default=2, ge=1)  # JGLUE 3.4.2: 2 of 3 answerers right
     synonyms_round: RoundSpec = Field(default_factory=lambda: RoundSpec(people=3))
     writing_round: RoundSpec = Field(default_factory=RoundSpec)
@@ -67,6 +68,27 @@ class JcqaSpec(Strict):
     # distractors each target would get (source, relation, target, question, distractors)
     writers: str | None = None
     simulate: SimulateSpec | None = None  # every round's simulated people, when set
+
+    @field_validator("relations")
+    @classmethod
+    def _relations(cls, names: list[str]) -> list[str]:
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice or not names:
+            raise ValueError(f"jcqa.relations: {twice or 'none'}; name each relation once")
+        return names
+
+    @model_validator(mode="after")
+    def _enough(self) -> JcqaSpec:
+        """The section's simulated people serve every round without its own."""
+        for name in ("synonyms", "writing", "distractors", "answers"):
+            r = getattr(self, f"{name}_round")
+            sim = self.simulate
+            if r.simulate is None and sim is not None and sim.annotators < r.people:
+                raise ValueError(
+                    f"jcqa.simulate.annotators {sim.annotators} < jcqa.{name}_round.people "
+                    f"{r.people}: no task could get its people, and no rerun either"
+                )
+        return self
 
 
 def triples_path(recipe: Recipe) -> object:

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 from rapidfuzz.distance import Levenshtein
 
+from pipelines.core.settings import AtLeastOne, NonNegative, Share
 from pipelines.families.jglue.release import NLI_LABELS
 
 PAIR_COLUMNS = [
@@ -58,14 +59,22 @@ PAPER_JSTS = {"A": {"pairs": 16000, "kept": 10236}, "B": {"pairs": 4000, "kept":
 
 @dataclass(frozen=True)
 class JglueRules:
-    """JGLUE 3.2's thresholds (the recipe's ``jglue.rules``; the paper's by default)."""
+    """JGLUE 3.2's thresholds (the recipe's ``jglue.rules``; the paper's by default),
+    each in its range (issue 51); ``nli_gold`` names JNLI labels, each once."""
 
-    variance_max: float = 1.0  # JSTS: drop a pair whose rating variance is 1.0 or more
-    nli_min_votes: int = 6  # JNLI step 1: 6 of 10 annotators
+    variance_max: NonNegative = 1.0  # JSTS: drop a pair whose rating variance is 1.0 or more
+    nli_min_votes: AtLeastOne = 6  # JNLI step 1: 6 of 10 annotators
     nli_gold: tuple[str, ...] = ("entailment", "neutral")  # the labels step 1 makes
-    edit_distance_max: float = 0.75  # JNLI: drop written sentences this far or farther
-    contradiction_min_votes: int = 6  # JNLI validation: 6 of 10 say contradiction
-    japanese_share_min: float = 0.5  # a caption under it is in the wrong language
+    edit_distance_max: Share = 0.75  # JNLI: drop written sentences this far or farther
+    contradiction_min_votes: AtLeastOne = 6  # JNLI validation: 6 of 10 say contradiction
+    japanese_share_min: Share = 0.5  # a caption under it is in the wrong language
+
+    def __post_init__(self) -> None:
+        bad = sorted(set(self.nli_gold) - set(NLI_LABELS))
+        if bad or not self.nli_gold:
+            raise ValueError(f"nli_gold: {bad or 'none'}; JNLI's labels are {list(NLI_LABELS)}")
+        if len(set(self.nli_gold)) != len(self.nli_gold):
+            raise ValueError(f"nli_gold names a label twice: {list(self.nli_gold)}")
 
 
 def pair_id(image1: str, caption1: str, image2: str, caption2: str) -> str:

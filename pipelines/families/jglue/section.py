@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field, model_validator
 
 from pipelines.core.plugins import RecipeSection, register_section
-from pipelines.core.recipe import SimulateSpec, Strict, typed_rules
+from pipelines.core.recipe import SimulateSpec, Strict, enough_simulated, rules_field, typed_rules
+from pipelines.core.settings import Seed
 from pipelines.families.jglue.construct import JglueRules
 
 if TYPE_CHECKING:
@@ -30,6 +31,11 @@ class JglueRound(Strict):
     timeout: float = Field(default=3600.0, gt=0)
     poll: float = Field(default=5.0, gt=0)
 
+    @model_validator(mode="after")
+    def _enough(self) -> JglueRound:
+        enough_simulated(self.simulate, self.raters, "raters")
+        return self
+
 
 class JglueSpec(Strict):
     """JSTS / JNLI construction (Kurihara et al. 2022, 3.2; pipelines.families.jglue): the release
@@ -42,12 +48,12 @@ class JglueSpec(Strict):
     same_image: int = Field(default=60, ge=0)  # 0: every pair
     other_image: int = Field(default=20, ge=0)
     other_image_method: Literal["random", "gsm"] = "random"
-    seed: int = 0
+    seed: Seed = 0
     writing_captions: int = Field(default=20, ge=0)
     # "release": draw only one-image pairs the release has and captions it wrote
     # contradictions for (demos: simulated people then answer as the release did)
     draw_from: Literal["any", "release"] = "any"
-    rules: dict[str, object] = Field(default_factory=dict)
+    rules: dict[str, object] = rules_field(JglueRules)
     sts_round: JglueRound | None = None
     nli_round: JglueRound | None = None
     writing_round: JglueRound | None = None
@@ -55,7 +61,15 @@ class JglueSpec(Strict):
 
     @model_validator(mode="after")
     def _rules(self) -> JglueSpec:
-        self.construction_rules()
+        rules = self.construction_rules()
+        for votes, round_name in (("nli_min_votes", "nli_round"),
+                                  ("contradiction_min_votes", "validation_round")):  # fmt: skip
+            need, spec = getattr(rules, votes), getattr(self, round_name)
+            if spec is not None and need > spec.raters:
+                raise ValueError(
+                    f"jglue.rules.{votes} {need} > jglue.{round_name}.raters {spec.raters}: "
+                    "no item could get that many votes"
+                )
         return self
 
     def construction_rules(self) -> JglueRules:

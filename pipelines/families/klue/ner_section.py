@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from pydantic import Field, field_validator, model_validator
 
 from pipelines.core.plugins import RecipeSection, register_section
-from pipelines.core.recipe import SimulateSpec, Strict, typed_rules
+from pipelines.core.recipe import SimulateSpec, Strict, enough_simulated, rules_field, typed_rules
 from pipelines.families.klue.kmou import KLUE_MAPPING
 from pipelines.models.char_tagger import TYPES, TaggerSettings
 
@@ -32,7 +32,7 @@ class NerTaggerSpec(Strict):
     train_limit: int | None = Field(default=None, ge=1)  # first N training sentences
     mapping: dict[str, str | None] = Field(default_factory=lambda: dict(KLUE_MAPPING))
     licence: str | None = None  # the training corpus's licence, for the model card
-    settings: dict[str, object] = Field(default_factory=dict)
+    settings: dict[str, object] = rules_field(TaggerSettings)
 
     @field_validator("mapping")
     @classmethod
@@ -65,6 +65,11 @@ class NerReviewSpec(Strict):
     timeout: float = Field(default=3600.0, gt=0)
     poll: float = Field(default=5.0, gt=0)
 
+    @model_validator(mode="after")
+    def _enough(self) -> NerReviewSpec:
+        enough_simulated(self.simulate, self.reviewers, "reviewers")
+        return self
+
 
 class NerSpec(Strict):
     """KLUE-NER construction (KLUE 3.4.1; ``pipelines.families.klue.ner``)."""
@@ -79,8 +84,23 @@ class NerSpec(Strict):
     # KLUE 3.4.1: sentences with a person's name are dropped as PII unless the person is
     # a public figure: one name a line ("#" comments); None: no PII step
     public_figures: str | None = None
+    # the entity types whose text drops a sentence (KLUE's six, each once; not empty)
     pii_types: list[str] = Field(default_factory=lambda: ["PS"])
     guid_prefix: str = "klue-ner-v1.1"  # the release's guid and file names
+
+    @field_validator("pii_types")
+    @classmethod
+    def _pii_types(cls, types: list[str]) -> list[str]:
+        """Issue 51: ``[XX]`` matched no entity and silently turned the PII rule off."""
+        unknown = sorted(set(types) - set(TYPES))
+        if unknown:
+            raise ValueError(f"ner.pii_types: unknown types {unknown} (KLUE's: {list(TYPES)})")
+        twice = sorted({t for t in types if types.count(t) > 1})
+        if twice:
+            raise ValueError(f"ner.pii_types: {twice} named twice")
+        if not types:
+            raise ValueError("ner.pii_types: empty; leave out public_figures for no PII step")
+        return types
 
 
 def _check(recipe: Recipe, spec: NerSpec) -> None:

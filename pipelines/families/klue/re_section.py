@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 from pydantic import Field, field_validator, model_validator
 
 from pipelines.core.plugins import RecipeSection, register_section
-from pipelines.core.recipe import Strict, typed_rules
+from pipelines.core.recipe import Strict, rules_field, typed_rules
+from pipelines.core.settings import Seed
 from pipelines.models.char_tagger import TaggerSettings
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ class ReTaggerSpec(Strict):
     train_limit: int | None = Field(default=None, ge=1)
     mapping: dict[str, str | None] = Field(default_factory=lambda: dict(KMOU_TO_RE))
     licence: str | None = None
-    settings: dict[str, object] = Field(default_factory=dict)
+    settings: dict[str, object] = rules_field(TaggerSettings)
 
     @field_validator("mapping")
     @classmethod
@@ -70,7 +71,7 @@ class ReSpec(Strict):
     kb_share: float = Field(default=0.5, ge=0, le=1)  # of them, KB-based at most
     kb_max_per_pair: int = Field(default=3, ge=1)  # uses of one KB pair, at most
     subject_types: list[str] = Field(default_factory=lambda: ["PER", "ORG"])
-    seed: int = 0
+    seed: Seed = 0
     relations: str | None = None  # default: pipelines/families/klue/re_relations.json
 
     @model_validator(mode="after")
@@ -78,6 +79,9 @@ class ReSpec(Strict):
         names = [t.name for t in self.taggers]
         if len(set(names)) != len(names):
             raise ValueError(f"re.taggers: names must be unique ({names})")
+        twice = sorted({t for t in self.subject_types if self.subject_types.count(t) > 1})
+        if twice or not self.subject_types:
+            raise ValueError(f"re.subject_types: {twice or 'none'}; name PER, ORG or both, once")
         bad = sorted(set(self.subject_types) - {"PER", "ORG"})
         if bad:
             raise ValueError(

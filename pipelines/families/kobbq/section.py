@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field, model_validator
 
 from pipelines.core.plugins import RecipeSection, register_section
-from pipelines.core.recipe import SimulateSpec, Strict, typed_rules
+from pipelines.core.recipe import SimulateSpec, Strict, enough_simulated, rules_field, typed_rules
+from pipelines.core.settings import Seed
 from pipelines.families.kobbq.survey import SurveySettings
 
 if TYPE_CHECKING:
@@ -34,6 +35,11 @@ class KobbqRound(Strict):
     timeout: float = Field(default=3600.0, gt=0)
     poll: float = Field(default=5.0, gt=0)
 
+    @model_validator(mode="after")
+    def _enough(self) -> KobbqRound:
+        enough_simulated(self.simulate, self.respondents, "respondents")
+        return self
+
 
 class KobbqSpec(Strict):
     """A KoBBQ-style bias benchmark (Jin et al. 2024; pipelines.families.kobbq): the template file
@@ -44,11 +50,11 @@ class KobbqSpec(Strict):
 
     templates: str  # the corpus holding the template TSV
     survey: str  # the survey JSON, relative to the recipe
-    rules: dict[str, object] = Field(default_factory=dict)
+    rules: dict[str, object] = rules_field(SurveySettings)
     use_targets: bool = False
     targets_from: Literal["release", "round"] = "release"
     unknown: str = "알 수 없음"
-    evaluation_seed: int = 0
+    evaluation_seed: Seed = 0
     survey_round: KobbqRound | None = None
     check_round: KobbqRound | None = None
 

@@ -98,7 +98,7 @@ class SurveySettings:
             raise ValueError(f"respondents must be >= 1, got {self.respondents}")
         for key, value in self.types.items():
             if value not in (1, 2):
-                raise ValueError(f"survey types: {key!r}: type {value} is not 1 or 2")
+                raise ValueError(f"types.{key}: type {value} is not 1 or 2")
         unknown = sorted(set(self.type1_categories) - set(CATEGORIES))
         if unknown:
             raise ValueError(f"survey type1_categories: unknown categories {unknown}")

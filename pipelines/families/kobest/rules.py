@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pipelines.core.settings import AtLeastOne, Score100, Share
+
 WH_WORDS = (
     "누구",
     "누가",
@@ -48,19 +50,19 @@ class KobestRules:
       (``negated_test``); ``negated_test_items``: at most this many converted (None:
       every one that qualifies; the paper gives no number)."""
 
-    min_context_sentences: int = 3
+    min_context_sentences: AtLeastOne = 3
     wh_words: tuple[str, ...] = WH_WORDS
     brands: str | None = None
     antonyms: str | None = None
     actions: dict[str, str] = field(default_factory=dict)
-    near_duplicate_min: float = 90.0
-    swap_min: float = 85.0
+    near_duplicate_min: Score100 = 90.0  # issue 51: 150 was a rapidfuzz TypeError
+    swap_min: Score100 = 85.0
     duplicates: str = "drop"
     skew_share: float = 0.7
-    min_count: int = 5
-    cue_margin: float = 0.15
+    min_count: AtLeastOne = 5
+    cue_margin: Share = 0.15
     iterations: int = 3
-    review_votes: int = 1
+    review_votes: AtLeastOne = 1
     negated_test: bool = True
     negated_test_items: int | None = None
 

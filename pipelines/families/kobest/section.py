@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 from pydantic import Field, model_validator
 
 from pipelines.core.plugins import RecipeSection, register_section
-from pipelines.core.recipe import SimulateSpec, Strict, typed_rules
+from pipelines.core.recipe import SimulateSpec, Strict, enough_simulated, rules_field, typed_rules
+from pipelines.core.settings import Seed
 from pipelines.families.kobest.rules import KobestRules
 
 if TYPE_CHECKING:
@@ -28,6 +29,11 @@ class KobestRound(Strict):
     simulate: SimulateSpec | None = None
     timeout: float = Field(default=3600.0, gt=0)
     poll: float = Field(default=5.0, gt=0)
+
+    @model_validator(mode="after")
+    def _enough(self) -> KobestRound:
+        enough_simulated(self.simulate, self.people)
+        return self
 
 
 class KobestSimulation(Strict):
@@ -53,8 +59,8 @@ class KobestSpec(Strict):
 
     source: str | None = None
     items: int = Field(default=40, ge=1)
-    seed: int = 0
-    rules: dict[str, object] = Field(default_factory=dict)
+    seed: Seed = 0
+    rules: dict[str, object] = rules_field(KobestRules)
     writing_round: KobestRound | None = None
     review_round: KobestRound | None = None
     revision_round: KobestRound | None = None
@@ -62,7 +68,13 @@ class KobestSpec(Strict):
 
     @model_validator(mode="after")
     def _rules(self) -> KobestSpec:
-        self.kobest_rules()
+        rules = self.kobest_rules()
+        review = self.review_round
+        if review is not None and rules.review_votes > review.people:
+            raise ValueError(
+                f"kobest.rules.review_votes {rules.review_votes} > kobest.review_round.people "
+                f"{review.people}: no decision could get that many votes"
+            )
         return self
 
     def kobest_rules(self) -> KobestRules:

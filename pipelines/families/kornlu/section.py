@@ -10,6 +10,7 @@ from pydantic import Field, field_validator, model_validator
 
 from pipelines.core.plugins import RecipeSection, register_section
 from pipelines.core.recipe import Strict, TranslatorSpec
+from pipelines.core.settings import Seed
 from pipelines.quality.translation_qa import TRANSLATION_CHECKS
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ class MtTrainSpec(Strict):
     batch_size: int = Field(default=32, ge=1)
     lr: float = Field(default=1e-3, gt=0)
     heldout: int = Field(default=100, ge=0)
-    seed: int = 0
+    seed: Seed = 0
     limit: int | None = Field(default=None, ge=2)
     device: str | None = None  # None: cuda when present
     # decoding of the trained model
@@ -54,7 +55,7 @@ class PostEditSimulation(Strict):
     corpus's human translation; a draft close to it (chrF at least ``close_chrf``) is
     left unchanged with probability ``keep_close_rate``."""
 
-    seed: int = 0
+    seed: Seed = 0
     keep_close_rate: float = Field(default=0.5, ge=0, le=1)
     close_chrf: float = Field(default=60.0, ge=0, le=100)
 

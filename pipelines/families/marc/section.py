@@ -11,6 +11,10 @@ from pydantic import Field, model_validator
 
 from pipelines.core.plugins import RecipeSection, register_section
 from pipelines.core.recipe import Strict
+from pipelines.core.settings import Count, NonNegative
+
+# a star rating: a whole number or not, 0 or more, kept as written
+Rating = Count | NonNegative
 
 if TYPE_CHECKING:
     from pipelines.core.recipe import Recipe
@@ -31,10 +35,10 @@ class MarcSpec(Strict):
     positive, 3 not used) and its crowd-relabelled evaluation sets."""
 
     rating_field: str = "rating"  # a keep_fields field of the corpora
-    scale: tuple[int | float, int | float] = (1, 5)  # the lowest and highest rating
+    scale: tuple[Rating, Rating] = (1, 5)  # the lowest and highest rating
     # rating -> label; a rating on the scale that no label takes is dropped
     # (neutral_rating: MARC-ja's 3 stars)
-    labels: dict[str, list[int | float]] = Field(
+    labels: dict[str, list[Rating]] = Field(
         default_factory=lambda: {"negative": [1, 2], "positive": [4, 5]}
     )
     group_field: str | None = None  # a keep_fields field that groups reviews (a product)
@@ -49,7 +53,17 @@ class MarcSpec(Strict):
         if low >= high:
             raise ValueError(f"marc.scale: {self.scale} is not (lowest, highest)")
         seen: dict[float, str] = {}
+        folded: dict[str, str] = {}
         for label, ratings in self.labels.items():
+            if not label.strip():
+                raise ValueError("marc.labels: a label name is empty")
+            other = folded.setdefault(label.casefold(), label)
+            if other != label:  # issue 51: Negative beside negative made two classes
+                raise ValueError(f"marc.labels: {other!r} and {label!r} differ only in case")
+            if not ratings:  # issue 51: a class no review could take; one-class splits
+                raise ValueError(
+                    f"marc.labels.{label}: no rating; every label takes one rating or more"
+                )
             for r in ratings:
                 if not low <= r <= high:
                     raise ValueError(

@@ -11,6 +11,7 @@ from pydantic import Field, field_validator, model_validator
 
 from pipelines.core.plugins import RecipeSection, register_section
 from pipelines.core.recipe import RoundSpec, Strict
+from pipelines.core.settings import SHARE_TOLERANCE, Seed, Share
 
 if TYPE_CHECKING:
     from pipelines.core.recipe import Recipe
@@ -46,6 +47,16 @@ class ReadingSimulation(Strict):
     statement_rate: float = Field(default=0.05, ge=0, le=1)
     reference: str | None = None  # a JSON Lines file of hand-written questions
 
+    @model_validator(mode="after")
+    def _rates(self) -> ReadingSimulation:
+        """The two rates share the questions: together at most all of them."""
+        if self.copy_rate + self.statement_rate > 1:
+            raise ValueError(
+                f"copy_rate {self.copy_rate} + statement_rate {self.statement_rate} > 1: "
+                "they are shares of the same questions"
+            )
+        return self
+
 
 class ReadingSpec(Strict):
     """Reading-comprehension construction (pipelines.families.reading)."""
@@ -63,13 +74,14 @@ class ReadingSpec(Strict):
     pack: bool = False  # pack an article's short units (law articles) into contexts
     context_format: str = "{paragraph}"  # JSQuAD: "{title} [SEP] {paragraph}"
     questions_per_paragraph: int = Field(default=2, ge=1)
-    # KLUE-MRC: the share of each question type among the writing tasks
-    question_types: dict[str, float] = Field(default_factory=lambda: {"answerable": 1.0})
+    # KLUE-MRC: the share of each question type among the writing tasks (shares, each
+    # in [0, 1], that sum to 1)
+    question_types: dict[str, Share] = Field(default_factory=lambda: {"answerable": 1.0})
     checks: list[str] = Field(default_factory=lambda: list(DEFAULT_CHECKS))
     overlap_max: float = Field(default=0.8, gt=0, le=1)  # lexical overlap flagged at or over
     drop_overlap: bool = False  # KLUE-MRC avoided copying: drop what is flagged
     min_validator_answers: int = Field(default=1, ge=0)
-    seed: int = 0
+    seed: Seed = 0
     guid_prefix: str | None = None
     writing_round: ReadingRound = Field(default_factory=ReadingRound)
     validation_round: ReadingRound = Field(default_factory=lambda: ReadingRound(people=2))
@@ -82,8 +94,12 @@ class ReadingSpec(Strict):
         bad = sorted(set(types) - set(known))
         if bad:
             raise ValueError(f"reading.question_types: unknown {bad} (known: {list(known)})")
-        if any(v < 0 for v in types.values()) or not sum(types.values()) > 0:
-            raise ValueError("reading.question_types: shares are >= 0 and not all 0")
+        total = sum(types.values())
+        if abs(total - 1) > SHARE_TOLERANCE:  # issue 51: 1.5 was silently normalised
+            raise ValueError(
+                f"reading.question_types: the shares sum to {total:g}, not 1 (each is the "
+                "share of the writing tasks of that type)"
+            )
         return types
 
     @field_validator("context_format")
@@ -97,10 +113,25 @@ class ReadingSpec(Strict):
             raise ValueError(f"reading.context_format: {exc} (fields: title, paragraph)") from None
         return fmt
 
+    @field_validator("checks")
+    @classmethod
+    def _once(cls, names: list[str]) -> list[str]:
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"reading.checks: {twice} named twice")
+        return names
+
     @model_validator(mode="after")
     def _bounds(self) -> ReadingSpec:
         if self.min_chars > self.max_chars:
             raise ValueError("reading.min_chars is over reading.max_chars")
+        people = self.validation_round.people
+        if self.min_validator_answers > people:  # issue 51: dev and test came out empty
+            raise ValueError(
+                f"reading.min_validator_answers {self.min_validator_answers} > "
+                f"reading.validation_round.people {people}: no question could get that "
+                "many validators' answers, and dev and test would be empty"
+            )
         if self.scorer == "list" and not self.scores:
             raise ValueError("reading.scorer list needs reading.scores (a TSV of title, score)")
         return self
