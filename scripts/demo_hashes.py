@@ -22,7 +22,14 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-CARD_FILES = {"DATA_CARD.md", "DATA_CARD.html", "README.md", "card.json", "manifest.json"}
+CARD_FILES = {
+    "DATA_CARD.md",
+    "DATA_CARD.html",
+    "README.md",
+    "card.json",
+    "manifest.json",
+    "release_manifest.json",
+}  # the last holds the card files' hashes too
 
 
 def digests(dataset: Path) -> dict[str, dict[str, str]]:
