@@ -526,6 +526,11 @@ class HumanSpec(Strict):
     project: str | None = None  # default: "<project>-human"
     simulate: SimulateSpec | None = None  # default: overlap + 1 people when simulated
 
+    @model_validator(mode="after")
+    def _enough(self) -> HumanSpec:
+        enough_simulated(self.simulate, self.overlap, "overlap")
+        return self
+
 
 class AnnotationSpec(Strict):
     """The Label Studio round (issue 5): interface, overlap, project, and either real

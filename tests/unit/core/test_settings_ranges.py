@@ -286,3 +286,47 @@ def test_every_registered_section_is_walked():
     walked = {s.path[0] for s in SETTINGS}
     numeric_sections = set(plugins.RECIPE_SECTIONS.names()) - {"kornlu"}
     assert numeric_sections <= walked | {"translation"}, numeric_sections - walked
+
+
+def _with(demo: str, path: str, value: object) -> dict:
+    data = _demo(demo)
+    keys = path.split(".")
+    node = data
+    for key in keys[:-1]:
+        node = node[int(key)] if isinstance(node, list) else node.setdefault(key, {})
+    node[keys[-1]] = value
+    return data
+
+
+@pytest.mark.parametrize(
+    ("demo", "path", "value", "message"),
+    [
+        ("sts-demo", "annotation.human.simulate", {"annotators": 2},
+         "annotation.human.simulate.annotators 2 < overlap 3"),
+        ("klue-ner-demo", "ner.review.reviewers", 3,
+         "ner.review.simulate.annotators 2 < reviewers 3"),
+        ("kobbq-demo", "kobbq.survey_round.respondents", 99,
+         "kobbq.survey_round.simulate.annotators"),
+        ("kobest-copa-demo", "kobest.rules.review_votes", 4,
+         "kobest.rules.review_votes 4 > kobest.review_round.people 3"),
+        ("jcqa-demo", "jcqa.answers_round", {"people": 9},
+         "jcqa.simulate.annotators"),
+        ("jnli-demo", "jglue.rules.contradiction_min_votes", 11,
+         "jglue.rules.contradiction_min_votes 11 > jglue.validation_round.raters 10"),
+        ("jnli-demo", "jglue.rules.nli_gold", ["entailment", "maybe"], "jglue.rules.nli_gold"),
+        ("sts-demo", "annotation.pilot.rule", {"kind": "min_pearson", "threshold": 2},
+         "annotation.pilot.rule.threshold: min_pearson"),
+        ("nli-demo", "split.style_shares", {"formal": 0.9, "colloquial": 0.6},
+         "split.style_shares: the shares sum to 1.5"),
+        ("nli-demo", "split.hypothesis_model", {"lr": math.nan}, "split.hypothesis_model.lr"),
+        ("nli-demo", "split.hypothesis_model", {"epochs": 0}, "split.hypothesis_model.epochs"),
+        ("klue-ner-demo", "ner.pii_types", [], "ner.pii_types: empty"),
+        ("kobbq-demo", "kobbq.rules", {"types": {"Age/x": 3}}, "kobbq.rules.types.Age/x"),
+        ("marc-ja-demo", "marc.scale", [1, True], "marc.scale.1"),
+    ],
+)  # fmt: skip
+def test_settings_that_cannot_work_together_fail_at_load(demo, path, value, message):
+    """Cross-field rules (issue 51): each error names the settings involved."""
+    with pytest.raises(RecipeError) as err:
+        validate_recipe(_with(demo, path, value), "recipe.yaml", RECIPES)
+    assert message in str(err.value)
