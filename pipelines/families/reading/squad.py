@@ -16,7 +16,8 @@ byte-identical when its formatting is one ``json.dumps`` can produce (JSQuAD's i
 ``ensure_ascii=False``, no indent, a final line break), and equal as JSON otherwise.
 Every answer is checked: ``context[answer_start:answer_start + len(text)] == text``; an
 answer outside its paragraph or not matching its text, a question without an id (or
-KLUE-MRC's ``guid``) or a question text, or a malformed file is a
+KLUE-MRC's ``guid``), with an id an earlier question has, or without a question text,
+or a malformed file is a
 :class:`SquadLayoutError` naming the file and the question.
 """
 
@@ -107,6 +108,7 @@ def read_squad(text: str, where: str = "<squad>") -> SquadRelease:
     if not isinstance(data, dict) or not isinstance(data.get("data"), list):
         raise SquadLayoutError(f"{where}: expected an object with a 'data' list of articles")
     records = []
+    ids: dict[str, str] = {}  # question id -> where it was first
     for a, article in enumerate(data["data"]):
         if not isinstance(article, dict) or not isinstance(article.get("paragraphs"), list):
             raise SquadLayoutError(f"{where}: data[{a}]: expected title and a paragraphs list")
@@ -126,6 +128,9 @@ def read_squad(text: str, where: str = "<squad>") -> SquadRelease:
                     raise SquadLayoutError(f"{here}: no id (or guid)")
                 if not str(qa.get("question") or "").strip():
                     raise SquadLayoutError(f"{here} (id {qid!r}): empty question")
+                if str(qid) in ids:  # issue 51: a repeated id was accepted
+                    raise SquadLayoutError(f"{here}: id {qid!r} repeats {ids[str(qid)]}")
+                ids[str(qid)] = here.split(": ", 1)[-1]
                 check_answers(qa, context, here)
                 record = {"article": a, "paragraph": p, "title": article.get("title"),
                           "context": context, **qa}  # fmt: skip

@@ -275,3 +275,28 @@ def test_a_reading_paragraph_with_a_nul_is_dropped_with_its_reason():
     kept, dropped, _ = select_paragraphs([("c", art)], [1.0], spec)
     assert kept["paragraph"].tolist() == [art.units[0]]
     assert dropped["reason"].tolist() == ["control_characters"]
+
+
+def test_a_repeated_question_id_in_a_squad_file_is_refused(tmp_path):
+    """Item 10: duplicate ids in an input file were accepted."""
+    qa = {"question": "どこ？", "id": "q1", "answers": [{"text": "東京", "answer_start": 0}],
+          "is_impossible": False}  # fmt: skip
+    data = {
+        "data": [
+            {
+                "title": "t",
+                "paragraphs": [
+                    {"qas": [qa], "context": "東京は首都。"},
+                    {"qas": [qa], "context": "東京は都市。"},
+                ],
+            }
+        ]
+    }
+    path = tmp_path / "squad.json"
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(
+        SquadLayoutError,
+        match=r"paragraphs\[1\]\.qas\[0\]: id 'q1' repeats "
+        r"data\[0\]\.paragraphs\[0\]\.qas\[0\]",
+    ):
+        read_file(path)
