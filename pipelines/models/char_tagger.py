@@ -84,8 +84,19 @@ class TaggerSettings:
     device: str | None = None  # None: cuda when present
 
     def __post_init__(self) -> None:
+        """The ranges hold however the settings are made (a recipe, the CLI's options):
+        ``TaggerError`` names the setting."""
+        from pydantic import ValidationError
+
+        from pipelines.core.recipe import problems
+        from pipelines.core.settings import options_model
+
+        try:
+            options_model(TaggerSettings).model_validate(asdict(self))
+        except ValidationError as exc:
+            raise TaggerError(f"tagger settings: {problems(exc)}") from None
         if self.hidden % self.heads:
-            raise ValueError(
+            raise TaggerError(
                 f"hidden {self.hidden} is not a multiple of heads {self.heads}: the "
                 "attention splits the hidden size evenly over the heads"
             )
