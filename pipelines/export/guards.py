@@ -6,9 +6,11 @@ Three guards, each named by what ``export.allow_degenerate`` must list to let it
 - ``empty_split``: a release file of a split (``export.files`` of the card's facts) or a
   split the card states holds no record (JSQuAD's valid and test when no question met
   ``reading.min_validator_answers``);
-- ``single_class``: the gold labels of a class-labelled release (not scores, not span
-  sets) take one value over the whole release, or over a split of
-  :data:`SPLIT_MIN_ITEMS` or more items (MARC-ja with ``labels.negative: []``);
+- ``single_class``: the gold labels of a class-labelled release (its task kind's
+  evaluation target is a class or an option, :data:`CLASS_TARGETS`; not scores, answers
+  or span sets, and not a reading release's question types) take one value over the
+  whole release, or over a split of :data:`SPLIT_MIN_ITEMS` or more items (MARC-ja with
+  ``labels.negative: []``);
 - ``degenerate_model``: a model whose labels the release carries (the KLUE-NER and
   KLUE-RE taggers: a metrics dict with a ``history`` of epochs and a ``dev`` score)
   whose training loss went NaN or infinite, or whose dev score beats the trivial
@@ -35,6 +37,8 @@ from pipelines.core.errors import BenchforgeError
 GUARDS = ("empty_split", "single_class", "degenerate_model")
 # a split this large whose labels take one value is degenerate even when the others vary
 SPLIT_MIN_ITEMS = 20
+# evaluation targets (pipelines.evaluation.spec.Evaluation.target) whose gold is a class
+CLASS_TARGETS = ("label", "choice")
 # the score a trivial model reaches, per metric: predicting the majority tag (O) finds
 # no entity, entity F1 0
 TRIVIAL_SCORES = {"entity_f1": 0.0}
@@ -69,11 +73,25 @@ def empty_splits(facts: dict) -> list[Degenerate]:
     return out
 
 
+def _class_labelled(facts: dict) -> bool:
+    """Whether the card's labels are the release's gold classes: the task kind named by
+    ``task_kind`` declares a class or option target (a fact without a known kind: yes)."""
+    from pipelines.core.plugins import TASK_KINDS
+
+    name = facts.get("task_kind")
+    if not name or name not in TASK_KINDS:
+        return True
+    evaluation = getattr(TASK_KINDS.get(name), "evaluation", None)
+    return evaluation is None or evaluation.target in CLASS_TARGETS
+
+
 def single_classes(facts: dict) -> list[Degenerate]:
     """A class-labelled release whose labels take one value (see the module docstring)."""
     labels = facts.get("labels") or {}
     per_split = labels.get("per_split") or {}
     if labels.get("numeric") or labels.get("elements") or not per_split:
+        return []
+    if not _class_labelled(facts):
         return []
     total: dict[str, int] = {}
     for counts in per_split.values():

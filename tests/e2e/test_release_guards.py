@@ -140,6 +140,17 @@ def test_a_sound_release_passes_untouched():
     assert guard_release(facts, _Recipe(), "r") == []
 
 
+def test_labels_that_are_not_the_gold_classes_are_not_one_class():
+    """JSQuAD's card counts question types (every demo question is answerable); its
+    target is an answer, so one type is no degenerate class. MARC-ja's are its classes."""
+    types = {"numeric": False, "elements": False, "order": ["answerable"],
+             "per_split": {"train": {"answerable": 30}, "dev": {"answerable": 10}}}  # fmt: skip
+    jsquad = {"task_kind": "jsquad", "labels": types}
+    assert guard_release(jsquad, _Recipe(), "r") == []
+    with pytest.raises(ReleaseRefused, match="class answerable"):
+        guard_release({**jsquad, "task_kind": "marc-ja"}, _Recipe(), "r")
+
+
 def test_the_tagger_guard_runs_right_after_training():
     bad = _tagger([2.0, math.inf], 0.0)
     with pytest.raises(ReleaseRefused, match=r"ner.tagger: refused \(model tagger: its "
