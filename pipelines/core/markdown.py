@@ -1,13 +1,22 @@
 """Markdown for reports a person reads (data cards, artifact reports): tables, and
 settings written as readable tables instead of JSON or Python reprs.
 
-Text from corpora and recipes is data, never markup (issue 32): :func:`escape` turns it
-into Markdown that renders as the same characters and cannot open a tag, a link, an image
-or a code span, nor shift a table's columns; :func:`cell` and :func:`table` escape every
-value that is not marked as :class:`Markdown` (text the code itself wrote). A last pass,
+Text from corpora and recipes is data, never markup (issues 32 and 51): this module is
+the one renderer of data into Markdown. :func:`escape` turns text into Markdown that
+renders as the same characters and cannot open a tag, a link, an image, emphasis, a
+strikethrough or a code span, nor shift a table's columns; :func:`code` shows text in a
+code span whatever backquotes or pipes it holds (a backslash does not escape inside a
+code span, so escaped text there could close the span: issue 51's
+``a`<img src=x onerror=...>`` entity); :func:`cell` and :func:`table` escape every value
+that is not marked as :class:`Markdown` (text the code itself wrote). A last pass,
 :func:`neutralize`, runs over a whole report before it is written: any raw HTML tag but the
 ``<details>``/``<summary>`` the code writes, and any link whose scheme is not http, https
-or mailto, is defused there too, whatever its origin."""
+or mailto, is defused there too, whatever its origin; it finds code spans as CommonMark
+does (runs of equal length, no escapes inside, none across a block), and defuses even
+inside them what would be a live tag were the span read otherwise.
+``tests/unit/core/test_hostile_text.py`` renders hostile strings through CommonMark
+(markdown-it, raw HTML on, as the Hub does) and Python-Markdown and checks that no
+element, attribute or column comes from the data."""
 
 from __future__ import annotations
 
@@ -16,11 +25,29 @@ import re
 
 # the characters that make Markdown out of text: backslash escapes (CommonMark and
 # Python-Markdown both honour them for these) and HTML entities for <, > and &
-_BACKSLASHED = re.compile(r"([\\`\[\]|])")
+_BACKSLASHED = re.compile(r"([\\`\[\]*])")
+# "_" opens emphasis only at a word's edge ("min_chars" stays as it is); "|" and "~" as
+# character references: a table splits on neither, and Python-Markdown, which renders
+# the HTML card, honours no backslash before them outside a table
+_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
+_REFERENCES = {"|": "&#124;", "~": "&#126;"}
+# a line of text must not start a block: a heading, a quote, a list, a rule, a fence
+_LINE_START = re.compile(r"^(?:[#>+=-]|\d+[.)])")
 _TAG = re.compile(r"<(?!(?:/?(?:details|summary))>)(?=[A-Za-z/!?])")
+# inside a code span: what would run were the span not one (a tag with attributes, a
+# known active element, a comment or processing instruction)
+_LIVE_TAG = re.compile(
+    r"<(?=/?(?:script|style|iframe|frame|object|embed|svg|math|img|image|video|audio|"
+    r"source|link|meta|base|form|input|button|textarea|select|a|details|template)\b"
+    r"|[A-Za-z][\w-]*[\s/]|[!?])",
+    re.I,
+)
 _LINK = re.compile(r"\]\(\s*<?([^)\s>]*)")
-_CODE = re.compile(r"(?<!\\)(`+)(?:.|\n)*?(?<!\\)\1")
+_REF_DEFINITION = re.compile(r"^( {0,3})\[([^\]\n]*)\]:", re.M)
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_BLOCK_START = re.compile(r"^ {0,3}(?:\||#|>|[-+*] |\d+[.)] |<details|<summary|</details)")
 SAFE_SCHEMES = ("http", "https", "mailto")
+ZWSP = "\u200b"  # a zero-width space: "<" + it is no tag in code or text, and shows as "<"
 
 
 class Markdown(str):
@@ -30,14 +57,46 @@ class Markdown(str):
 
 def escape(text: object, lines: bool = False) -> str:
     """``text`` (corpus or recipe text) as Markdown that shows exactly these characters:
-    ``<``, ``>`` and ``&`` as entities, backslash, backquote, brackets and pipes
-    backslash-escaped; line breaks become spaces unless ``lines`` (a paragraph of the
-    recipe's, such as its description)."""
+    ``<``, ``>`` and ``&`` as entities, backslash, backquote, brackets, ``*`` and an
+    ``_`` at a word's edge backslash-escaped, ``|`` and ``~`` as character references;
+    line breaks become spaces unless ``lines`` (a paragraph of the recipe's, such as its
+    description), where each line's leading blanks are dropped and a line that would
+    start a block (``#``, ``>``, ``-``, ``+``, ``=``, ``1.``) has that character escaped."""
     out = html.escape(str(text), quote=False)
     out = _BACKSLASHED.sub(r"\\\1", out)
-    if lines:
-        return out.replace("\r\n", "\n").replace("\r", "\n")
-    return out.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    out = _UNDERSCORE.sub(r"\\_", out)
+    out = "".join(_REFERENCES.get(ch, ch) for ch in out)
+    if not lines:
+        return out.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+    rows = out.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(_LINE_START.sub(_unblock, row.lstrip()) for row in rows)
+
+
+def _unblock(match: re.Match) -> str:
+    """The start of a line that would open a block, as text: ``\\#``, ``1&#46;``."""
+    lead = match.group(0)
+    if lead[-1] in "=.)":  # Python-Markdown honours no backslash before these
+        return f"{lead[:-1]}&#{ord(lead[-1])};"
+    return "\\" + lead
+
+
+def code(text: object, table: bool = False) -> Markdown:
+    """``text`` in a code span that shows exactly its characters (line breaks as spaces):
+    the span's backquotes outnumber any run of backquotes in it, and a space pads a text
+    that starts or ends with a backquote or a space (empty text gives an empty string,
+    no span). Nothing is escaped inside a code
+    span, save, with ``table`` (a code span in a table cell), ``|`` as ``\\|``, which a
+    GFM table reads as a pipe inside its cell."""
+    body = " ".join(str(text).replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+    if table:
+        body = body.replace("|", "\\|")
+    if not body:
+        return Markdown("")
+    runs = (len(r) for r in re.findall(r"`+", body))
+    fence = "`" * (1 + max(runs, default=0))
+    if body.strip(" ") and (body[0] in "` " or body[-1] in "` "):
+        body = f" {body} "  # CommonMark takes one space off each end (not of all-space text)
+    return Markdown(f"{fence}{body}{fence}")
 
 
 def code_block(text: str, info: str = "") -> list[str]:
@@ -51,29 +110,143 @@ def code_block(text: str, info: str = "") -> list[str]:
 def neutralize(markdown: str) -> str:
     """Defuse what no report the code writes holds, wherever it came from: a raw HTML tag
     (``<script>``, ``<svg onload=...>``; ``<details>`` and ``<summary>`` without
-    attributes stay) and a link or image whose destination has a scheme other than http,
+    attributes stay), a link or image whose destination has a scheme other than http,
     https or mailto (``javascript:``, ``data:``, ``vbscript:``, also written with
-    entities). Code spans are left alone: nothing renders inside them."""
-    parts, last = [], 0
-    for match in _CODE.finditer(markdown):
-        parts.append(_defuse(markdown[last : match.start()]))
-        parts.append(match.group(0))
-        last = match.end()
-    parts.append(_defuse(markdown[last:]))
-    return "".join(parts)
+    entities) and a link reference definition of such a scheme. Fenced code blocks are
+    left alone; in a code span (found as CommonMark finds them, :func:`code_spans`) only
+    what would be a live tag, were the span not one, gets a zero-width space after its
+    ``<``: a path such as ``baseline/<split>.jsonl`` stays as it is."""
+    out: list[str] = []
+    for block, fenced in _blocks(markdown):
+        if fenced:
+            out.append(block)
+            continue
+        last = 0
+        for start, end in code_spans(block):
+            out.append(_defuse(block[last:start]))
+            out.append(_defuse_code(block[start:end]))
+            last = end
+        out.append(_defuse(block[last:]))
+    return "".join(out)
+
+
+def _blocks(markdown: str) -> list[tuple[str, bool]]:
+    """``markdown`` cut into the stretches inline parsing sees one at a time: a fenced
+    code block (True), or lines no blank line, table row, heading, quote, list item or
+    fence divides (False). Joined, they are ``markdown``. Where this cut differs from a
+    renderer's, :func:`neutralize` stays safe: inside what it takes for a code span it
+    still defuses what would be live outside one."""
+    out: list[tuple[str, bool]] = []
+    fence = ""
+    for line in markdown.splitlines(keepends=True):
+        mark = _FENCE.match(line)
+        if fence:
+            out[-1] = (out[-1][0] + line, True)
+            run = mark.group(1) if mark else ""
+            if run[:1] == fence[0] and len(run) >= len(fence) and not line.strip(f" \n{run[0]}"):
+                fence = ""
+            continue
+        if mark and not (mark.group(1)[0] == "`" and "`" in line.strip()[len(mark.group(1)) :]):
+            fence = mark.group(1)
+            out.append((line, True))
+            continue
+        last = out[-1][0].rstrip("\n").rsplit("\n", 1)[-1] if out else ""
+        joins = (
+            out
+            and not out[-1][1]
+            and line.strip()
+            and last.strip()
+            and not _BLOCK_START.match(line)
+            and not last.lstrip().startswith(("|", "#"))
+        )
+        if joins:
+            out[-1] = (out[-1][0] + line, False)
+        else:
+            out.append((line, False))
+    return out
+
+
+def code_spans(text: str) -> list[tuple[int, int]]:
+    """The code spans of ``text`` (one stretch of inline text) as ``(start, end)``
+    offsets, backquotes included, found as CommonMark finds them: outside a span a
+    backslash escapes the next character; a run of n backquotes opens a span that the
+    next run of exactly n backquotes closes (no escape inside); a run never closed is
+    text."""
+    spans: list[tuple[int, int]] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch != "`":
+            i += 1
+            continue
+        j = i
+        while j < n and text[j] == "`":
+            j += 1
+        run = j - i
+        k = j
+        close = -1
+        while k < n:
+            if text[k] != "`":
+                k += 1
+                continue
+            m = k
+            while m < n and text[m] == "`":
+                m += 1
+            if m - k == run:
+                close = m
+                break
+            k = m
+        if close < 0:
+            i = j  # no closing run: the backquotes are text
+            continue
+        spans.append((i, close))
+        i = close
+    return spans
 
 
 def _defuse(text: str) -> str:
     text = _TAG.sub("&lt;", text)
+    text = _REF_DEFINITION.sub(_reference, text)
 
     def link(match: re.Match) -> str:
-        dest = "".join(html.unescape(match.group(1)).split()).lower()
-        scheme = re.match(r"([a-z][a-z0-9+.-]*):", dest)
-        if scheme and scheme.group(1) not in SAFE_SCHEMES:
+        if _unsafe(match.group(1)):
             return "]\\(" + match.group(0)[2:]  # "[x]\(javascript:..." is no link
         return match.group(0)
 
     return _LINK.sub(link, text)
+
+
+def _defuse_code(span: str) -> str:
+    """A code span with a zero-width space after the ``<`` of what would be a live tag
+    and between the ``]`` and ``(`` of a link of an unsafe scheme, were it no code span;
+    it shows the same."""
+    span = _LIVE_TAG.sub("<" + ZWSP, span)
+
+    def link(match: re.Match) -> str:
+        if _unsafe(match.group(1)):
+            return "]" + ZWSP + match.group(0)[1:]
+        return match.group(0)
+
+    return _LINK.sub(link, span)
+
+
+def _unsafe(destination: str) -> bool:
+    """Whether a link destination (entities, blanks and case as written) has a scheme
+    other than http, https or mailto."""
+    dest = "".join(html.unescape(destination).split()).lower().lstrip("<")
+    scheme = re.match(r"([a-z][a-z0-9+.-]*):", dest)
+    return bool(scheme and scheme.group(1) not in SAFE_SCHEMES)
+
+
+def _reference(match: re.Match) -> str:
+    """A link reference definition (``[x]: javascript:...``) is no definition once its
+    bracket is escaped; only one whose destination is unsafe is touched."""
+    if _unsafe(match.string[match.end() :].split("\n", 1)[0]):
+        return f"{match.group(1)}\\[{match.group(2)}]:"
+    return match.group(0)
 
 
 def cell(value: object) -> str:

@@ -5,7 +5,13 @@ file needs nothing beside it, and a small print-friendly style.
 The text is set in NanumGothic (SIL Open Font License, shipped by the pinned
 ``koreanize-matplotlib``), subset with fontTools to the characters the card uses
 (about 30 KB) and embedded as WOFF, so Korean renders on a machine without a Korean
-font. The subset is deterministic: the same card gives the same file."""
+font. The subset is deterministic: the same card gives the same file.
+
+Data is text here too (issue 51): the Markdown goes through
+``pipelines.core.markdown.neutralize`` before it is converted (no raw tag, no unsafe
+link, whatever built it), the HTML through an allowlist of tags, attributes and link
+schemes (nh3), and an image keeps its source only when it is one of the card's own
+figures; a Content-Security-Policy forbids any script and any request."""
 
 from __future__ import annotations
 
@@ -47,10 +53,18 @@ ATTRIBUTES = {"a": {"href", "title"}, "img": {"src", "alt", "title"}, "th": {"al
 URL_SCHEMES = {"http", "https", "mailto"}
 
 
-def sanitize(body: str) -> str:
+def sanitize(body: str, images: frozenset[str] = frozenset()) -> str:
     """``body`` with only the allowlisted tags, attributes and link schemes left; the
-    content of ``<script>`` and ``<style>`` is dropped with the tag."""
-    return nh3.clean(body, tags=TAGS, attributes=ATTRIBUTES, url_schemes=URL_SCHEMES, link_rel=None)
+    content of ``<script>`` and ``<style>`` is dropped with the tag; an ``<img>`` keeps
+    its ``src`` only when it is one of ``images`` (the card's figures)."""
+
+    def keep(tag: str, attribute: str, value: str) -> str | None:
+        if tag == "img" and attribute == "src" and value not in images:
+            return None
+        return value
+
+    return nh3.clean(body, tags=TAGS, attributes=ATTRIBUTES, url_schemes=URL_SCHEMES,
+                     link_rel=None, attribute_filter=keep)  # fmt: skip
 
 
 def font_face(text: str) -> str:
@@ -77,8 +91,13 @@ def font_face(text: str) -> str:
 def to_html(text: str, figures: dict[str, bytes], title: str, lang: str = "ko") -> str:
     """``text`` (the card's Markdown) as a standalone HTML page; each image whose source
     is a key of ``figures`` is replaced by the PNG itself as a data URI."""
-    body = markdown.markdown(text, extensions=["tables", "sane_lists"], output_format="html")
-    body = sanitize(body)  # before the figures: a data: image is the code's, never the text's
+    from pipelines.core.markdown import neutralize
+
+    body = markdown.markdown(
+        neutralize(text), extensions=["tables", "sane_lists"], output_format="html"
+    )
+    # before the figures: a data: image is the code's, never the text's
+    body = sanitize(body, frozenset(figures))
     for name, png in sorted(figures.items()):
         uri = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
         body = body.replace(f'src="{name}"', f'src="{uri}"')

@@ -6,7 +6,7 @@ Annotator ids are escaped: they are account names, data."""
 
 from __future__ import annotations
 
-from pipelines.core.markdown import cell, escape, table
+from pipelines.core.markdown import cell, code, escape, table
 
 
 def _fmt(value: object) -> str:
@@ -19,10 +19,10 @@ def review_section(facts: dict) -> str:
     if not r:
         return ""
     project = (facts.get("review") or {}).get("project", "review")
-    reviewers = ", ".join(f"`{escape(str(x))}`" for x in r.get("reviewers", [])) or "none"
+    reviewers = ", ".join(code(x) for x in r.get("reviewers", [])) or "none"
     return (
         f"**Review of reported items.** With `reports: review`, the {r['reported']} items "
-        f"annotators reported went to a review round (project `{escape(str(project))}`, "
+        f"annotators reported went to a review round (project {code(project)}, "
         f"reviewer(s) {reviewers}) instead of an automatic drop: **kept {r['kept']}, fixed "
         f"{r['fixed']}, dropped {r['dropped']}**"
         + (f", a fix that changed no text {r['fix_without_change']} (kept as it was)"
@@ -56,7 +56,7 @@ def human_section(facts: dict) -> str:
         f"**Human performance{sim}.** {len(h['people'])} people who did not annotate the "
         f"dataset ({h['overlap']} per item) answered {h['items']} of {h['sampled']} sampled "
         "test items as a model "
-        f"would (project `{escape(str(project))}`), scored against the gold labels: "
+        f"would (project {code(project)}), scored against the gold labels: "
         f"{combined}. KLUE, JGLUE and KoBEST report human performance beside their "
         "models'.",
         "",
@@ -80,8 +80,8 @@ def screening_section(facts: dict) -> str:
         lines += [
             "**Qualification (pilot) round.** "
             f"{pilot.get('applicants')} applicants answered the {pilot.get('gold_items')} gold "
-            f"items of the pilot (project `{escape(str(round_facts.get('project', 'pilot')))}`"
-            f"); pass rule `{pilot.get('rule')}`: {escape(str(pilot.get('describe')))}. "
+            f"items of the pilot (project {code(round_facts.get('project', 'pilot'))}"
+            f"); pass rule {code(pilot.get('rule'))}: {escape(str(pilot.get('describe')))}. "
             f"**{pilot.get('passed')} of {pilot.get('applicants')} passed**"
             + (f"; {len(failed)} did not" if failed else "")
             + ". The main round's annotations by an account that did not pass are excluded "
@@ -120,7 +120,7 @@ def screening_section(facts: dict) -> str:
                 else ""
             )
             + ") is screened out of the agreement (reason `low_control_accuracy`): "
-            + (", ".join(f"`{escape(str(a))}`" for a in controls.get("screened", [])) or "none")
+            + (", ".join(code(a) for a in controls.get("screened", [])) or "none")
             + ".",
             "",
             table(

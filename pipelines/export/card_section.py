@@ -14,8 +14,10 @@ table row (``|``) or a line that is only a Jinja tag (``{% ... %}``, dropped wit
 line break) starts a new line; a line that ends with a tag loses its line break too
 (Jinja's ``trim_blocks``), so end such a line with text. ``facts.x`` is the key ``x`` of
 a dict before any attribute (``facts.items`` is the fact, not the method). Values are
-inserted as they are (Markdown text: the renderer escapes corpus text when it writes
-HTML).
+inserted as they are (Markdown the family computed); a value that is data (a corpus's
+name, a file name, corpus text) goes through the ``text`` filter (shown as the characters
+it holds, even in a table row: ``pipelines.core.markdown.escape``) or ``code`` (a code
+span that its backquotes cannot close: ``pipelines.core.markdown.code``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import jinja2
+
+from pipelines.core.markdown import code, escape
 
 PARTS = ("item", "construction", "annotation", "limitations")
 _TAG_LINE = re.compile(r"^\s*\{%.*%\}\s*$")
@@ -107,6 +111,8 @@ def _environment() -> jinja2.Environment:
         autoescape=False,  # Markdown, escaped when the card is rendered as HTML
     )
     env.filters["pairs"] = pairs
+    env.filters["text"] = escape
+    env.filters["code"] = code
     env.filters["thousands"] = lambda n: f"{n:,}"
     return env
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from pipelines.core.markdown import (
     cell,
+    code,
     code_block,
     escape,
     inline,
@@ -238,7 +239,8 @@ def annotation_round(a: dict, title: str | None = None) -> str:
     return "\n".join(
         ([title, ""] if title else [])
         + [
-            f"- Interface: `{a['config']}` (Label Studio {a['server']}), project `{a['project']}`.",
+            f"- Interface: {code(a['config'])} (Label Studio {a['server']}), project "
+            f"{code(a['project'])}.",
             f"- Overlap: {a['overlap']} annotations per item; {a['annotators']} distinct "
             f"annotators; {a['annotations']} annotations pulled ({a['skipped']} skipped or "
             "cancelled, kept in the table and not used).",
@@ -282,7 +284,7 @@ def _per_annotator(g: dict) -> str:
     labels = g.get("annotator_label_agreement")
     if labels:
         return (
-            f"Rule `{g['rule']}` {'itself ' if g.get('people') else ''}screens no annotator; "
+            f"Rule {code(g['rule'])} {'itself ' if g.get('people') else ''}screens no annotator; "
             "how often each chose the gold label and "
             "what the other annotators' majority chose:\n\n"
             + table(
@@ -345,7 +347,7 @@ def _agreement(facts: dict) -> str:
                      f"{paper['alpha']} ({paper['source']})"])  # fmt: skip
     screens = "Pearson r and alpha" if g.get("annotators_table") else "figures"
     lines = [
-        f"Rule `{g['rule']}`:",
+        f"Rule {code(g['rule'])}:",
         "",
         settings_table({k: v for k, v in g["settings"].items() if k != "rule"}),
         "",
@@ -396,7 +398,7 @@ def _splits(facts: dict) -> str:
         else ""
     )
     return (
-        f"Rule `{s['rule']}`. Items that share a group or a near-duplicate text never "
+        f"Rule {code(s['rule'])}. Items that share a group or a near-duplicate text never "
         f"straddle two splits.{undated}\n\n"
         + table(["split", "items", "per source"], rows)
         + f"\n\nSettings of the rule:\n\n{settings_table(settings)}"
@@ -420,7 +422,7 @@ def _distribution(facts: dict) -> str:
         *[f"  - {line}" for line in lic["attribution"]],
         f"- Distribution: {_answer(facts, 'distribution')}",
         "",
-        f"Layout: `{facts['export']['layout']}` (the fields of that release, plus `license`; "
+        f"Layout: {code(facts['export']['layout'])} (the fields of that release, plus `license`; "
         "`README.md` lists them with an example record). "
         "Licence resolution: pipelines/core/licenses.py, a summary of the Creative Commons "
         "terms for a data steward, not legal advice.",
@@ -434,7 +436,7 @@ def _distribution(facts: dict) -> str:
 def _scraped(lic: dict) -> list[str]:
     """The caveat for text scraped from a website's users (``scraped_user_text``)."""
     return [
-        f"- **Scraped user text** (`{name}`): the texts were posted by the users of a website "
+        f"- **Scraped user text** ({code(name)}): the texts were posted by the users of a website "
         f"and collected by a third party; the licence ({lic['sources'].get(name)}) is the "
         "collector's grant, not the authors'. The authors did not consent to this use, the "
         "texts may name or identify people, and the website's terms may restrict reuse: "
@@ -448,7 +450,7 @@ def _notices(lic: dict) -> list[str]:
     notice and the permission notice in all copies)."""
     out = []
     for name, text in sorted((lic.get("notices") or {}).items()):
-        out += ["", f"Licence notice of `{name}`, as the source ships it:", "",
+        out += ["", f"Licence notice of {code(name)}, as the source ships it:", "",
                 *code_block(text, "text")]  # fmt: skip
     return out
 
@@ -475,8 +477,8 @@ def simulated_banner(facts: dict, section: CardSection | None) -> str:
     if not simulated:
         return ""
     rounds = "Label Studio rounds answered by **simulated** people through its API (a demo "
-    rounds += f"or test run): {', '.join(f'`{n}`' for n in simulated)}"
-    rounds += f"; answered by people: {', '.join(f'`{n}`' for n in people)}." if people else "."
+    rounds += f"or test run): {', '.join(code(n) for n in simulated)}"
+    rounds += f"; answered by people: {', '.join(code(n) for n in people)}." if people else "."
     origin = _labels_from(section) or (
         "Every label in this dataset comes from simulated annotators." if not people else ""
     )

@@ -74,8 +74,10 @@ def inline_counts(counts: dict) -> str:
 
 def round_paragraph(name: str, r: dict, unit: str = "item") -> str:
     """One Label Studio round of a family card: config, project, annotations, people."""
+    from pipelines.core.markdown import code
+
     return (
-        f"Label Studio round `{name}` (`{r['config']}`, project `{r['project']}`): "
+        f"Label Studio round {code(name)} ({code(r['config'])}, project {code(r['project'])}): "
         f"{r['annotations']} annotations by {r['annotators']} "
         f"{'simulated ' if r['simulated'] else ''}people, {r['overlap']} per {unit}."
     )

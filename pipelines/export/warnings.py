@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
+from pipelines.core.markdown import code
 from pipelines.core.registry import Registry
 
 Rule = Callable[[dict, dict], list[str]]
@@ -93,8 +94,8 @@ def heavy_filter(facts: dict, settings: dict) -> list[str]:
             if dropped / c["in"] > limit:
                 reasons = ", ".join(f"{k} {v}" for k, v in sorted(c.get("dropped", {}).items()))
                 out.append(
-                    f"**A filter removed most of a source**: `{stage['stage']}` dropped "
-                    f"{dropped:,} of {c['in']:,} {stage['unit']}s of `{corpus}` "
+                    f"**A filter removed most of a source**: {code(stage['stage'])} dropped "
+                    f"{dropped:,} of {c['in']:,} {stage['unit']}s of {code(corpus)} "
                     f"({dropped / c['in']:.0%}: {reasons}; more than {limit:.0%}, "
                     "`card.max_drop_share`)."
                 )
@@ -144,7 +145,7 @@ def single_source_split(facts: dict, settings: dict) -> list[str]:
     if len(sources) < 2:
         return []
     return [
-        f"**An evaluation split comes from one source**: {split} is 100% `{next(iter(c))}` "
+        f"**An evaluation split comes from one source**: {split} is 100% {code(next(iter(c)))} "
         f"({sum(c.values())} items) while the dataset draws on {len(sources)} sources."
         for split, c in per.items()
         if split != "train" and len(c) == 1
@@ -201,7 +202,7 @@ def label_absent_from_split(facts: dict, settings: dict) -> list[str]:
         if split != "train" and missing:
             out.append(
                 f"**A label is absent from an evaluation split**: {split} ({sum(counts.values())} "
-                f"{unit}) has no {', '.join(f'`{k}`' for k in missing)}; a model is not tested "
+                f"{unit}) has no {', '.join(code(k) for k in missing)}; a model is not tested "
                 "on it there."
             )
     return out
@@ -227,7 +228,7 @@ def split_label_share(facts: dict, settings: dict) -> list[str]:
         label, n = max(counts.items(), key=lambda kv: kv[1])
         if n / total > limit:
             out.append(
-                f"**One label fills a split**: `{label}` is {n} of {total} {_unit(labels)} of "
+                f"**One label fills a split**: {code(label)} is {n} of {total} {_unit(labels)} of "
                 f"{split} "
                 f"({n / total:.0%}; more than {limit:.0%}, `card.max_split_label_share`)."
             )
@@ -304,9 +305,9 @@ def source_predicts_label(facts: dict, settings: dict) -> list[str]:
     out = []
     for source, labels in sorted(by_source.items()):
         share = sum(per_source[source].values()) / total
-        text = ", ".join(f"`{label}` {top} of {n}" for label, top, n in labels)
+        text = ", ".join(f"{code(label)} {top} of {n}" for label, top, n in labels)
         out.append(
-            f"**The source predicts the label**: `{source}` supplies {share:.0%} of the items "
+            f"**The source predicts the label**: {code(source)} supplies {share:.0%} of the items "
             f"but {text} ({limit:.0%} or more of each, `card.max_label_source_share`); a "
             "model can learn the source for these labels."
         )

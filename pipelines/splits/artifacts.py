@@ -31,7 +31,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from pipelines.core.markdown import settings_table
+from pipelines.core.markdown import cell, code, escape, settings_table
 from pipelines.lang import Language, language
 
 
@@ -210,19 +210,21 @@ def artifact_report(
 
 
 def report_markdown(report: dict, rule: str) -> str:
-    """artifacts.md: the report for a reviewer."""
-    lines = [f"# Artifact report (split rule `{rule}`)", ""]
+    """artifacts.md: the report for a reviewer. Labels and morphemes are data (a KLUE-NER
+    label is its spans' JSON, entity text included): escaped, in tables and code spans
+    alike (``pipelines.core.markdown``)."""
+    lines = [f"# Artifact report (split rule {code(rule)})", ""]
     lines += ["## Split sizes", "", "| split | items |", "|---|---|"]
-    lines += [f"| {k} | {v} |" for k, v in report["splits"].items()]
+    lines += [f"| {cell(k)} | {v} |" for k, v in report["splits"].items()]
     for warning in report.get("warnings", []):
-        lines += ["", f"**Warning:** {warning}."]
+        lines += ["", f"**Warning:** {escape(warning)}."]
     if report.get("rule_figures"):
-        lines += ["", f"## What the `{rule}` rule measured", ""]
+        lines += ["", f"## What the {code(rule)} rule measured", ""]
         lines += [settings_table(report["rule_figures"], skip_empty=False)]
     only = report.get("last_column_only")
     if only:
         seen = report["settings"].get("features") or (
-            f"morphemes of `{report['settings']['text_columns'][-1]}`"
+            f"morphemes of {code(report['settings']['text_columns'][-1])}"
         )
         title = "Partial-input" if report["settings"].get("features") else "Last-column-only"
         lines += [
@@ -232,7 +234,7 @@ def report_markdown(report: dict, rule: str) -> str:
             f"Bag of {seen} + logistic "
             f"regression, trained on train, measured on dev+test: accuracy "
             f"**{only['accuracy']}** against the majority baseline {only['majority_baseline']} "
-            f"(always `{only['majority_label']}`). The closer to the baseline, the fewer "
+            f"(always {code(only['majority_label'])}). The closer to the baseline, the fewer "
             "shortcuts.",
         ]
     lines.append("")
@@ -248,20 +250,21 @@ def report_markdown(report: dict, rule: str) -> str:
         ]
         for label, count in fig["labels"].items():
             overlap = fig.get("overlap_per_label", {}).get(label, "")
-            lines.append(f"| {label} | {count} | {fig['length_per_label'][label]} | {overlap} |")
+            lines.append(f"| {cell(label)} | {count} | {fig['length_per_label'][label]} | "
+                         f"{escape(overlap)} |")  # fmt: skip
         skewed = fig.get("cues", {}).get("skewed", [])
         lines += ["", f"Skewed morphemes (one label > {report['settings']['skew_share']:.0%}):"]
         if skewed:
             lines += ["", "| morpheme | label | share | items |", "|---|---|---|---|"]
             lines += [
-                f"| {r['morpheme']} | {r['label']} | {r['share']} | {r['count']} |"
+                f"| {cell(r['morpheme'])} | {cell(r['label'])} | {r['share']} | {r['count']} |"
                 for r in skewed[:20]
             ]
         else:
             lines.append("none.")
         lines.append("")
         for label, rows in fig.get("cues", {}).get("pmi", {}).items():
-            top = ", ".join(f"{r['morpheme']} ({r['pmi']})" for r in rows[:8]) or "none"
-            lines.append(f"- top PMI with `{label}`: {top}")
+            top = ", ".join(f"{escape(r['morpheme'])} ({r['pmi']})" for r in rows[:8]) or "none"
+            lines.append(f"- top PMI with {code(label)}: {top}")
         lines.append("")
     return "\n".join(lines) + "\n"

@@ -8,8 +8,10 @@ for byte."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,15 @@ ROOT = Path(__file__).resolve().parents[2]
 def cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "flows.cli", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)  # fmt: skip
+
+
+def _elements(html: str) -> list[tuple[str, dict]]:
+    """Every start tag of ``html`` with its attributes."""
+    found: list[tuple[str, dict]] = []
+    parser = HTMLParser()
+    parser.handle_starttag = lambda tag, attrs: found.append((tag, dict(attrs)))
+    parser.feed(html)
+    return found
 
 
 def _block(guid: str, tagged: str, text: str, tags: dict[int, str]) -> list[str]:
@@ -157,3 +168,94 @@ def test_formula_sentences_in_the_ner_release_tsv_are_quoted(tmp_path, safe):
         else:  # a number and plain text stay as they are either way
             assert cells == [*hostile[:5], "<보통:DT> 문장"]
         assert [s.text for s in read_file(file).sentences] == hostile
+
+
+# the probe's entity texts (issue 51, item 2), and a pipe inside an entity's JSON
+HOSTILE_ENTITIES = ["a`<img src=x onerror=alert(1)>", "d`<a href=javascript:alert(4)>x</a>",
+                    "e|f", "``<script>alert(2)</script>``"]  # fmt: skip
+
+
+def test_a_hostile_entity_reaches_the_cards_as_text(tmp_path):
+    """Item 2: entity text with a backquote reached DATA_CARD.md and the Hub README as
+    live HTML (through the artifact report's code spans and the card's warnings), the
+    HTML card kept a real ``<img>``, and a ``|`` in an entity's JSON split a table row.
+
+    Gold sentences whose entities are the probe's strings go through the real ``split``
+    command (KLUE-NER's rule, which writes the artifact report), the card's label facts
+    and warnings, the Hub README's field table and example, and the card's last pass and
+    HTML page, as ``render_card`` puts them together (a full NER rebuild with Label
+    Studio is tests/e2e/test_klue_ner.py's; these are the functions its card is made
+    of). Rendered by CommonMark with raw HTML on and by Python-Markdown: no element or
+    attribute from the data, every table row with its header's columns."""
+    import markdown as python_markdown
+    import pandas as pd
+    from markdown_it import MarkdownIt
+
+    from pipelines.core.markdown import neutralize
+    from pipelines.export.card_facts import label_facts
+    from pipelines.export.card_html import TAGS, to_html
+    from pipelines.export.data_card import _artifacts, _label_tables
+    from pipelines.export.hf_card import readme, release_layout
+    from pipelines.export.warnings import card_warnings
+    from pipelines.families.klue.ner import spans_json
+
+    rows = []
+    for n in range(40):
+        entity = HOSTILE_ENTITIES[n % 4] + ("" if n < 4 else f" {n}")
+        text = f"{entity} 씨가 {n}일 서울에 왔다."
+        rows.append(
+            {
+                "item_id": f"i{n:03d}",
+                "text": text,
+                "source": "news",
+                "label": spans_json([(0, len(entity), "PS" if n % 3 else "OG")], text),
+            }
+        )
+    gold = pd.DataFrame(rows)
+    gold.to_json(tmp_path / "gold.jsonl", orient="records", lines=True, force_ascii=False)
+    done = cli("split", str(tmp_path / "gold.jsonl"), "--rule", "ner", "--out",
+               str(tmp_path / "split"), "--text-columns", "text", "--entity-column", "label",
+               "--source-column", "source")  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    splits = pd.read_parquet(tmp_path / "split" / "splits.parquet")
+    labels = label_facts(gold, gold, splits, numeric=False)
+    labels["per_split"]["dev"] = {}  # every label absent from dev: the warning names them
+    facts = {
+        "labels": labels,
+        "_figures": set(),
+        "annotation": {"simulated": False},
+        "artifacts_md": (tmp_path / "split" / "artifacts.md").read_text("utf-8"),
+    }
+    from pipelines.core.recipe import CardSpec
+
+    warnings = card_warnings(facts, {**CardSpec().model_dump(), "max_split_label_share": 0.0})
+    assert any("absent from an evaluation split" in w for w in warnings)
+    card = neutralize("\n\n".join([
+        "# Data card: hostile", "## Warnings", *[f"- {w}" for w in warnings],
+        "## Composition", _label_tables(facts), "## Artifacts", _artifacts(facts),
+    ]))  # fmt: skip
+    records = pd.DataFrame([{"guid": r["item_id"], "sentence": r["text"],
+                             "entities": json.loads(r["label"])} for r in rows])  # fmt: skip
+    release = release_layout({"train.jsonl": records}, {"train.jsonl": len(records)})
+    hub = readme({"release": release, "recipe": {"name": "hostile", "language": "ko"},
+                  "export": {"licence": {"release": "CC-BY-SA-4.0"}}, "task": "hostile"},
+                 card)  # fmt: skip
+    page = to_html(card, {}, "hostile")
+
+    commonmark = MarkdownIt("commonmark", {"html": True}).enable("table")
+    code_writes = {"h1", "h2", "h3", "h4", "h5", "p", "code", "ul", "li", "table", "thead",
+                   "tbody", "tr", "th", "td", "strong", "em", "pre"}  # fmt: skip
+    for name, text in (("DATA_CARD.md", card), ("README.md", hub.split("\n---\n", 1)[1])):
+        for html in (commonmark.render(text), python_markdown.markdown(text, extensions=[
+                "tables", "fenced_code"])):  # fmt: skip
+            found = _elements(html)
+            assert {t for t, _ in found} <= code_writes, (name, {t for t, _ in found} - code_writes)
+            assert all(set(a) <= {"class"} for _, a in found), (name, found)
+            for table in html.split("<table>")[1:]:
+                counts = {len(re.findall(r"<t[hd][ >]", r)) for r in table.split("<tr>")[1:]}
+                assert len(counts) == 1, (name, counts)  # every row: the header's columns
+    body = page.split("<body>", 1)[1]
+    found = _elements(body)
+    assert {t for t, _ in found} <= TAGS and "img" not in {t for t, _ in found}
+    assert not any(a.startswith("on") for _, attrs in found for a in attrs)
+    assert "a`&lt;" in body  # the entity shown as the text it is
