@@ -178,8 +178,10 @@ def _field_table(features: list[dict], example: dict | None) -> str:
 
 def readme(facts: dict, card_markdown: str) -> str:
     """``dataset/README.md``: the Hub's YAML header, how to load the folder, its fields,
-    an example record, the BibTeX, then the data card."""
-    from pipelines.core.markdown import code_block, escape
+    an example record, the BibTeX, then the data card. Data (field values, the example)
+    is text, and the body goes through the card's last pass
+    (``pipelines.core.markdown.neutralize``), as the Hub renders raw HTML."""
+    from pipelines.core.markdown import code_block, escape, neutralize
 
     meta = metadata(facts)
     header = yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, width=1000)
@@ -209,7 +211,7 @@ def readme(facts: dict, card_markdown: str) -> str:
               BENCHFORGE_BIBTEX % commit, "```", ""]  # fmt: skip
     body = re.sub(r"\A# [^\n]*\n+", "", card_markdown)  # the card's own title: said above
     lines += ["## Data card", "", re.sub(r"^(#+) ", r"#\1 ", body, flags=re.M)]
-    return f"---\n{header}---\n\n" + "\n".join(lines).rstrip() + "\n"
+    return f"---\n{header}---\n\n" + neutralize("\n".join(lines).rstrip() + "\n")
 
 
 def validate_readme(text: str, folder: Path | None = None) -> list[str]:
