@@ -31,10 +31,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from pipelines.core.errors import BenchforgeError
 from pipelines.core.io import write_json, write_text
+from pipelines.core.progress import progress as show_progress
 from pipelines.models.checkpoints import default_device
 from pipelines.models.precision import schedule as _schedule
 from pipelines.models.train_classifier import shuffled_length_batches as _batches
@@ -205,6 +205,8 @@ def translate_greedy(model, tokenizer, texts: list[str], device: str, max_length
 
     out = [""] * len(texts)
     model.eval()
+    bar = show_progress(total=len(texts), desc="translate held-out", unit="sentence",
+                        logger=log)  # fmt: skip
     for idx in length_batches(texts, batch_size):
         enc = tokenizer([texts[i] for i in idx], return_tensors="pt", padding=True,
                         truncation=True, max_length=max_length).to(device)  # fmt: skip
@@ -214,6 +216,8 @@ def translate_greedy(model, tokenizer, texts: list[str], device: str, max_length
         for i, text in zip(idx, tokenizer.batch_decode(gen, skip_special_tokens=True),
                            strict=True):  # fmt: skip
             out[i] = text.strip()
+        bar.update(len(idx))
+    bar.close()
     return out
 
 
@@ -257,7 +261,8 @@ def train_mt(parallel: Path, out: Path, settings: MtSettings | None = None,
     bf16 = device.startswith("cuda") and torch.cuda.is_bf16_supported()
     pad = vocab["<pad>"]
     history, best, best_state = [], math.inf, None
-    bar = tqdm(total=steps_per_epoch * s.epochs, desc="train mt", unit="step", disable=progress)
+    bar = show_progress(total=steps_per_epoch * s.epochs, desc="train mt", unit="step",
+                        show=progress, logger=log)  # fmt: skip
     for epoch in range(1, s.epochs + 1):
         model.train()
         total = 0.0
@@ -286,7 +291,8 @@ def train_mt(parallel: Path, out: Path, settings: MtSettings | None = None,
                 "heldout_loss": None if held_loss is None else round(held_loss, 4),
             }
         )
-        bar.set_postfix(loss=f"{total / steps_per_epoch:.3f}", heldout=f"{held_loss or 0:.3f}")
+        bar.set_postfix(epoch=f"{epoch}/{s.epochs}", loss=f"{total / steps_per_epoch:.3f}",
+                        heldout=f"{held_loss or 0:.3f}")  # fmt: skip
         if held_loss is None or held_loss < best:
             best = held_loss if held_loss is not None else best
             best_state = copy.deepcopy(model.state_dict())

@@ -19,6 +19,7 @@ score and the matched memory source.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,7 +29,10 @@ import pandas as pd
 from rapidfuzz import fuzz, process
 
 from pipelines.core.errors import BenchforgeError
+from pipelines.core.progress import progress
 from pipelines.pairing.translate import TranslationError, Translator
+
+log = logging.getLogger(__name__)
 
 LINEAGE_COLUMNS = ["text", "draft", "backend", "model", "tm_score", "tm_source"]
 
@@ -90,7 +94,8 @@ class TranslationMemory:
     def lookup(self, texts: Sequence[str]) -> list[Match | None]:
         """The memory's match for each text (None when none reaches the threshold)."""
         out: list[Match | None] = []
-        for text in texts:
+        for text in progress(texts, desc=f"translation memory {self.name}", unit="sentence",
+                             logger=log):  # fmt: skip
             key = _key(text)
             if key in self.table:
                 out.append(Match(self.table[key], 100.0, key, True))

@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import httpx
-from tqdm.auto import tqdm
 
 from pipelines.core.errors import BenchforgeError
+from pipelines.core.progress import progress
 from pipelines.core.recipe import TranslatorSpec
 from pipelines.core.registry import Registry
 from pipelines.models.checkpoints import (
@@ -115,7 +115,9 @@ class TransformersTranslator:
         extra = self._language_args(src, tgt)
         out: list[str] = [""] * len(texts)
         batches = list(length_batches(texts, self.batch_size))
-        for idx in tqdm(batches, desc=f"translate {src}->{tgt}", unit="batch", disable=None):
+        bar = progress(total=len(texts), desc=f"translate {src}->{tgt}", unit="sentence",
+                       logger=log)  # fmt: skip
+        for idx in batches:
             enc = self.tokenizer(
                 [texts[i] for i in idx], return_tensors="pt", padding=True, truncation=True
             ).to(self.device)
@@ -133,6 +135,8 @@ class TransformersTranslator:
             decoded = self.tokenizer.batch_decode(generated, skip_special_tokens=True)
             for i, text in zip(idx, decoded, strict=True):
                 out[i] = text.strip()
+            bar.update(len(idx))
+        bar.close()
         return out
 
 
@@ -234,7 +238,7 @@ class HttpTranslator:
     def translate(self, texts: Sequence[str], src: str, tgt: str) -> list[str]:
         return [
             self._one(t, src, tgt)
-            for t in tqdm(texts, desc=f"translate {src}->{tgt}", unit="text", disable=None)
+            for t in progress(texts, desc=f"translate {src}->{tgt}", unit="text", logger=log)
         ]
 
     def close(self) -> None:
@@ -284,6 +288,10 @@ class CachedTranslator:
         missing = [t for t in unique if t not in found]
         self.hits += len(unique) - len(missing)
         self.misses += len(missing)
+        # over the chunks (each backend shows its own call's progress as well)
+        overall = progress(total=len(missing), desc=f"translate {src}->{tgt}, all not cached",
+                           unit="sentence", logger=log,
+                           show=None if len(missing) > self.chunk_size else False)  # fmt: skip
         for start in range(0, len(missing), self.chunk_size):
             chunk = missing[start : start + self.chunk_size]
             done = self.inner.translate(chunk, src, tgt)
@@ -298,6 +306,8 @@ class CachedTranslator:
                     [(*key, t, d) for t, d in zip(chunk, done, strict=True)],
                 )
             found.update(zip(chunk, done, strict=True))
+            overall.update(len(chunk))
+        overall.close()
         return [found[t] for t in texts]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -250,3 +251,67 @@ def test_a_translated_split_outside_the_releases_names_is_refused_at_load(tmp_pa
     one_error_line(cli("rebuild", str(recipe), "--out", str(out)), str(recipe),
                    "translation.split", "'train', 'dev' or 'test'")  # fmt: skip
     assert not (out / "dataset").exists()
+
+
+# ------------------------------------------------------------------ the MT step's progress
+
+PARALLEL = ROOT / "data" / "demo" / "korsts" / "stsb-train-images.en-ko.tsv"
+
+
+@pytest.fixture(scope="module")
+def tiny_mt(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """A Marian model trained by the MT step's trainer on 48 demo pairs, one epoch, with
+    a progress line at every step (no terminal: the output is a pipe, as in a log)."""
+    out = tmp_path_factory.mktemp("mt") / "model"
+    got = cli("translators", "train", "--parallel", str(PARALLEL), "--out", str(out),
+              "--limit", "48", "--epochs", "1", "--batch-size", "16", "--heldout", "4",
+              "--vocab-size", "300", "--d-model", "32", "--layers", "1", "--heads", "2",
+              "--ffn-dim", "64", "--device", "cpu",
+              env={"BENCHFORGE_PROGRESS_SECONDS": "0"}, timeout=900)  # fmt: skip
+    assert got.returncode == 0, got.stderr[-3000:]
+    return out, got
+
+
+def test_the_mt_trainer_shows_its_progress_without_a_terminal(tiny_mt):
+    _, got = tiny_mt
+    lines = got.stderr.splitlines()
+    steps = [re.search(r" train mt: (\d+)/(\d+) steps \((done, )?", line) for line in lines]
+    steps = [(int(m[1]), int(m[2]), bool(m[3])) for m in steps if m]
+    total = steps[-1][1]
+    assert total >= 2 and steps == [*((n, total, False) for n in range(1, total)),
+                                     (total, total, True)], got.stderr[-3000:]  # fmt: skip
+    assert any(" train mt: " in line and "epoch 1/1" in line for line in lines)
+    assert any(" translate held-out: 4/4 sentences (done, " in line for line in lines)
+
+
+def test_the_translator_shows_its_progress_without_a_terminal(tiny_mt, tmp_path, caplog,
+                                                             monkeypatch):  # fmt: skip
+    """The translate step's backend (the trained model behind the SQLite cache) and the
+    translation memory each report sentences done."""
+    import logging
+
+    from pipelines.core.recipe import TranslatorSpec
+    from pipelines.pairing.memory import TranslationMemory, translate_with_memory
+    from pipelines.pairing.translate import make_translator
+
+    model, _ = tiny_mt
+    monkeypatch.setenv("BENCHFORGE_PROGRESS_SECONDS", "0")
+    caplog.set_level(logging.INFO)
+    spec = TranslatorSpec(backend="transformers", model=str(model), device="cpu",
+                          batch_size=2)  # fmt: skip
+    translator = make_translator(spec, "/", tmp_path / "cache.sqlite")
+    memory = TranslationMemory.load(PARALLEL, 90.0)
+    texts = ["Quantum chromodynamics lectures begin at noon.", "Seventeen violins hum softly.",
+             "The archivist catalogues medieval tax ledgers.", "Zebra crossings glow at dusk.",
+             "A man is riding a horse."]  # fmt: skip
+    frame = translate_with_memory(texts, memory, translator, "en", "ko")
+    assert len(frame) == 5
+    messages = [r.getMessage() for r in caplog.records]
+    assert any(m.startswith(f"translation memory {PARALLEL.name}: 5/5 sentences (done, ")
+               for m in messages), messages  # fmt: skip
+    todo = int(frame["backend"].eq("transformers").sum())
+    assert todo >= 3, frame  # four sentences no memory holds
+    # two sentences a batch: a line after the first, one at the end
+    assert any(m.startswith(f"translate en->ko: 2/{todo} sentences (") for m in messages)
+    assert any(m.startswith(f"translate en->ko: {todo}/{todo} sentences (done, ")
+               for m in messages), messages  # fmt: skip
