@@ -113,6 +113,26 @@ def test_a_crlf_ner_file_round_trips_byte_for_byte(tmp_path):
     assert not out.exists()
 
 
+@pytest.mark.parametrize(
+    ("spans", "message"),
+    [
+        ("5\n", "expected a JSON object, got '5'"),
+        ('{"klue_ner_layout": {"newline": "\\r"}}\n', "newline must be LF or CRLF"),
+        ('{"klue_ner_layout": {"header": ["a\\nb"]}}\n', "none with a line break"),
+        ('{"klue_ner_layout": {"header": 5}}\n', "its header a list of lines"),
+    ],
+)
+def test_a_spans_file_with_a_bad_layout_line_is_refused(tmp_path, spans, message):
+    """The spans file's layout line (line ends, header) is checked: a bad one exits 2
+    naming the file and the line, with no traceback and nothing written."""
+    source, out = tmp_path / "spans.jsonl", tmp_path / "back.tsv"
+    source.write_text(spans, encoding="utf-8")
+    done = cli("klue", "ner-layout", "from-spans", str(source), "--out", str(out))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"{source}:1: " in done.stderr and message in done.stderr, done.stderr
+    assert not out.exists()
+
+
 @pytest.mark.parametrize("safe", [True, False])
 def test_formula_sentences_in_the_ner_release_tsv_are_quoted(tmp_path, safe):
     """Item 1: ``release/klue-ner-v1.1_*.tsv`` carried sentence cells starting ``=``,

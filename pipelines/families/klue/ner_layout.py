@@ -261,15 +261,21 @@ def from_spans(text: str, where: str = "<spans>") -> NerRelease:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise NerLayoutError(f"{where}:{n}: not JSON ({exc.msg})") from None
+        if not isinstance(row, dict):
+            raise NerLayoutError(f"{where}:{n}: expected a JSON object, got {line[:60]!r}")
         if "klue_ner_layout" in row:
             layout = row["klue_ner_layout"]
-            header = list(layout.get("header", []))
+            layout = layout if isinstance(layout, dict) else {"newline": None}
+            header = layout.get("header", [])
             trailing = bool(layout.get("trailing_blank", True))
-            if layout.get("newline", "\n") not in ("\n", "\r\n") or any(
-                "\n" in h or "\r" in h for h in header
+            if (
+                layout.get("newline", "\n") not in ("\n", "\r\n")
+                or not isinstance(header, list)
+                or any(not isinstance(h, str) or "\n" in h or "\r" in h for h in header)
             ):
                 raise NerLayoutError(f"{where}:{n}: the layout's newline must be LF or CRLF "
-                                     "and a header line holds no line break")  # fmt: skip
+                                     "and its header a list of lines, none with a line "
+                                     "break")  # fmt: skip
             continue
         try:
             sentence = NerSentence(str(row["guid"]), str(row["text"]),
