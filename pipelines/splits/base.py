@@ -62,6 +62,17 @@ class SplitSettingsBase:
     dev_share_default: ClassVar[float] = 1 / 2
 
     def __post_init__(self) -> None:
+        from dataclasses import asdict
+
+        from pydantic import ValidationError
+
+        from pipelines.core.recipe import problems
+        from pipelines.core.settings import options_model
+
+        try:  # the fields' types and ranges, however the settings are made (CLI, recipe)
+            options_model(type(self)).model_validate(asdict(self))
+        except ValidationError as exc:
+            raise SplitError(problems(exc, "split")) from None
         if not 0 < self.eval_fraction < 1:
             raise SplitError(f"eval_fraction must be in (0, 1), got {self.eval_fraction}")
         if self.dev_share is None:
