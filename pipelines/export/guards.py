@@ -9,8 +9,9 @@ Three guards, each named by what ``export.allow_degenerate`` must list to let it
 - ``single_class``: the gold labels of a class-labelled release (its task kind's
   evaluation target is a class or an option, :data:`CLASS_TARGETS`; not scores, answers
   or span sets, and not a reading release's question types) take one value over the
-  whole release, or over a split of :data:`SPLIT_MIN_ITEMS` or more items (MARC-ja with
-  ``labels.negative: []``);
+  whole release (MARC-ja with ``labels.negative: []``); one split of one class is the
+  card's ``split-label-share`` warning, not a refusal (the KLUE-RE demo's small test
+  split holds only ``no_relation``);
 - ``degenerate_model``: a model whose labels the release carries (the KLUE-NER and
   KLUE-RE taggers: a metrics dict with a ``history`` of epochs and a ``dev`` score)
   whose training loss went NaN or infinite, or whose dev score beats the trivial
@@ -35,8 +36,6 @@ from dataclasses import asdict, dataclass
 from pipelines.core.errors import BenchforgeError
 
 GUARDS = ("empty_split", "single_class", "degenerate_model")
-# a split this large whose labels take one value is degenerate even when the others vary
-SPLIT_MIN_ITEMS = 20
 # evaluation targets (pipelines.evaluation.spec.Evaluation.target) whose gold is a class
 CLASS_TARGETS = ("label", "choice")
 # the score a trivial model reaches, per metric: predicting the majority tag (O) finds
@@ -103,14 +102,7 @@ def single_classes(facts: dict) -> list[Degenerate]:
         return [Degenerate("single_class", f"class {label}",
                            f"every one of the release's {n} items is {label!r} "
                            f"(splits: {', '.join(per_split)})")]  # fmt: skip
-    out = []
-    for split, counts in per_split.items():
-        mine = {k: int(v) for k, v in counts.items() if int(v) > 0}
-        if len(mine) == 1 and sum(mine.values()) >= SPLIT_MIN_ITEMS:
-            ((label, n),) = mine.items()
-            out.append(Degenerate("single_class", f"split {split}",
-                                  f"all {n} items are {label!r}"))  # fmt: skip
-    return out
+    return []
 
 
 def model_problem(history: Iterable[dict], score: float | None, metric: str,
