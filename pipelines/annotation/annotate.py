@@ -513,22 +513,24 @@ def progress_of(ls, project_id: int, note: dict | None = None) -> tuple[int, int
     return int(proj.finished_task_number or 0), int(proj.task_number or 0)
 
 
-PROGRESS_EVERY = 30.0  # seconds between wait's progress lines when no bar is shown
-
-
 def wait(
     project: str,
     timeout: float,
     poll: float = 5.0,
     ls=None,  # noqa: ANN001
     progress: bool | None = None,
-    every: float = PROGRESS_EVERY,
+    every: float | None = None,
 ) -> dict:
     """Poll until every task of ``project`` has its annotations or ``timeout`` seconds
     pass; returns {"done", "finished", "tasks", "waited_s"}. Progress: a bar on a
     terminal (``progress=True``: none); elsewhere (a log, a pipe) one line on stderr when
-    the wait begins, every ``every`` seconds and at its end (issue 51: a wait of minutes
-    printed nothing): tasks complete of all, annotations made and skipped, seconds waited."""
+    the wait begins, every ``every`` seconds (default ``BENCHFORGE_PROGRESS_SECONDS``,
+    else 10: ``pipelines.core.progress.interval``) and at its end (issue 51: a wait of
+    minutes printed nothing): tasks complete of all, annotations made and skipped,
+    seconds waited."""
+    from pipelines.core.progress import interval
+
+    every = interval() if every is None else every
     ls = ls or client()
     proj = find_project(ls, project)
     if proj is None:

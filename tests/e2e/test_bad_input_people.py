@@ -8,8 +8,8 @@ Label Studio checks it before any account is made, and a rerun after a run that 
 half-way (the server died) keeps the accounts it made and makes the rest.
 
 Item 13 (its ``wait`` part): a wait for real annotators printed nothing for 150 s; it now
-prints a progress line when it begins, every 30 s and at its end where no progress bar
-is shown (a log, a pipe), and no more often than that."""
+prints a progress line when it begins, every ``BENCHFORGE_PROGRESS_SECONDS`` (10 by
+default) and at its end where no bar is shown (a log, a pipe), and no more often."""
 
 from __future__ import annotations
 
