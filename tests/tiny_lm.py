@@ -35,7 +35,7 @@ def release_texts(dataset: Path) -> list[str]:
     """Every string value of the release's JSON Lines files (the tokenizer's texts)."""
     out: list[str] = []
     for path in sorted(dataset.glob("*.json*")):
-        if path.name in ("card.json", "manifest.json"):
+        if path.name in ("card.json", "manifest.json", "release_manifest.json"):
             continue
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip().startswith("{"):
