@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipelines.core.errors import BenchforgeError
+from pipelines.core.io import TextFileError, read_text
 
 DEFAULT_FILES = {"train": "train.jsonl", "dev": "dev.jsonl", "test": "test.jsonl"}
 JGLUE_FILES = {"train": "train.json", "dev": "valid.json", "test": "test.json"}
@@ -115,16 +116,13 @@ def field_of(name: str) -> Callable[[dict], object]:
 
 
 def utf8_text(path: Path) -> str:
-    """The text of ``path`` as UTF-8; invalid bytes are an error naming the file and the
-    line."""
-    data = Path(path).read_bytes()
+    """The text of ``path`` as UTF-8 (a byte order mark is not part of the text), read by
+    the project's one reader of input files (:func:`pipelines.core.io.read_text`): a byte
+    that is not UTF-8 is an :class:`EvaluationError` naming the file and the line."""
     try:
-        return data.decode("utf-8-sig")  # a byte order mark is not part of the text
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise EvaluationError(
-            f"{path}, line {line}: not UTF-8 (byte {data[exc.start]:#04x}); save the file as UTF-8"
-        ) from None
+        return read_text(path, "utf-8-sig")
+    except TextFileError as exc:
+        raise EvaluationError(str(exc)) from None
 
 
 def read_records(path: Path) -> list[dict]:

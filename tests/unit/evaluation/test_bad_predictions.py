@@ -132,12 +132,12 @@ def test_invalid_utf8_names_the_file_and_the_line(tmp_path):
     path = tmp_path / "latin1.jsonl"
     path.write_bytes(b'{"guid": "r0", "prediction": "positive"}\n'
                      b'{"guid": "r1", "prediction": "n\xe9gative"}\n')  # fmt: skip
-    _refused(run, path, "line 2", "not UTF-8")
+    _refused(run, path, "latin1.jsonl:2", "cannot decode as utf-8")
     # a release file that is not UTF-8: the same, naming the release file
     rows = [{"guid": r["review_id"], "prediction": r["label"]} for r in MARC]
     gold = run / "dataset" / "valid.json"
     gold.write_bytes(gold.read_bytes() + b'{"review_id": "r9", "sentence": "\xff"}\n')
-    with pytest.raises(EvaluationError, match=r"valid.json, line 4: not UTF-8"):
+    with pytest.raises(EvaluationError, match=r"valid.json:4: cannot decode as utf-8"):
         evaluate(run, "dev", _predictions(tmp_path, rows))
 
 
