@@ -649,9 +649,7 @@ def release_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             f"{ctx.recipe.name}"
         ]
         # a sentence a spreadsheet would run as a formula gets a leading ' (issue 51)
-        release = NerRelease(
-            header, sentences, spreadsheet_safe=ctx.recipe.export.spreadsheet_safe
-        )
+        release = NerRelease(header, sentences, spreadsheet_safe=ctx.recipe.export.spreadsheet_safe)
         text = write_layout(release)
         if read_layout(text, split) != release:
             raise AssertionError(f"the {split} release does not read back as written")

@@ -69,7 +69,8 @@ def test_thresholds_come_from_the_recipe():
 def test_every_rule_is_registered():
     assert CARD_WARNINGS.names() == [
         "agreement-below-paper", "annotator-far-from-gold", "degenerate-release",
-        "dominant-label", "duplicate-records", "heavy-filter", "label-absent-from-split", "low-agreement",
+        "dominant-label", "duplicate-records", "heavy-filter", "label-absent-from-split",
+        "low-agreement",
         "partial-input-above-baseline", "quota-not-met", "simulated-round",
         "single-source-split", "source-predicts-label", "split-criterion", "split-label-share",
         # registered by a family (pipelines.families.kornlu.card)

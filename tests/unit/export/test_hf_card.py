@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 
 from pipelines.export.card_check import check_card
-from pipelines.export.manifest import refresh_release_manifest, write_release_manifest
 from pipelines.export.hf_card import (
     hub_licence,
     readme,
@@ -19,6 +18,7 @@ from pipelines.export.hf_card import (
     size_category,
     validate_readme,
 )
+from pipelines.export.manifest import refresh_release_manifest, write_release_manifest
 
 
 def _release(folder: Path) -> dict:
