@@ -239,15 +239,19 @@ def serve(port: int = DEFAULT_PORT, poll: float = 30.0, host: str = "127.0.0.1",
     server = server or open_endpoint(port, host)
     host, port = server.server_address[:2]
     stop = stop or threading.Event()
+    # everything imported before the endpoint runs: a stop (SIGTERM, Ctrl-C) that comes
+    # while a module is half imported could leave the process unable to exit
+    waits = waits_dir()
     thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    log.info("benchforge webhook endpoint on http://%s:%d/label-studio (waits in %s)", host,
-             port, waits_dir())  # fmt: skip
     try:
+        thread.start()
+        log.info("benchforge webhook endpoint on http://%s:%d/label-studio (waits in %s)",
+                 host, port, waits)  # fmt: skip
         while not stop.wait(poll if poll > 0 else 3600):
             if poll > 0:
                 with _Handler.lock:
                     check_waits()
     finally:
-        server.shutdown()
+        if thread.ident is not None:  # started: serve_forever ends on shutdown
+            server.shutdown()
         server.server_close()

@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT))
 # manifests (hashes of files that name the folder) and the card (its export time; the
 # Hub's README.md holds the card too)
 VOLATILE = re.compile(
-    r"^\.cache/|(^|/)(\.benchforge\.lock|[^/]*\.log|rebuild\.json|manifest\.json|"
+    r"^\.cache/|(^|/)(\.benchforge\.lock|[^/]*\.log|rebuild\.json|(release_)?manifest\.json|"
     r"DATA_CARD\.(md|html)|card\.json|dataset/README\.md)$"
 )
 # columns of pulled annotation tables that hold when an annotation was made (a killed

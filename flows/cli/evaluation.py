@@ -147,13 +147,14 @@ def webhook_serve(args: argparse.Namespace) -> int:
     import math
 
     from flows.runtime import prepare_environment
-    from flows.suspend import WebhookError, endpoint_port, open_endpoint, serve
+    from flows.suspend import WebhookError, endpoint_port, open_endpoint, serve, waits_dir
 
     prepare_environment()
     if not (math.isfinite(args.poll) and args.poll >= 0):
         raise WebhookError(f"--poll {args.poll}: seconds between polls, 0 or more (0: none)")
     port = endpoint_port(args.port)
     server = open_endpoint(port)  # a port taken: one error line, before the address
+    waits_dir()  # its imports done before the address is printed (a stop then exits cleanly)
     print(f"benchforge webhook endpoint on http://127.0.0.1:{port}/label-studio", flush=True)
     serve(port, args.poll, server=server)
     return 0

@@ -496,7 +496,7 @@ def offline_env(online: bool | None = None) -> dict[str, str]:
     return env
 
 
-class _PortTaken(Exception):
+class _PortTaken(LabelStudioError):
     """Another program bound the chosen port between the check and Label Studio's bind."""
 
 

@@ -67,11 +67,18 @@ def _entry(path: Path) -> dict:
 def write_release_manifest(dataset: Path) -> Path:
     """Record every released file of the run whose dataset folder is ``dataset``
     (SHA-256 and size) -> ``dataset/release_manifest.json``, written atomically; returns
-    its path."""
+    its path. A rerun that changed no file leaves it untouched (its bytes and its
+    modification time), as every other output of a rerun."""
     from pipelines.core.io import write_json
 
     files = {rel: _entry(_path(dataset, rel)) for rel in release_files(dataset)}
     path = Path(dataset) / RELEASE_MANIFEST
+    if path.is_file():
+        try:
+            if json.loads(path.read_text(encoding="utf-8")) == {"files": files}:
+                return path
+        except (OSError, ValueError):
+            pass  # unreadable: written anew
     write_json({"files": files}, path)
     return path
 
