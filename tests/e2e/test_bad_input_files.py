@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from refused_rebuild import refused_rebuild
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,24 +45,7 @@ def _replace(old: str, new: str) -> Callable[[str], str]:
     return edit
 
 
-def _fails_before_any_work(tmp_path: Path, recipe: Path, *needles: str) -> str:
-    home, out = tmp_path / "home", tmp_path / "out"
-    # a Label Studio that does not answer: a file check that came too late (after the
-    # server check) fails in seconds with another message, instead of starting a server
-    env = {**os.environ, "BENCHFORGE_HOME": str(home), "BENCHFORGE_CONFIG": str(home / "config"),
-           "LABEL_STUDIO_URL": "http://127.0.0.1:9", "PREFECT_HOME": str(tmp_path / "prefect"),
-           "PREFECT_API_URL": ""}  # fmt: skip
-    proc = subprocess.run([sys.executable, "-m", "flows.cli", "rebuild", str(recipe), "--out",
-                           str(out)], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
-    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
-    for needle in needles:
-        assert needle in proc.stderr, proc.stderr
-    assert "Traceback" not in proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr  # one line
-    assert not out.exists()  # no step ran
-    assert not (home / "labelstudio" / "server.json").exists()  # no server was started
-    return proc.stderr
+_fails_before_any_work = refused_rebuild
 
 
 # ------------------------------------------------------------------------- KLUE-RE

@@ -8,14 +8,12 @@ rapidfuzz ``TypeError`` or waited a minute to say "run the same command again"."
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
+from refused_rebuild import refused_rebuild
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,22 +32,7 @@ def _copy(tmp_path: Path, demo: str, change: Callable[[dict], None]) -> Path:
     return path
 
 
-def _refused(tmp_path: Path, recipe: Path, *needles: str) -> str:
-    """Rebuild ``recipe``: exit 2, every needle in the error, nothing run or started."""
-    home, out = tmp_path / "home", tmp_path / "out"
-    env = {**os.environ, "BENCHFORGE_HOME": str(home), "BENCHFORGE_CONFIG": str(home / "config"),
-           "LABEL_STUDIO_URL": "", "PREFECT_HOME": str(tmp_path / "prefect"),
-           "PREFECT_API_URL": ""}  # fmt: skip
-    proc = subprocess.run([sys.executable, "-m", "flows.cli", "rebuild", str(recipe), "--out",
-                           str(out)], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=300)  # fmt: skip
-    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
-    for needle in needles:
-        assert needle in proc.stderr, proc.stderr
-    assert "Traceback" not in proc.stderr
-    assert not out.exists()  # no step ran
-    assert not (home / "labelstudio" / "server.json").exists()  # no server was started
-    return proc.stderr
+_refused = refused_rebuild
 
 
 def _set(path: str, value: object) -> Callable[[dict], None]:
