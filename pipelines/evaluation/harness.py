@@ -11,7 +11,7 @@ can be moved or published) and gives each record its options and gold answer:
 
 - ``label``: a multiple-choice task over the verbalised classes; accuracy, and macro-F1
   where the paper reports it (KoBEST, KLUE-TC);
-- ``score``: the paraphrase question at KLUE's 3.0 (KLUE 4.2's binarisation) as a yes/no
+- ``score``: the paraphrase question at KLUE's 3.0 (KLUE 3.2.2's binarisation) as a yes/no
   choice; accuracy and F1 (a log-likelihood model gives no real-valued similarity);
 - ``choice``: the item's own options; accuracy, and macro-F1 for KoBEST;
 - ``answer``: generation until a line break, scored by exact match and character F1

@@ -15,7 +15,7 @@ papers name.
   (4.7).
 - JGLUE (Kurihara et al. 2022, 4.1): accuracy (MARC-ja, JNLI, JCommonsenseQA), Pearson
   and Spearman (JSTS), exact match and character-level F1 (JSQuAD).
-- KoBEST (Jang et al. 2022, 4): macro-F1 for all five tasks.
+- KoBEST (Kim et al. 2022, 4): macro-F1 for all five tasks.
 - KorNLI/KorSTS (Ham et al. 2020, 4): accuracy (KorNLI) and Spearman x 100 (KorSTS).
 """
 
@@ -119,14 +119,14 @@ def spearman(gold: Sequence, pred: Sequence, probabilities: object = None,
     return _correlation(spearmanr, gold, pred)
 
 
-STS_THRESHOLD = 3.0  # KLUE 4.2: a pair at 3.0 or above is a paraphrase
+STS_THRESHOLD = 3.0  # KLUE 3.2.2: a pair at 3.0 or above is a paraphrase
 
 
 @metric("f1_at_3", "score")
 def f1_at_3(gold: Sequence, pred: Sequence, probabilities: object = None,
             labels: object = None) -> float:  # fmt: skip
     """F1 of the paraphrase class with gold and predicted similarity both binarised at
-    3.0 (KLUE 4.2: a value of 3.0 or more is a paraphrase)."""
+    3.0 (KLUE 3.2.2: a value of 3.0 or more is a paraphrase)."""
     from sklearn.metrics import f1_score
 
     g = (_floats(gold) >= STS_THRESHOLD).astype(int)
@@ -138,7 +138,7 @@ def f1_at_3(gold: Sequence, pred: Sequence, probabilities: object = None,
 def entity_macro_f1(gold: Sequence, pred: Sequence, probabilities: object = None,
                     labels: object = None) -> float:  # fmt: skip
     """Entity-level macro-F1 over the entity types (seqeval, strict IOB2: an entity
-    counts when its type, start and end all match; KLUE 4.4)."""
+    counts when its type, start and end all match; KLUE 3.4.2)."""
     from seqeval.metrics import f1_score
     from seqeval.scheme import IOB2
 
@@ -150,7 +150,7 @@ def entity_macro_f1(gold: Sequence, pred: Sequence, probabilities: object = None
 def char_macro_f1(gold: Sequence, pred: Sequence, probabilities: object = None,
                   labels: object = None) -> float:  # fmt: skip
     """Character-level macro-F1: every character's tag is a label, F1 averaged over the
-    tags of the gold and the predictions, O included (KLUE 4.4)."""
+    tags of the gold and the predictions, O included (KLUE 3.4.2)."""
     from sklearn.metrics import f1_score
 
     g = [t for tags in gold for t in tags]
@@ -165,7 +165,7 @@ NO_RELATION = "no_relation"
 @metric("re_micro_f1", "label")
 def re_micro_f1(gold: Sequence, pred: Sequence, probabilities: object = None,
                 labels: object = None) -> float:  # fmt: skip
-    """Micro-F1 over every relation but ``no_relation`` (KLUE 4.5): a no_relation
+    """Micro-F1 over every relation but ``no_relation`` (KLUE 3.5.2): a no_relation
     prediction of a relation is a missed relation, a relation predicted for no_relation
     a false one."""
     from sklearn.metrics import f1_score
@@ -181,7 +181,7 @@ def re_micro_f1(gold: Sequence, pred: Sequence, probabilities: object = None,
 def auprc(gold: Sequence, pred: Sequence, probabilities: np.ndarray | None = None,
           labels: Sequence[str] | None = None) -> float:  # fmt: skip
     """The area under the precision-recall curve of each class (one against the rest,
-    no_relation included), averaged over the classes (KLUE 4.5). A class no gold item
+    no_relation included), averaged over the classes (KLUE 3.5.2). A class no gold item
     has scores 0, as KLUE's script gives it."""
     from sklearn.metrics import auc, precision_recall_curve
 
@@ -289,7 +289,7 @@ def char_f1(gold: Sequence, pred: Sequence, probabilities: object = None,
 @metric("rouge_w", "answer")
 def rouge_w(gold: Sequence, pred: Sequence, probabilities: object = None,
             labels: object = None) -> float:  # fmt: skip
-    """KLUE-MRC's ROUGE-W (KLUE 4.7): the F1 of the longest common consecutive
+    """KLUE-MRC's ROUGE-W (KLUE 3.7.2): the F1 of the longest common consecutive
     substring of the normalised answer and prediction, in characters, best over the
     accepted answers."""
     return _best(_lccs_f1, gold, pred)

@@ -17,8 +17,8 @@ Contract:
   ``I-X`` may follow only ``B-X`` or ``I-X`` and cannot start a text, so every decoded
   sequence is a valid span set (:func:`viterbi_bio`).
 - **Scores** on the dev set: entity-level precision, recall and F1 (micro, with
-  seqeval, as KLUE 4.4 scores NER), per type, and character-level macro F1 over the
-  tags' types (KLUE 4.4's "character-level macro F1", ``O`` excluded; :func:`scores`).
+  seqeval, as KLUE 3.4.2 scores NER), per type, and character-level macro F1 over the
+  tags' types (KLUE 3.4.2's "character-level macro F1", ``O`` excluded; :func:`scores`).
 - **Training**: AdamW with warm-up and cosine decay, gradient clipping, bf16 autocast
   on a GPU that has it (``pipelines.models.precision``), length-bucketed batches, a
   progress bar. Resumable by epoch: after each epoch ``resume.pt`` holds the model,

@@ -179,7 +179,7 @@ def test_release_in_the_hubs_and_klues_layouts_with_a_true_card(ner_rebuilt, tmp
 
 def test_the_tagger_baseline_scores_entity_and_character_macro_f1(ner_rebuilt, tmp_path):
     """Issue 39: the character tagger fine-tuned on the release's train split, scored as
-    KLUE 4.4 scores NER; its predictions give the same figures in ``evaluate``."""
+    KLUE 3.4.2 scores NER; its predictions give the same figures in ``evaluate``."""
     import shutil
     import subprocess
     import sys

@@ -1,6 +1,6 @@
 """Character spans over a text: a set of labelled spans (``span_set``: KLUE-NER's
 entities, KLUE 3.4.1) and one answer span of a context or no answer (``answer_span``:
-JSQuAD, JGLUE 3.3; KLUE-MRC, KLUE 3.6).
+JSQuAD, JGLUE 3.3; KLUE-MRC, KLUE 3.7).
 
 ``span_set``: a ``<Labels>`` control over a ``<Text>``. Row: the annotation's spans as
 one canonical JSON list of {start, end, label, text}, sorted (``[]``: the annotator

@@ -1,4 +1,4 @@
-"""JNLI's steps (JGLUE 3.2.3): ``nli`` (step 1: gold by agreement), ``writing-items``
+"""JNLI's steps (JGLUE 3.2.2): ``nli`` (step 1: gold by agreement), ``writing-items``
 and ``written`` (contradictions written and checked), ``validation``."""
 
 from __future__ import annotations

@@ -759,7 +759,7 @@ register_task(TaskKind(
                    "ner_entities": "ner_entities"},
         gold_dir="gold",
     ),
-    # KLUE 4.4: entity-level and character-level macro-F1
+    # KLUE 3.4.2: entity-level and character-level macro-F1
     evaluation=tagging("guid", ["entity_macro_f1", "char_macro_f1"],
                        "KLUE (Park et al. 2021) 4.4", types=TYPES),
 ))  # fmt: skip

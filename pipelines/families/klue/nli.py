@@ -393,7 +393,7 @@ register_task(TaskKind(
         card_json={"premises": "premises"},
         votes=votes,
     ),
-    # KLUE 4.3: accuracy
+    # KLUE 3.3.2: accuracy
     evaluation=classification(
         "guid", "gold_label", "premise", ["accuracy"], "KLUE (Park et al. 2021) 4.3",
         text_pair="hypothesis", labels=("contradiction", "entailment", "neutral"),

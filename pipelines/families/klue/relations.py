@@ -630,7 +630,7 @@ register_task(TaskKind(
         card_json={"re_taggers": "re_taggers", "re_candidates": "re_candidates",
                    "re_items": "re_items", "re_mix": "re_mix"},
     ),
-    # KLUE 4.5: micro-F1 without no_relation, AUPRC over all 30 classes
+    # KLUE 3.5.2: micro-F1 without no_relation, AUPRC over all 30 classes
     evaluation=Evaluation(
         "label", "guid", field_of("label"), marked_sentence, ("re_micro_f1", "auprc"),
         "KLUE (Park et al. 2021) 4.5", gold_field="label", labels=tuple(

@@ -235,7 +235,7 @@ register_task(TaskKind(
         export_inputs={"pairs_stats": "pairs/stats.json"},
         card_json={"pairs": "pairs_stats"},
     ),
-    # KLUE 4.2: Pearson's r on the real-valued label, F1 with both sides binarised at 3.0
+    # KLUE 3.2.2: Pearson's r on the real-valued label, F1 with both sides binarised at 3.0
     evaluation=regression(
         "guid", "labels.real-label", "sentence1", "sentence2", ["pearson", "f1_at_3"],
         "KLUE (Park et al. 2021) 4.2",

@@ -226,7 +226,7 @@ register_task(TaskKind(
         card_json={"titles": "titles"},
         paper_agreement={"level": "nominal", "alpha": 0.713, "source": "KLUE 3.1.1 (YNAT)"},
     ),
-    # KLUE 4.1: macro-F1 over the seven topics
+    # KLUE 3.1.2: macro-F1 over the seven topics
     evaluation=classification(
         "guid", "label", "title", ["macro_f1"], "KLUE (Park et al. 2021) 4.1",
         labels=("IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치"),

@@ -57,7 +57,7 @@ STEP_NAMES = ["paragraphs", "writing-items", *_round_steps("writing"), "question
               "validation-items", *_round_steps("validation"), "answers", "export"]  # fmt: skip
 
 # how each release is scored: JSQuAD by exact match and character F1 (JGLUE 4.1, Table
-# 8), KLUE-MRC by exact match and character ROUGE-W (KLUE 4.7)
+# 8), KLUE-MRC by exact match and character ROUGE-W (KLUE 3.7.2)
 EVALUATIONS = {
     "jsquad": extractive_qa(
         "id",

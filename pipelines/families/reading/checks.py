@@ -1,4 +1,4 @@
-"""The checks every written question goes through (issue 37; JGLUE 3.3, KLUE 3.6),
+"""The checks every written question goes through (issue 37; JGLUE 3.3, KLUE 3.7),
 one registration each in :data:`CHECKS`, run in the recipe's order
 (``reading.checks``); the first that fails drops the question with its reason.
 

@@ -6,7 +6,7 @@ Per split (JSQuAD: ``train``, ``valid``, ``test``, JGLUE's names; KLUE-MRC: ``tr
 - ``<prefix>_<split>.json``: the SQuAD v1.1 layout (``data[].paragraphs[].qas[]``;
   several answers on dev and test, the writer's first; ``is_impossible``; KLUE-MRC's
   questions carry ``question_type`` (1 paraphrase, 2 multi-sentence reasoning, 3
-  unanswerable, KLUE 3.6), ``guid`` and ``plausible_answers``, its articles ``source``),
+  unanswerable, KLUE 3.7), ``guid`` and ``plausible_answers``, its articles ``source``),
   written by :func:`pipelines.families.reading.squad.write_squad`, read back with its
   reader and written again: the same bytes, or the export fails;
 - ``<split>.jsonl``: one record per question with the Hub's fields (JSQuAD: ``id``,

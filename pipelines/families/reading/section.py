@@ -1,4 +1,4 @@
-"""The ``reading:`` section of a recipe (JSQuAD, JGLUE 3.3; KLUE-MRC, KLUE 3.6; the
+"""The ``reading:`` section of a recipe (JSQuAD, JGLUE 3.3; KLUE-MRC, KLUE 3.7; the
 family in :mod:`pipelines.families.reading`): where the articles come from, how they
 are scored and sampled, the writing and validation rounds and the question checks.
 Registered with :data:`pipelines.core.plugins.RECIPE_SECTIONS`."""
@@ -16,7 +16,7 @@ from pipelines.core.settings import SHARE_TOLERANCE, Seed, Share
 if TYPE_CHECKING:
     from pipelines.core.recipe import Recipe
 
-QUESTION_TYPES = ("paraphrase", "multi_sentence", "unanswerable")  # KLUE 3.6's three
+QUESTION_TYPES = ("paraphrase", "multi_sentence", "unanswerable")  # KLUE 3.7's three
 DEFAULT_CHECKS = ["empty_question", "is_question", "answer_span", "unanswerable_answer",
                   "duplicate", "lexical_overlap"]  # fmt: skip
 

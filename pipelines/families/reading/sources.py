@@ -1,6 +1,6 @@
 """Articles, their quality score and their paragraphs: the reading-comprehension
 family's first step (JGLUE 3.3: JSQuAD's paragraphs come from "high-quality articles"
-of Japanese Wikipedia, random articles from the top of a ranking; KLUE 3.6: KLUE-MRC's
+of Japanese Wikipedia, random articles from the top of a ranking; KLUE 3.7: KLUE-MRC's
 from Wikipedia, news and policy text).
 
 Two registries, one member a registration:

@@ -1,4 +1,4 @@
-"""The reading-comprehension steps (JSQuAD, JGLUE 3.3; KLUE-MRC, KLUE 3.6).
+"""The reading-comprehension steps (JSQuAD, JGLUE 3.3; KLUE-MRC, KLUE 3.7).
 
 ``paragraphs`` (articles read, scored and drawn; :mod:`.sources`) -> ``writing-items``
 (``questions_per_paragraph`` writing tasks per paragraph, KLUE-MRC's question type

@@ -54,7 +54,7 @@ def test_a_similarity_task_is_the_paraphrase_question_at_three(tmp_path):
     assert [m["metric"] for m in config["metric_list"]] == ["acc", "f1"]
     data = module.load()
     assert set(data) == {"train", "validation"}
-    assert [d["_gold"] for d in data["train"]] == [0, 1, 1]  # KLUE 4.2: 3.0 is a paraphrase
+    assert [d["_gold"] for d in data["train"]] == [0, 1, 1]  # KLUE 3.2.2: 3.0 is a paraphrase
     assert data["train"][0]["_choices"] == ["いいえ", "はい"]
 
 

@@ -90,7 +90,7 @@ def test_correlations_match_numpy_and_ranks():
 
 
 def test_sts_f1_binarises_at_three_point_zero():
-    """KLUE 4.2: 3.0 is a paraphrase, 2.99 is not."""
+    """KLUE 3.2.2: 3.0 is a paraphrase, 2.99 is not."""
     gold = [3.0, 2.99, 4.5, 0.2]
     assert m("f1_at_3", gold, [3.0, 2.99, 4.0, 1.0]) == 100.0
     # predicting 2.99 for the 3.0 pair misses it: P 1, R 1/2 -> F1 2/3
@@ -217,7 +217,7 @@ def _longest_common_substring(a: str, b: str) -> int:
 
 
 def test_rouge_w_is_the_f1_of_the_longest_common_consecutive_substring():
-    """KLUE 4.7: ROUGE-W as the LCCS-based F1, checked by brute force."""
+    """KLUE 3.7.2: ROUGE-W as the LCCS-based F1, checked by brute force."""
     alphabet = list("대한민국헌법제조항법원")
     for _ in range(40):
         gold = "".join(rng.choice(alphabet, rng.integers(1, 9)))
