@@ -44,6 +44,32 @@ from pipelines.lang import language
 
 TOPICS = ("IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치")  # YNAT's seven
 DEFAULT_TOPIC = "생활문화"
+# KLUE 3.1.1: "we also present key terms of each topic to annotators. The terms are
+# subsections of corresponding topics in NAVER news platform as shown in Table 3". The
+# paper prints them in English (Table 3); annotators read them in Korean, as NAVER News
+# names its subsections. topic.xml shows them (a legend and each topic's hint);
+# tests/unit/families/klue/test_ynat_key_terms.py checks the two agree.
+KEY_TERMS: dict[str, tuple[tuple[str, str], ...]] = {
+    "정치": (("Blue House", "청와대"), ("Ministry", "행정"), ("Parliament", "국회"),
+             ("North Korea", "북한"), ("Political parties", "정당"), ("Defense", "국방"),
+             ("Diplomacy", "외교")),
+    "경제": (("Stock", "증권"), ("Finance", "금융"), ("Industry Enterprise", "산업/재계"),
+             ("Real estate", "부동산")),
+    "사회": (("Education", "교육"), ("Labor", "노동"), ("Journalism", "언론"),
+             ("Environment", "환경"), ("Human rights", "인권/복지"),
+             ("Food and drugs", "식품/의료")),
+    "생활문화": (("Health", "건강"), ("Transportation", "교통"), ("Leisure", "레저"),
+                 ("Hot places", "맛집/핫플레이스"), ("Fashion", "패션"), ("Beauty", "뷰티"),
+                 ("Performance", "공연"), ("Exhibition", "전시"), ("Books", "책"),
+                 ("Weather", "날씨")),
+    "세계": (("Asia/Australia", "아시아/호주"), ("America", "미국/중남미"), ("Europe", "유럽"),
+             ("Middle East/Africa", "중동/아프리카")),
+    "IT과학": (("Mobile", "모바일"), ("IT", "IT 일반"), ("Internet Social media", "인터넷/SNS"),
+               ("Communication", "통신/뉴미디어"), ("Computer", "컴퓨터"), ("Game", "게임"),
+               ("Scientific journalism", "과학 일반")),
+    "스포츠": (("Baseball", "야구"), ("Basketball", "농구"), ("Volleyball", "배구"),
+               ("E-sports", "e스포츠")),
+}  # fmt: skip
 _KEYWORDS = {
     "정치": "대통령 국회 의원 정당 선거 장관 청와대 정부 여당 야당 총리 북한 외교",
     "사회": "경찰 검찰 혐의 재판 사고 조사 고소 폭행 사건 구속 법원 기소 피해 논란 마약",
