@@ -8,6 +8,7 @@ from pathlib import Path
 from pipelines.core.markdown import table
 from pipelines.export.card_section import CardSection, from_template
 from pipelines.export.family import round_paragraph
+from pipelines.families.jcqa.section import RELATIONS
 
 TEMPLATE = Path(__file__).with_name("card.md.j2")
 
@@ -24,6 +25,7 @@ def card(facts: dict) -> CardSection:
         TEMPLATE,
         {
             "j": facts["jcqa"],
+            "paper_relations": facts["jcqa"]["relations"] == list(RELATIONS),
             "qs": f["question_sets"],
             "sy": f["synonyms"],
             "wr": f["written"],

@@ -16,35 +16,33 @@ from pipelines.core.settings import Seed
 if TYPE_CHECKING:
     from pipelines.core.recipe import Recipe
 
-# The 22 ConceptNet relations question sets are drawn over. CommonsenseQA (Talmor et al.
-# 2019, 3.1), whose construction JGLUE 3.4 follows, leaves out the general relations
-# (RelatedTo, IsA) and uses 22; this list is benchforge's reading of that set: the ten
-# relations of CommonsenseQA's Table 2 first, then ConceptNet's other relations between
-# concepts (not the lexical ones: FormOf, Synonym, DerivedFrom, Etymologically*,
-# SimilarTo, DefinedAs, HasContext, ExternalURL). A recipe can name its own.
+# The 22 ConceptNet relations question sets are drawn over: JGLUE 3.4.2 footnote 5's
+# list, in its order. Like CommonsenseQA, JGLUE leaves out the general relations
+# (RelatedTo, IsA), but it uses each relation in both directions (3.4.2, step 1; see
+# pipelines.families.jcqa.concepts.question_sets). A recipe can name its own.
 RELATIONS = (
-    "AtLocation",
-    "Causes",
-    "CapableOf",
     "Antonym",
-    "HasSubevent",
-    "HasPrerequisite",
+    "AtLocation",
+    "CapableOf",
+    "Causes",
     "CausesDesire",
+    "DefinedAs",
+    "DerivedFrom",
     "Desires",
-    "PartOf",
-    "HasProperty",
+    "DistinctFrom",
+    "EtymologicallyDerivedFrom",
     "HasA",
-    "UsedFor",
-    "MotivatedByGoal",
     "HasFirstSubevent",
     "HasLastSubevent",
-    "ObstructedBy",
+    "HasPrerequisite",
+    "HasProperty",
+    "InstanceOf",
     "MadeOf",
-    "ReceivesAction",
-    "CreatedBy",
-    "DistinctFrom",
-    "LocatedNear",
+    "MotivatedByGoal",
     "NotDesires",
+    "PartOf",
+    "SymbolOf",
+    "UsedFor",
 )
 
 

@@ -22,6 +22,30 @@ def test_the_relations_are_twenty_two_and_leave_out_the_general_ones():
     assert JcqaSpec(triples="t").relations == list(RELATIONS)
 
 
+# JGLUE 3.4.2 footnote 5, word for word (issue 52)
+FOOTNOTE_5 = (
+    "Antonym, AtLocation, CapableOf, Causes, CausesDesire, DefinedAs, DerivedFrom, Desires, "
+    "DistinctFrom, EtymologicallyDerivedFrom, HasA, HasFirstSubevent, HasLastSubevent, "
+    "HasPrerequisite, HasProperty, InstanceOf, MadeOf, MotivatedByGoal, NotDesires, PartOf, "
+    "SymbolOf, UsedFor"
+)
+
+
+def test_the_relations_are_footnote_5s_list_in_its_order():
+    assert list(RELATIONS) == FOOTNOTE_5.split(", ")
+    assert JcqaSpec(triples="t").relations == FOOTNOTE_5.split(", ")
+
+
+def test_a_question_set_is_drawn_over_a_footnote_5_relation_the_old_list_lacked():
+    rows = [(h, "InstanceOf", "都市") for h in ("東京", "大阪", "京都")]
+    sets, _ = question_sets(_triples(rows), list(RELATIONS), 1, 0)
+    assert sets[["source", "relation", "side"]].values.tolist() == [
+        ["都市", "InstanceOf", "tail"]]  # fmt: skip
+    rows = [("雨", "HasSubevent", t) for t in ("濡れる", "冷える", "曇る")]
+    sets, dropped = question_sets(_triples(rows), list(RELATIONS), 1, 0)
+    assert sets.empty and set(dropped["reason"]) == {"relation_not_used"}
+
+
 def test_triples_from_a_tsv_and_a_conceptnet_export(tmp_path):
     path = tmp_path / "t.tsv"
     path.write_text("# comment\nhead\trelation\ttail\n冷蔵庫\tAtLocation\t台所\n"
