@@ -116,13 +116,46 @@ def test_entity_macro_f1_is_strict_and_matches_seqeval_report():
     assert m("entity_macro_f1", gold, pred) == pytest.approx(50.0)
 
 
-def test_char_macro_f1_matches_scikit_learn_on_flattened_tags():
-    tags = ["O", "B-PS", "I-PS", "B-LC", "I-LC"]
+KLUE_CHAR_CLASSES = ["B-PS", "I-PS", "B-LC", "I-LC", "B-OG", "I-OG", "B-DT", "I-DT", "B-TI",
+                     "I-TI", "B-QT", "I-QT"]  # KLUE 3.4.2, O excluded  # fmt: skip
+
+
+def test_entity_and_char_f1_on_klues_own_example():
+    """KLUE 3.4.2's example: gold [B-PS, I-PS, O, O, B-OG, I-OG], prediction [B-PS, I-PS,
+    I-PS, O, B-OG, I-OG]: "For entity type PS, F1 score is 0 ... in case of OG, a model
+    gets a score" (entity macro-F1 (0 + 1) / 2). Char F1 over the 12 classes, O excluded:
+    B-PS 1, I-PS 2/3 (one false I-PS), B-OG 1, I-OG 1, and the 8 classes neither side
+    has score 1 (KLUE's released script: zero_division=1) -> (3 + 2/3 + 8) / 12."""
+    gold = [["B-PS", "I-PS", "O", "O", "B-OG", "I-OG"]]
+    pred = [["B-PS", "I-PS", "I-PS", "O", "B-OG", "I-OG"]]
+    assert m("entity_macro_f1", gold, pred) == pytest.approx(50.0)
+    assert m("char_macro_f1", gold, pred) == pytest.approx(100 * (3 + 2 / 3 + 8) / 12)
+
+
+def test_char_macro_f1_averages_klues_12_classes_without_o():
+    """By hand: B-PS 1; I-PS tp 1 fp 1 -> 2/3; B-LC 1; I-LC missed -> 0; B-OG false -> 0;
+    B-DT 1; I-OG, I-DT, B-TI, I-TI, B-QT, I-QT on neither side -> 1 each. O (no
+    character right: 0 here) is not a class (KLUE 3.4.2: "We exclude the majority
+    negative entity class (O)")."""
+    gold = [["B-PS", "I-PS", "O", "B-LC", "I-LC", "O"], ["B-DT"]]
+    pred = [["B-PS", "I-PS", "I-PS", "B-LC", "O", "B-OG"], ["B-DT"]]
+    want = (1 + 2 / 3 + 1 + 0 + 0 + 1 + 6) / 12
+    assert m("char_macro_f1", gold, pred) == pytest.approx(100 * want)
+    flat_g, flat_p = sum(gold, []), sum(pred, [])
+    assert m("char_macro_f1", gold, pred) == pytest.approx(
+        100 * f1_score(flat_g, flat_p, labels=KLUE_CHAR_CLASSES, average="macro", zero_division=1)
+    )
+    # random tags: the same as scikit-learn over the 12 classes, O never counted
+    tags = ["O", "B-PS", "I-PS", "B-LC", "I-LC", "B-QT"]
     gold = [rng.choice(tags, n).tolist() for n in (5, 9, 14)]
     pred = [rng.choice(tags, len(g)).tolist() for g in gold]
     flat_g, flat_p = sum(gold, []), sum(pred, [])
     assert m("char_macro_f1", gold, pred) == pytest.approx(
-        100 * f1_score(flat_g, flat_p, average="macro", zero_division=0)
+        100 * f1_score(flat_g, flat_p, labels=KLUE_CHAR_CLASSES, average="macro", zero_division=1)
+    )
+    # all O right counts for nothing: a prediction of nothing against one entity
+    assert m("char_macro_f1", [["O", "B-TI", "O"]], [["O", "O", "O"]]) == pytest.approx(
+        100 * 11 / 12
     )
 
 
@@ -189,7 +222,7 @@ def _spaced(text: str) -> str:
 
 
 def test_character_f1_is_the_squad_f1_with_characters_for_tokens():
-    """JGLUE 4.1: JSQuAD's F1 counts characters. The SQuAD script's F1 over the texts
+    """JGLUE 3.3.1: JSQuAD's F1 counts characters. The SQuAD script's F1 over the texts
     written one character a token gives the same figure."""
     alphabet = list("東京都大阪府の北に南西町村駅前한국어서울부산은는")
     for _ in range(40):

@@ -83,15 +83,25 @@ def test_spans_of_tags_are_seqevals_entities(tags):
         assert bio_tags(len(tags), ours) == tags
 
 
-def test_scores_entity_f1_is_seqevals_and_char_f1_is_macro_over_types():
+def test_scores_entity_f1_is_seqevals_and_char_f1_is_klues_12_class_macro():
     gold = [["B-PS", "I-PS", "O", "B-LC"], ["B-DT", "O"]]
     pred = [["B-PS", "I-PS", "O", "B-OG"], ["B-DT", "I-DT"]]
     s = scores(gold, pred)
     assert s["entity_f1"] == pytest.approx(f1_score(gold, pred), abs=1e-4)
     assert s["entity_f1"] == pytest.approx(1 / 3, abs=1e-4)  # PS right; LC, DT wrong
-    # per character type: PS 2/2 -> F1 1; LC 0 of 1 -> 0; DT tp 1, fp 1 -> 2/3
-    assert s["char_macro_f1"] == pytest.approx((1 + 0 + 2 / 3) / 3, abs=1e-4)
+    # KLUE 3.4.2: the 12 classes B-/I- of the six types, O excluded: B-PS 1, I-PS 1,
+    # B-LC 0 (missed), B-OG 0 (false), B-DT 1, I-DT 0 (false); I-LC, I-OG, B-TI, I-TI,
+    # B-QT, I-QT on neither side score 1 (KLUE's released script) -> 9 / 12
+    assert s["char_macro_f1"] == pytest.approx(9 / 12, abs=1e-4)
     assert s["per_type"]["PS"]["f1"] == 1.0 and s["per_type"]["LC"]["support"] == 1
+    # the same figure as the release's metric (benchforge evaluate), on the same tags
+    from pipelines.evaluation.metrics import char_macro_f1
+
+    assert 100 * s["char_macro_f1"] == pytest.approx(char_macro_f1(gold, pred), abs=1e-2)
+    # a tagger of other types (KLUE-RE's) averages over B-/I- of its own types
+    re_scores = scores([["B-PER", "I-PER", "O"]], [["B-PER", "O", "O"]],
+                       types=("PER", "ORG"))  # fmt: skip
+    assert re_scores["char_macro_f1"] == pytest.approx((1 + 0 + 1 + 1) / 4, abs=1e-4)
 
 
 def _pairs(frame):
