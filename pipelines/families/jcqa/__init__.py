@@ -77,14 +77,14 @@ register_task(
         preflight=preflight,
         configs=configs,
         hub={"task_categories": ["multiple-choice"], "citation": JGLUE_BIBTEX},
-        # JGLUE 4.1, Table 8: accuracy over the five choices
+        # JGLUE 3.4.3: accuracy over the five choices
         evaluation=multiple_choice(
             "q_id",
             "label",
             "question",
             [f"choice{i}" for i in range(5)],
             ["accuracy"],
-            "JGLUE (Kurihara et al. 2022) 4.1, Table 8",
+            "JGLUE (Kurihara et al. 2022) 3.4.3",
             files=dict(JGLUE_FILES),
             prompt="質問: {{question}}\n答え:",
         ),

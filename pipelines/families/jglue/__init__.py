@@ -61,17 +61,17 @@ def _round_steps(name: str) -> list[str]:
 HUB_CATEGORY = {"jsts": "sentence-similarity", "jnli": "text-classification"}
 BIBTEX = JGLUE_BIBTEX
 
-# how each release is scored (JGLUE 4.1, Table 8): JSTS by Pearson and Spearman, JNLI by
+# how each release is scored (JGLUE 3.2.3): JSTS by Pearson and Spearman, JNLI by
 # accuracy; the release files are JGLUE's train.json/valid.json/test.json
 EVALUATIONS = {
     "jsts": regression(
         "sentence_pair_id", "label", "sentence1", "sentence2", ["pearson", "spearman"],
-        "JGLUE (Kurihara et al. 2022) 4.1, Table 8", files=dict(JGLUE_FILES),
+        "JGLUE (Kurihara et al. 2022) 3.2.3", files=dict(JGLUE_FILES),
         prompt="文1: {{sentence1}}\n文2: {{sentence2}}",
     ),
     "jnli": classification(
         "sentence_pair_id", "label", "sentence1", ["accuracy"],
-        "JGLUE (Kurihara et al. 2022) 4.1, Table 8", text_pair="sentence2",
+        "JGLUE (Kurihara et al. 2022) 3.2.3", text_pair="sentence2",
         files=dict(JGLUE_FILES), labels=("contradiction", "entailment", "neutral"),
         prompt="前提: {{sentence1}}\n仮説: {{sentence2}}\n関係:",
         harness_choices=("矛盾", "含意", "中立"),
@@ -101,7 +101,7 @@ for _kind, _steps, _title in (
             "split",
             "export",
         ],
-        "JGLUE JNLI: inference between image captions (Kurihara et al. 2022, 3.2.3)",
+        "JGLUE JNLI: inference between image captions (Kurihara et al. 2022, 3.2.2)",
     ),
 ):
     register_task(

@@ -1,7 +1,7 @@
-"""JSTS and JNLI construction rules (Kurihara et al. 2022, JGLUE 3.2.2-3.2.3), on
+"""JSTS and JNLI construction rules (Kurihara et al. 2022, JGLUE 3.2.2), on
 captions grouped by image (``pipelines.families.jglue.release.captions_of``).
 
-JSTS (3.2.2):
+JSTS (3.2.2, steps 1, 2 and 5):
 
 - ``same_image_pairs``: JSTS-A, two captions of one image; ``other_image_pairs``:
   JSTS-B, captions of two images (``random``: the release's B pairs average 0.19 of 5,
@@ -11,7 +11,7 @@ JSTS (3.2.2):
   1.0 or more is dropped (``sts_gold``; the sample variance, as pandas computes it:
   the paper does not say which).
 
-JNLI (3.2.3):
+JNLI (3.2.2, steps 3 and 4):
 
 - ``nli_items``: every JSTS-A pair in **both directions**; 10 annotators label each;
   ``nli_gold``: entailment or neutral when 6 or more agree (contradiction votes make no
@@ -53,7 +53,7 @@ PAIR_COLUMNS = [
     "sentence1",
     "sentence2",
 ]
-# what JGLUE 3.2 reports per step (Table 2 and the text of 3.2.2)
+# what JGLUE reports per step (3.2.2, steps 1 and 2)
 PAPER_JSTS = {"A": {"pairs": 16000, "kept": 10236}, "B": {"pairs": 4000, "kept": 2970}}
 
 

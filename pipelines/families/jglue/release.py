@@ -3,7 +3,7 @@ JSTS and JNLI JSON Lines read with the file and line of every problem, the
 ``yjcaptions_id`` grammar, the YJ Captions captions recovered per image, and the
 release's labels by sentence pair (the simulated annotators' latent truth).
 
-``yjcaptions_id`` (JGLUE 3.2.2-3.2.3, as the release writes it):
+``yjcaptions_id`` (JGLUE 3.2.2, as the release writes it):
 
 - ``<image>-<caption>-<caption>``: two captions of one image (JSTS-A, JNLI's pairs);
 - ``<image>_<image>-<caption>-<caption>``: captions of two images (JSTS-B);

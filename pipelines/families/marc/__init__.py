@@ -58,13 +58,13 @@ register_task(
             "labels",
             "export",
         ],
-        # JGLUE 4.1, Table 8: accuracy
+        # JGLUE 3.1: accuracy
         evaluation=classification(
             "review_id",
             "label",
             "sentence",
             ["accuracy"],
-            "JGLUE (Kurihara et al. 2022) 4.1, Table 8",
+            "JGLUE (Kurihara et al. 2022) 3.1",
             files=dict(JGLUE_FILES),
             labels=("negative", "positive"),
             prompt="レビュー: {{sentence}}\n評価:",

@@ -4,11 +4,12 @@
 -> ``labels`` (train keeps the rating's label, dev and test the crowd's; the
 divergence between them) -> ``export``.
 
-JGLUE 3.1: "1 and 2-star ratings are converted to negative, and 4 and 5 are converted
-to positive. We do not use reviews with a 3-star rating"; for dev and test, "we
-crowdsource a positive/negative judgment task, adopt only the reviews with the same
-votes from seven or more out of 10 workers and assign a label of the maximum votes".
-"""
+JGLUE 3.1: "1- and 2-star ratings are converted to "negative", and 4 and 5 are
+converted to "positive". We do not use reviews with a 3-star rating"; for dev and test,
+"we crowdsource a positive/negative judgment task for approximately 12,000 reviews. We
+adopt only reviews with the same votes from 7 or more out of 10 workers and assign a
+label of the maximum votes to these reviews"; train is "extracted ... directly from
+MARC without performing the cleaning procedure"."""
 
 from __future__ import annotations
 
@@ -221,8 +222,8 @@ def final_labels(
     """(released reviews, dropped, figures): train keeps its rating's label; a dev or
     test review takes the crowd's label when the agreement step kept it (7 of 10),
     else it is dropped with the agreement step's reason. Figures: the divergence
-    between the rating's label and the crowd's (JGLUE 3.1: "there are some instances
-    where the rating diverges from a review text"), per rating."""
+    between the rating's label and the crowd's (JGLUE 3.1: MARC "sometimes contains
+    data where the rating diverges from the review text"), per rating."""
     frame = reviews.merge(splits[["item_id", "split"]], on="item_id", validate="one_to_one")
     crowd = dict(zip(gold["item_id"].astype(str), gold["label"].astype(str), strict=True))
     why = dict(zip(dropped["id"].astype(str), dropped["reason"].astype(str), strict=False))

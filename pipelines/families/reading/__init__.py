@@ -56,13 +56,13 @@ def _round_steps(name: str) -> list[str]:
 STEP_NAMES = ["paragraphs", "writing-items", *_round_steps("writing"), "questions", "split",
               "validation-items", *_round_steps("validation"), "answers", "export"]  # fmt: skip
 
-# how each release is scored: JSQuAD by exact match and character F1 (JGLUE 4.1, Table
-# 8), KLUE-MRC by exact match and character ROUGE-W (KLUE 3.7.2)
+# how each release is scored: JSQuAD by exact match and character F1 (JGLUE
+# 3.3.1), KLUE-MRC by exact match and character ROUGE-W (KLUE 3.7.2)
 EVALUATIONS = {
     "jsquad": extractive_qa(
         "id",
         ["exact_match", "char_f1"],
-        "JGLUE (Kurihara et al. 2022) 4.1, Table 8",
+        "JGLUE (Kurihara et al. 2022) 3.3.1",
         files={"train": "train.jsonl", "dev": "valid.jsonl", "test": "test.jsonl"},
         prompt="文章: {{context}}\n質問: {{question}}\n答え:",
     ),
