@@ -342,9 +342,13 @@ def _agreement(facts: dict) -> str:
         rows.append([f"Fleiss kappa ({kappa.get('items')} items)",
                      _fmt(kappa.get("kappa")) + sim])  # fmt: skip
     paper = facts.get("paper_agreement")
-    if paper:
-        rows.append([f"the paper's Krippendorff alpha, {paper['level']}",
-                     f"{paper['alpha']} ({paper['source']})"])  # fmt: skip
+    if paper:  # the paper's figure, and this rebuild's at the same level beside it
+        scope = ", after screening annotators" if paper.get("after_screening") else ""
+        ours = after if paper.get("after_screening") else g.get("krippendorff_alpha") or {}
+        mine = ours.get(paper["level"])
+        beside = "" if mine is None else f"; this rebuild: {_fmt(mine)}{sim}"
+        rows.append([f"the paper's Krippendorff alpha, {paper['level']}{scope}",
+                     f"{paper['alpha']} ({paper['source']}){beside}"])  # fmt: skip
     screens = "Pearson r and alpha" if g.get("annotators_table") else "figures"
     lines = [
         f"Rule {code(g['rule'])}:",

@@ -81,7 +81,8 @@ class SharedSteps:
     export_inputs: dict[str, str] = field(default_factory=dict)  # name -> path under OUT
     # facts of the card read from JSON export inputs: fact name -> export input name
     card_json: dict[str, str] = field(default_factory=dict)
-    # the agreement the paper reports: {"level": ..., "alpha": ..., "source": ...}
+    # the agreement the paper reports: {"level": ..., "alpha": ..., "source": ...}, with
+    # "after_screening": True when the paper's figure is the kept annotators' (KLUE 3.2.1)
     paper_agreement: dict | None = None
     votes: Callable[[object], Path] | None = None  # the table agree reads, when not pull's
     # the folder (under OUT) of the gold.parquet and dropped.parquet that split and

@@ -234,6 +234,10 @@ register_task(TaskKind(
         ingest_dir="pairs/ingest",
         export_inputs={"pairs_stats": "pairs/stats.json"},
         card_json={"pairs": "pairs_stats"},
+        # KLUE 3.2.1: "Krippendorff's alpha (interval) = 0.85", on the pairs rated by
+        # the annotators kept after screening (the card sets the rebuild's beside it)
+        paper_agreement={"level": "interval", "alpha": 0.85, "source": "KLUE 3.2.1 (STS)",
+                         "after_screening": True},  # fmt: skip
     ),
     # KLUE 3.2.2: Pearson's r on the real-valued label, F1 with both sides binarised at 3.0
     evaluation=regression(
