@@ -2,25 +2,29 @@
 of six types (PS, LC, OG, DT, TI, QT), pseudo-labelled by a tagger and corrected by
 people.
 
-Steps: ``ingest`` (the recipe's corpora: formal sentences split with kss and
-colloquial reviews kept whole, each review one unit; the noise, PII, dedup and toxic
-filters with KLUE 2.3's ``skip_styles``) -> ``tagger`` (the character tagger trained
-on a KMOU-format corpus, or a checkpoint: :mod:`pipelines.models.char_tagger`) ->
-``items`` (sentences over ``ner.max_chars`` (400) characters dropped as ``too_long``;
-every other one pseudo-labelled; those with no pseudo-labelled entity dropped as
-``no_pseudo_entity``: KLUE kept about 80% of news and 41% of reviews) -> the correction
-round (push, simulate, wait, pull: the pseudo-labels pre-loaded as a prediction,
-``ner.xml``; annotators fix spans and types or report the sentence) -> ``agree`` (the
-``span_vote`` rule: entity F1 between annotators and alpha over character tags; reported
-sentences dropped with the report as reason) -> ``drafts`` -> the linguists' review
-round (``push-linguists`` ...: each draft pre-loaded; a reviewer accepts or corrects it,
-``ner_review.xml``; optional, ``ner.review``) -> ``gold`` (the reviewed annotation is
-gold, every version kept in ``gold/versions.parquet``; spans outside the text,
-overlapping or of an unknown type drop the sentence with the reason; the PII rule) ->
-``split`` (the ``ner`` rule: test holds entities unseen in train) -> ``export`` (one
-record per sentence: guid, the inline-tagged sentence, its characters and BIO tags, as
-the Hub's ``klue/ner`` has them) -> ``release`` (the KLUE-NER release layout,
-``release/<prefix>_<split>.tsv``, :mod:`.ner_layout`).
+Steps: ``ingest`` (the recipe's corpora: formal sentences split with kss and colloquial
+reviews kept whole, each review one unit; the noise, PII and dedup filters, and the
+toxic-content filter only when the recipe names detectors in
+``filters.classifiers.detectors``: no shipped recipe does, so KLUE 3.4.1's removal of
+"sentences that contain hate speech or socially biased terms" rests on the annotators'
+``hate_or_bias`` report today; issue 56 turns the filter on) -> ``tagger`` (the
+character tagger trained on a KMOU-format corpus, or a checkpoint:
+:mod:`pipelines.models.char_tagger`) -> ``items`` (sentences over ``ner.max_chars``
+(400) characters dropped as ``too_long``; every other one pseudo-labelled; those with no
+pseudo-labelled entity dropped as ``no_pseudo_entity``: KLUE kept about 80% of news and
+41% of reviews) -> the correction round (push, simulate, wait, pull: the pseudo-labels
+pre-loaded as a prediction, ``ner.xml``; annotators fix spans and types or report the
+sentence) -> ``agree`` (the ``span_vote`` rule: entity F1 between annotators and alpha
+over character tags; reported sentences dropped with the report as reason) -> ``drafts``
+-> the linguists' review round (``push-linguists`` ...: each draft pre-loaded; a
+reviewer accepts or corrects it, ``ner_review.xml``; optional, ``ner.review``) ->
+``gold`` (the reviewed annotation is gold, every version kept in
+``gold/versions.parquet``; spans outside the text, overlapping or of an unknown type
+drop the sentence with the reason; the PII rule) -> ``split`` (the ``ner`` rule: test
+holds entities unseen in train) -> ``export`` (one record per sentence: guid, the
+inline-tagged sentence, its characters and BIO tags, as the Hub's ``klue/ner`` has them)
+-> ``release`` (the KLUE-NER release layout, ``release/<prefix>_<split>.tsv``,
+:mod:`.ner_layout`).
 
 PII (KLUE 3.4.1: sentences with personal information were removed, keeping "the ones
 that contain the name of public figures"): a sentence with a gold entity of a
