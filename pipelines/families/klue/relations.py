@@ -5,20 +5,21 @@ Steps: ``ingest`` (sentences split with kss; KLUE 3.5.1 step 1 filters out hate 
 and social bias "using a classifier trained on the Korean hate speech dataset": the
 ingest's toxic-content filter does that only when the recipe names detectors in
 ``filters.classifiers.detectors``, and no shipped recipe does, the demo included, so
-today no sentence is dropped for hate or bias; issue 56 turns the filter on) ->
+today no sentence is dropped for hate or bias before annotation, only a pair the
+annotators report as ``hate_or_bias`` at ``agree``; issue 56 turns the filter on) ->
 ``taggers`` (two character taggers trained on different corpora, KLUE 3.5.1's two NER
-resources: :mod:`pipelines.models.char_tagger`) -> ``candidates`` (every sentence
-within ``re.max_chars`` tagged by both; their entities **unioned**, mapped to KLUE-RE's
-types PER, ORG, LOC, DAT, POH, NOH; a sentence without two entities or without a
-PER/ORG subject dropped with its reason) -> ``items`` (the entity pairs: **KB-based**,
-pairs whose strings are a triple of the recipe's knowledge base, each KB pair used at
-most ``kb_max_per_pair`` times, up to ``kb_share`` of the pairs; the rest **uniform**
-over every other pair; subjects PER or ORG only; each item lists the candidate
-relations for its types first) -> (with ``annotation.pilot``: the pilot round, workers
-who get ``min_correct`` of the gold right qualify, KLUE 3.5.1: 4 of 5) -> the relation
-round (``re.xml``, 3 annotators) -> ``votes`` (the answer: a candidate relation, or the
-one chosen under "show all") -> ``agree`` (``majority``, 2 of 3; Fleiss' kappa and
-nominal alpha) -> ``split`` -> ``export`` (the KLUE-RE layout: ``guid``, ``sentence``,
+resources: :mod:`pipelines.models.char_tagger`) -> ``candidates`` (every sentence within
+``re.max_chars`` tagged by both; their entities **unioned**, mapped to KLUE-RE's types
+PER, ORG, LOC, DAT, POH, NOH; a sentence without two entities or without a PER/ORG
+subject dropped with its reason) -> ``items`` (the entity pairs: **KB-based**, pairs
+whose strings are a triple of the recipe's knowledge base, each KB pair used at most
+``kb_max_per_pair`` times, up to ``kb_share`` of the pairs; the rest **uniform** over
+every other pair; subjects PER or ORG only; each item lists the candidate relations for
+its types first) -> (with ``annotation.pilot``: the pilot round, workers who get
+``min_correct`` of the gold right qualify, KLUE 3.5.1: 4 of 5) -> the relation round
+(``re.xml``, 3 annotators) -> ``votes`` (the answer: a candidate relation, or the one
+chosen under "show all") -> ``agree`` (``majority``, 2 of 3; Fleiss' kappa and nominal
+alpha) -> ``split`` -> ``export`` (the KLUE-RE layout: ``guid``, ``sentence``,
 ``subject_entity`` / ``object_entity`` with ``word``, ``start_idx``, ``end_idx``
 (inclusive, as KLUE-RE's release has them), ``type``, then ``label`` and ``source``).
 
