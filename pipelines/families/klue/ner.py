@@ -418,12 +418,16 @@ def final_gold(
     review_reports: dict[str, list[str]],
     figures: set[str] | None,
     pii_types: list[str],
+    drop_without_entity: bool = True,
 ) -> tuple[list[dict], list[dict], list[dict], int]:
     """(gold rows, dropped rows, the draft and reviewed versions, drafts the reviewer
     changed) of the sentences that passed agreement (``agreed``: the span vote, the
     draft). With ``reviews`` the linguist's last review is gold; a sentence the
     reviewer reported or nobody reviewed is dropped. Without, the draft is gold. Then
-    the scheme check (:func:`span_problem`) and, with ``figures``, the PII rule: an
+    the scheme check (:func:`span_problem`); with ``drop_without_entity`` a sentence
+    left without any entity is dropped as ``no_entity`` (KLUE 3.4.1: "35 sentences are
+    removed after the inspection by the researchers because all annotations are false
+    positives"); and, with ``figures``, the PII rule: an
     entity of ``pii_types`` whose text (spaces squeezed) is not a public figure drops
     the sentence as ``pii`` (KLUE 3.4.1)."""
     rows, dropped, versions = [], [], []
@@ -453,6 +457,11 @@ def final_gold(
         if problem:
             dropped.append({"kind": "item", "id": item, "reason": problem,
                             "detail": "the gold spans break KLUE-NER's scheme"})  # fmt: skip
+            continue
+        if drop_without_entity and not spans:
+            dropped.append({"kind": "item", "id": item, "reason": "no_entity",
+                            "detail": "no entity left: every pseudo-labelled one was a "
+                                      "false positive (KLUE 3.4.1)"})  # fmt: skip
             continue
         if figures is not None:
             private = [s for s in spans if s[2] in pii_types
@@ -529,11 +538,13 @@ def correction_figures(items: pd.DataFrame, answers: pd.DataFrame) -> dict:
     writes=out_files(
         "gold/gold.parquet", "gold/dropped.parquet", "gold/versions.parquet", "gold/gold.json"
     ),
-    settings=lambda ctx, arg: [_spec(ctx).pii_types, _spec(ctx).review is not None],
-)
+    settings=lambda ctx, arg: [_spec(ctx).pii_types, _spec(ctx).review is not None,
+                               _spec(ctx).drop_without_entity],
+)  # fmt: skip
 def gold_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The gold spans: the linguist's reviewed annotation (else the annotators' span
-    vote), checked (flat, inside the text, six types), then the PII rule; every version
+    vote), checked (flat, inside the text, six types), a sentence left without an
+    entity dropped (``ner.drop_without_entity``), then the PII rule; every version
     of every sentence (pseudo-labels, each annotator's, the draft, the reviewed) in
     gold/versions.parquet; agree's dropped rows and this step's in gold/dropped.parquet."""
     spec = _spec(ctx)
@@ -555,7 +566,8 @@ def gold_step(ctx: RunContext, arg: str = "") -> StepOutcome:
                                         answers["value"], strict=True)]  # fmt: skip
         texts = dict(zip(items["item_id"].astype(str), items["text"].astype(str), strict=True))
         rows, dropped, drafts, changed = final_gold(agreed, texts, reviews, review_reports,
-                                                    figures, spec.pii_types)  # fmt: skip
+                                                    figures, spec.pii_types,
+                                                    spec.drop_without_entity)  # fmt: skip
         versions += drafts
         gold = pd.DataFrame(
             rows,

@@ -81,6 +81,10 @@ class NerSpec(Strict):
     # truth where a corpus has one (demos); others take the pseudo-labels
     truth_field: str | None = "entities"
     review: NerReviewSpec | None = None
+    # KLUE 3.4.1: "35 sentences are removed after the inspection by the researchers
+    # because all annotations are false positives": a gold sentence left without any
+    # entity is dropped as no_entity (false: kept, with no entity)
+    drop_without_entity: bool = True
     # KLUE 3.4.1: sentences with a person's name are dropped as PII unless the person is
     # a public figure: one name a line ("#" comments); None: no PII step
     public_figures: str | None = None

@@ -219,3 +219,29 @@ def spans_from_label(label: str) -> list[tuple[int, int, str]]:
     from pipelines.families.klue.ner import spans_from
 
     return spans_from(label)
+
+
+def test_a_sentence_left_without_an_entity_is_dropped_as_klue_did(tmp_path):
+    """KLUE 3.4.1: "35 sentences are removed after the inspection by the researchers
+    because all annotations are false positives". A sentence whose gold (the reviewed
+    version, else the span vote) has no entity left is dropped as ``no_entity`` by
+    default (``ner.drop_without_entity: true``); ``false`` keeps it."""
+    from pipelines.families.klue.ner import final_gold
+
+    agreed = _agreed({"a": [(16, 18, "LC")], "b": [(0, 3, "PS")], "c": []})
+    # the linguist removed b's only entity (a false positive); c's vote found none
+    reviews = pd.DataFrame({"item_id": ["a", "b", "c"], "annotator_id": ["ling"] * 3,
+                            "value": [spans_json([(16, 18, "LC")], TEXT), spans_json([], TEXT),
+                                      spans_json([], TEXT)]})  # fmt: skip
+    texts = dict.fromkeys("abc", TEXT)
+    rows, dropped, _, _ = final_gold(agreed, texts, reviews, {}, None, ["PS"])
+    assert [r["item_id"] for r in rows] == ["a"]
+    assert {d["id"]: d["reason"] for d in dropped} == {"b": "no_entity", "c": "no_entity"}
+    rows, dropped, _, _ = final_gold(agreed, texts, None, {}, None, ["PS"])  # no review
+    assert [r["item_id"] for r in rows] == ["a", "b"] and dropped[0]["reason"] == "no_entity"
+    rows, dropped, _, _ = final_gold(agreed, texts, reviews, {}, None, ["PS"],
+                                     drop_without_entity=False)  # fmt: skip
+    assert [r["item_id"] for r in rows] == ["a", "b", "c"] and not dropped
+    recipe = _recipe(tmp_path)
+    assert recipe.ner.drop_without_entity is True  # the paper's rule by default
+    assert _recipe(tmp_path, drop_without_entity=False).ner.drop_without_entity is False
