@@ -305,6 +305,7 @@ COMMANDS = {
     "kobbq expand": "flows.cli.kobbq:expand",
     "kobbq survey-items": "flows.cli.kobbq:survey_items",
     "kobbq check-items": "flows.cli.kobbq:check_items",
+    "kobbq eval-set": "flows.cli.kobbq:eval_set",
     "kobbq baseline": "flows.cli.kobbq:baseline",
     "kobbq score": "flows.cli.kobbq:score",
     "jglue jcqa-filter": "flows.cli.jglue:jcqa_filter",

@@ -73,13 +73,18 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "template). Writes DIR/samples.parquet, DIR/all_samples.tsv and .jsonl (the "
         "release layout), DIR/test_samples.{tsv,jsonl,parquet}, DIR/expand.json and "
         "DIR/counts.md (samples per category beside the paper's Table 1). With --targets, "
-        "the survey's outcome limits the templates and fillers; what it removes goes to "
-        "DIR/dropped.parquet with the reason.",
+        "the survey's outcome limits the templates (and, with --stage before-survey, the "
+        "fillers); what it removes goes to DIR/dropped.parquet with the reason.",
     )
     expand.add_argument("templates", type=Path, help="the template TSV (KoBBQ_templates.tsv)")
     expand.add_argument("--out", type=Path, required=True, help="output folder")
     expand.add_argument("--targets", type=Path, default=None,
                         help="a `kobbq survey` output folder (its targets.parquet)")  # fmt: skip
+    expand.add_argument("--stage", choices=("released", "before-survey"), default="released",
+                        help="with --targets, what the template file is: released (already "
+                             "through the survey: the templates of dropped questions go, the "
+                             "group roles are only checked) or before-survey (the roles choose "
+                             "the fillers too); KoBBQ 3.2.5")  # fmt: skip
     expand.add_argument("--unknown", default="알 수 없음",
                         help="the \"unknown\" answer (default 알 수 없음)")  # fmt: skip
     expand.add_argument("--seed", type=int, default=0, help="evaluation set seed (default 0)")
@@ -107,12 +112,39 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     check = ksub.add_parser(
         "check-items",
         help="Label Studio items for a reading check (annotation_configs/kobbq_check.xml)",
-        description="Write samples as Label Studio items (JSON Lines) for a reading-"
-        "comprehension check: context, question, the three choices; simulated readers "
-        "know the correct answer.",
+        description="Write the reading-comprehension check of KoBBQ 3.2.5 as Label Studio "
+        "items (JSON Lines): of the samples given, the counter-biased context (versions a, "
+        "c, disambiguated) with the counter-biased question; context, question, the three "
+        "choices. Simulated readers know the correct answer.",
     )
-    check.add_argument("samples", type=Path, help="samples (.parquet from kobbq expand)")
+    check.add_argument(
+        "samples", type=Path, help="samples (.parquet from kobbq expand, or the release's TSV)"
+    )
     check.add_argument("--out", type=Path, required=True, help="items file (.jsonl)")
+
+    ev = ksub.add_parser(
+        "eval-set",
+        help="the evaluation set of KoBBQ 4.1: 5 prompts x cyclic permutations of the choices",
+        description="Write KoBBQ 4.1's evaluation set: one randomly sampled example per "
+        "template (its eight context-question pairs), each under five prompts (their own "
+        'instructions and "unknown" expressions) and the three cyclic permutations of '
+        "the choices (A, B, C): 15 quadruples of prompt, context, question and choice "
+        "permutation per sample, 32,160 for the paper's 268 templates. Writes "
+        "DIR/eval_set.jsonl and .tsv (quadruple_id, sample_id, prompt_id, permutation, "
+        "the prompt text, A, B, C, the answer's letter) and DIR/eval_set.json (counts, the "
+        "prompts). A quadruple's answer letter maps back to its sample for `kobbq score`.",
+    )
+    ev.add_argument("samples", type=Path,
+                    help="the template TSV (KoBBQ_templates.tsv: expanded first), or samples "
+                         "(.parquet from kobbq expand, the release's TSV)")  # fmt: skip
+    ev.add_argument("--out", type=Path, required=True, help="output folder")
+    ev.add_argument("--seed", type=int, default=0, help="the sampling seed (default 0)")
+    ev.add_argument("--prompts", type=Path, default=None,
+                    help="a prompts TSV (prompt_id, instruction, context, question, a, b, c, "
+                         "answer, unknown; the release's 0_evaluation_prompts.tsv layout); "
+                         "default: benchforge's five (kobbq/evalset.py)")  # fmt: skip
+    ev.add_argument("--unknown", default="알 수 없음",
+                    help="the samples' \"unknown\" choice (each prompt has its own)")  # fmt: skip
 
     base = ksub.add_parser(
         "baseline",
@@ -218,7 +250,7 @@ def expand(args: argparse.Namespace) -> int:
         if not path.is_file():
             raise tp.TemplateError(f"{path}: no targets.parquet (run `benchforge kobbq survey`)")
         samples, dropped = sv.limit_by_survey(every, templates, pd.read_parquet(path),
-                                              args.unknown)  # fmt: skip
+                                              args.unknown, args.stage)  # fmt: skip
     test = tp.evaluation_set(samples, args.seed)
     counts = tp.counts(samples, templates)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -315,8 +347,40 @@ def check_items(args: argparse.Namespace) -> int:
     from pipelines.core.io import write_text
     from pipelines.export.records import jsonl
     from pipelines.families.kobbq.templates import check_items as make
+    from pipelines.families.kobbq.templates import reading_check_samples
 
-    items = make(load_samples(args.samples))
+    items = make(reading_check_samples(load_samples(args.samples)))
     write_text(jsonl(items.to_dict(orient="records")), args.out)
     print(f"{len(items)} check items -> {args.out} (config annotation_configs/kobbq_check.xml)")
+    return 0
+
+
+def eval_set(args: argparse.Namespace) -> int:
+    from pipelines.core.io import write_json, write_text
+    from pipelines.export.records import jsonl
+    from pipelines.families.kobbq import evalset
+    from pipelines.families.kobbq import templates as tp
+
+    path = args.samples
+    if (
+        path.suffix == ".tsv"
+        and "Ambiguous_context" in path.read_text(encoding="utf-8-sig").split("\n", 1)[0]
+    ):
+        samples = tp.expand(tp.read_templates(path), args.unknown)
+    else:
+        samples = load_samples(path, args.unknown)
+    prompts = evalset.read_prompts(args.prompts) if args.prompts else evalset.PROMPTS
+    chosen = tp.evaluation_set(samples, args.seed)
+    quads = evalset.quadruples(chosen, prompts)
+    args.out.mkdir(parents=True, exist_ok=True)
+    write_text(jsonl(quads.to_dict(orient="records")), args.out / "eval_set.jsonl")
+    from pipelines.core.spreadsheet import delimited
+
+    write_text(delimited(quads.itertuples(index=False), list(quads.columns),
+                         spreadsheet_safe=False), args.out / "eval_set.tsv")  # fmt: skip
+    info = evalset.summary(chosen, quads, prompts, args.seed)
+    write_json(info, args.out / "eval_set.json")
+    print(f"{info['templates']} templates, {info['samples']:,} samples x {len(prompts)} prompts "
+          f"x 3 permutations -> {info['quadruples']:,} quadruples (KoBBQ 4.1: 32,160 for 268 "
+          f"templates) -> {args.out}")  # fmt: skip
     return 0

@@ -37,7 +37,7 @@ def kobbq_rebuilt(server, tmp_path_factory):
             corpus["license_file"] = str((ROOT / "recipes" / corpus["license_file"]).resolve())
     k = recipe["kobbq"]
     k["survey"] = str((ROOT / "recipes" / k["survey"]).resolve())
-    k["use_targets"] = True
+    k["templates_stage"] = "before-survey"  # the group roles choose the fillers
     k["survey_round"] = {"per_category": 1, "respondents": 3, "project": "kobbq-test-survey",
                          "simulate": {"annotators": 3, "seed": 0}}  # fmt: skip
     k["check_round"] = {"per_category": 1, "respondents": 2, "project": "kobbq-test-check",
@@ -79,7 +79,7 @@ def test_kobbq_export_layout_targets_and_card(kobbq_rebuilt, tmp_path):
     expand = json.loads((out / "expand" / "expand.json").read_text(encoding="utf-8"))
     samples = pd.read_parquet(out / "expand" / "samples.parquet")
     dropped = pd.read_parquet(out / "expand" / "dropped.parquet")
-    assert len(samples) + len(dropped) == expand["samples_all"] == 76568  # use_targets: true
+    assert len(samples) + len(dropped) == expand["samples_all"] == 76568  # before-survey
     assert len(dropped) and dropped["reason"].str.startswith("survey:").all()
     lines = (folder / "test_samples.tsv").read_text(encoding="utf-8").splitlines()
     assert lines[0].startswith("sample_id\tlabel_annotation\tcontext\tquestion\tchoices")

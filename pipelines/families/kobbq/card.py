@@ -23,6 +23,38 @@ def _count_table(expand: dict) -> str:
                   "question", "paper (Table 1)", "difference"], rows)  # fmt: skip
 
 
+def _rules_table(ex: dict, readers: dict | None) -> str:
+    """What each survey rule did, in KoBBQ 3.2.5's order (``expand.json``'s ``rules``;
+    the reading check's row from the check round's figures)."""
+    rows = []
+    left = None
+    for r in ex.get("rules", []):
+        if r["rule"] == "reading comprehension":
+            if readers:
+                dropped = readers["dropped_samples"]
+                rows.append([r["rule"], r["paragraph"], "applied (check round)",
+                             f"{len(readers['templates'])} templates checked",
+                             len(readers["dropped_templates"]), dropped,
+                             (left or 0) - dropped])  # fmt: skip
+            else:
+                rows.append([r["rule"], r["paragraph"], "not run (no check round)", "-", "-", "-",
+                             left])  # fmt: skip
+            continue
+        how = r["how"]
+        if r.get("checked_only"):
+            c = r["checked_only"]
+            how += (
+                f"; the released fillers kept: applied again the roles would remove "
+                f"{c['samples']:,} samples of {c['templates']} templates"
+            )
+        rows.append([r["rule"], r["paragraph"], how,
+                     f"{r['questions_dropped']} of {r['questions']} questions",
+                     r["templates_dropped"], r["samples_dropped"], r["samples_left"]])  # fmt: skip
+        left = r["samples_left"]
+    return table(["rule (3.2.5's order)", "3.2.5 paragraph", "in this rebuild", "dropped",
+                  "templates removed", "samples removed", "samples left"], rows)  # fmt: skip
+
+
 def _score_table(scores: dict) -> str:
     cols = ["acc_amb", "acc_dis", "diff_bias_amb", "max_diff_bias_amb", "diff_bias_dis",
             "max_diff_bias_dis", "ooc_ratio"]  # fmt: skip
@@ -53,6 +85,7 @@ def card(facts: dict) -> CardSection:
     dropped = facts["dropped_stereotypes"]
     return from_template(TEMPLATE, {
         "ex": ex, "sv": sv, "k": k, "task": facts["task"],
+        "rules": _rules_table(ex, facts.get("readers")),
         "simulated": facts["annotation"]["simulated"],
         "classes": classes, "counts": _count_table(ex), "per_type": per_type,
         "per_category": per_cat, "roles": sv["role_disagreements"], "rnd": sv.get("round"),

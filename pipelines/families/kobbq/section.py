@@ -45,13 +45,18 @@ class KobbqSpec(Strict):
     """A KoBBQ-style bias benchmark (Jin et al. 2024; pipelines.families.kobbq): the template file
     (a corpus of the recipe), the survey (the release's JSON), the survey rules
     (``rules``: pipelines.families.kobbq.survey.SurveySettings, the paper's thresholds by default),
-    whether the survey's roles limit the fillers (``use_targets``), the "unknown" answer,
-    and the evaluation set's seed."""
+    what the template file is (``templates_stage``: the release's, already through the
+    survey, or templates written before it; the survey rules run in KoBBQ 3.2.5's order
+    either way), the "unknown" answer, and the evaluation set's seed."""
 
     templates: str  # the corpus holding the template TSV
     survey: str  # the survey JSON, relative to the recipe
     rules: dict[str, object] = rules_field(SurveySettings)
-    use_targets: bool = False
+    # KoBBQ 3.2.5 on the templates: released (the release's, already surveyed): the
+    # stereotype rules drop the templates of the questions they drop, the type-1 group
+    # roles are only checked (the release chose the fillers); before-survey: the roles
+    # choose the fillers too (a slot keeps the groups whose role fits it)
+    templates_stage: Literal["released", "before-survey"] = "released"
     targets_from: Literal["release", "round"] = "release"
     unknown: str = "알 수 없음"
     evaluation_seed: Seed = 0

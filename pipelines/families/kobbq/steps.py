@@ -6,10 +6,12 @@ Steps: ``survey-items`` and the ``survey`` Label Studio round (when the recipe h
 answering as the release's did) -> ``survey`` (the survey rules of KoBBQ 3.2.5 on the
 release's survey, and on the round's tally: ``pipelines.families.kobbq.survey``) -> ``expand``
 (every template x version x fillers x context x question: ``pipelines.families.kobbq.templates``;
-with ``use_targets`` the survey's roles limit the fillers) -> ``evaluation`` (one
-filler combination per template, seeded) -> ``check-items`` and the ``check`` round (when
-the recipe has ``kobbq.check_round``: readers answer evaluation samples; their majority
-is scored like a model) -> ``export`` (the release layout, the baselines' bounds and the
+the survey's outcome removes the templates of the questions its rules drop, and, with
+``templates_stage: before-survey``, the fillers whose group does not have the slot's
+role) -> ``evaluation`` (one sampled example per template, seeded) -> ``check-items``
+and the ``check`` round (when the recipe has ``kobbq.check_round``: readers answer the
+counter-biased context with the counter-biased question, KoBBQ 3.2.5; their majority is
+scored like a model) -> ``export`` (the release layout, the baselines' bounds and the
 data card).
 """
 
@@ -242,21 +244,24 @@ def compare(release: pd.DataFrame, got: pd.DataFrame) -> dict:
 def _expand_reads(ctx: RunContext, arg: str) -> dict[str, Path]:
     k = _spec(ctx)
     src = "round_targets.parquet" if k.targets_from == "round" else "targets.parquet"
-    return {"templates": templates_path(ctx.recipe),
-            **({"targets": ctx.out / "survey" / src} if k.use_targets else {})}  # fmt: skip
+    return {"templates": templates_path(ctx.recipe), "targets": ctx.out / "survey" / src}
 
 
 @declares(
     reads=_expand_reads,
     writes=out_files("expand/samples.parquet", "expand/dropped.parquet", "expand/expand.json"),
-    settings=lambda ctx, arg: [_spec(ctx).unknown, _spec(ctx).use_targets, _spec(ctx).targets_from],
-)
+    settings=lambda ctx, arg: [
+        _spec(ctx).unknown, _spec(ctx).templates_stage, _spec(ctx).targets_from
+    ],
+)  # fmt: skip
 def expand_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """Every sample of every template (``pipelines.families.kobbq.templates.expand``) ->
-    OUT/expand/samples.parquet; with ``use_targets``, the samples whose template's
-    question the survey dropped or whose fillers' groups the survey does not give the
-    slot's role go to dropped.parquet with the reason. expand.json: the count table
-    beside the paper's Table 1, the template file's warnings and its particle lint."""
+    OUT/expand/samples.parquet, then the survey rules in KoBBQ 3.2.5's order
+    (``pipelines.families.kobbq.survey.limit_by_survey``): the samples of the templates
+    whose question a rule dropped, and with ``templates_stage: before-survey`` those whose
+    fillers' groups do not have the slot's role, go to dropped.parquet with the reason.
+    expand.json: what each rule did (``rules``), the count table beside the paper's
+    Table 1, the template file's warnings and its particle lint."""
     from pipelines.families.kobbq import survey as sv
     from pipelines.families.kobbq import templates as tp
 
@@ -269,11 +274,10 @@ def expand_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         templates = _templates(ctx.recipe)
         every = tp.expand(templates, k.unknown)
         seconds = round(time.perf_counter() - started, 2)
-        dropped = every.head(0).assign(reason=pd.Series(dtype=str))
-        kept = every
-        if k.use_targets:
-            targets = pd.read_parquet(ctx.out / "survey" / src)
-            kept, dropped = sv.limit_by_survey(every, templates, targets, k.unknown)
+        targets = pd.read_parquet(ctx.out / "survey" / src)
+        stage = k.templates_stage
+        kept, dropped = sv.limit_by_survey(every, templates, targets, k.unknown, stage)
+        roles = sv.role_check(every, templates, targets, k.unknown) if stage == "released" else None
         table_ = tp.counts(kept, templates)
         info = {
             "templates": len({t.template_id for t in templates}),
@@ -281,6 +285,8 @@ def expand_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "samples_all": len(every),
             "samples": len(kept),
             "dropped": {str(a): int(b) for a, b in dropped["reason"].value_counts().items()},
+            "templates_stage": stage,
+            "rules": sv.rule_report(targets, every, dropped, stage, roles),
             "counts": table_.to_dict(orient="records"),
             "counts_all": tp.counts(every, templates).to_dict(orient="records"),
             "classes": tp.class_counts(templates),
@@ -333,9 +339,11 @@ def evaluation_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     settings=lambda ctx, arg: [_round_spec(ctx, "check").per_category],
 )
 def check_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
-    """The reading-check round's items: the evaluation samples of ``per_category``
-    templates per category (``pipelines.families.kobbq.templates.check_items``)."""
-    from pipelines.families.kobbq.templates import check_items
+    """The reading-check round's items (KoBBQ 3.2.5, last paragraph): of the evaluation
+    samples of ``per_category`` templates per category (0: every template), the
+    counter-biased context with the counter-biased question
+    (``pipelines.families.kobbq.templates.reading_check_samples``, ``check_items``)."""
+    from pipelines.families.kobbq.templates import check_items, reading_check_samples
 
     spec = _round_spec(ctx, "check")
     if spec is None:
@@ -347,7 +355,7 @@ def check_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             first = (test.drop_duplicates("template_id").groupby("category")
                      .head(spec.per_category)["template_id"])  # fmt: skip
             test = test[test["template_id"].isin(set(first))]
-        items = check_items(test)
+        items = check_items(reading_check_samples(test))
         return {"items.parquet": items}, {"samples": len(items)}
 
     info, hit = cached(ctx, compute)

@@ -16,8 +16,13 @@ said no such stereotype exists in Korean society). Two kinds of question:
 - **type 2** (a fixed target, the stereotype to validate, one choice): kept when more
   than ``type2_share`` (2/3) of the respondents who did not pick "no stereotype" chose
   the target;
-- both: dropped when more than ``no_stereo_max`` (half) of the respondents picked "no
-  stereotype exists".
+- both, after the rule of the question's type (3.2.5, Data Filtering: "we additionally
+  eliminate"): dropped when more than ``no_stereo_max`` (half) of the respondents picked
+  "no stereotype exists". A question that fails both is counted under its type's rule.
+
+The rules run in the order 3.2.5 gives them (:data:`RULE_ORDER`); the reading check
+(3.2.5, last paragraph) comes after them, on the samples
+(``pipelines.families.kobbq.templates.reading_check_samples``).
 
 Which type a question is: the recipe's ``types`` when it names the question; else, from
 the template file, type 1 when a template of the question is Target-Modified (TM) or its
@@ -44,6 +49,9 @@ from pipelines.core.errors import BenchforgeError
 from pipelines.families.kobbq.templates import CATEGORIES, Template, TemplateError
 
 NO_STEREO = "no_stereo"
+# what the template file is: the release's (already through the survey) or templates
+# written before it (the rules choose their fillers)
+STAGES = ("released", "before-survey")
 NO_STEREO_LABEL = "한국 사회에 관련된 고정관념 없음"  # the survey's option (the release's README)
 TYPE1_CATEGORIES = ["Religion", "Domestic_area_of_origin", "Race_ethnicity_nationality"]
 # KoBBQ footnote 13: for race/ethnicity/nationality, E counts only the options that name
@@ -54,6 +62,13 @@ REGION_OPTIONS = [
     "동남아시아인", "동양인", "러시아·중앙아시아인", "북미인", "사하라 이남 아프리카인",
     "서남아시아인", "오세아니아인", "유럽인", "중남미인", "중동·북아프리카인",
 ]  # fmt: skip
+# KoBBQ 3.2.5's rules in its order: (rule, reason of a drop, the paragraph that gives it)
+RULE_ORDER = [
+    ("target modification (type 1)", ("no_target", "no_non_target"), "Target Modification"),
+    ("stereotype validation (type 2)", ("weak_stereotype",), "Stereotype Validation"),
+    ("no-stereotype count", ("no_stereotype",), "Data Filtering"),
+    ("reading comprehension", ("low_reader_accuracy",), "Data Filtering"),
+]
 PAPER_DROPPED = {1: 0.083, 2: 0.136}  # KoBBQ 3.2.5: stereotypes the survey removed, per type
 
 
@@ -303,9 +318,10 @@ def apply_rules(questions: list[Question], templates: list[Template],
             roles = {g: "target" if g == target else "non-target" for g in q.votes}
         share_no = q.no_stereo / q.respondents if q.respondents else 0.0
         stereo_votes = sum(q.votes.values())
-        if share_no > settings.no_stereo_max:
-            reason = "no_stereotype"
-        elif kind == 1 and "target" not in roles.values():
+        # KoBBQ 3.2.5's order: the question's own rule first (Target Modification for
+        # type 1, Stereotype Validation for type 2), then Data Filtering's "no stereotype
+        # exists" count, which "additionally" removes what the first rule kept
+        if kind == 1 and "target" not in roles.values():
             reason = "no_target"
         elif kind == 1 and "non-target" not in roles.values():
             reason = "no_non_target"
@@ -313,6 +329,8 @@ def apply_rules(questions: list[Question], templates: list[Template],
             target = next(g for g, r in roles.items() if r == "target")
             if not stereo_votes or q.votes[target] / stereo_votes <= settings.type2_share:
                 reason = "weak_stereotype"
+        if reason is None and share_no > settings.no_stereo_max:
+            reason = "no_stereotype"
         groups = [
             {
                 "group": g,
@@ -571,14 +589,23 @@ def tally(items: pd.DataFrame, annotations: pd.DataFrame, field_name: str = "ans
 
 
 def limit_by_survey(every: pd.DataFrame, templates: list[Template], targets: pd.DataFrame,
-                    unknown: str) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
+                    unknown: str, stage: str = "before-survey"
+                    ) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
     """(kept, dropped) of the expanded samples ``every`` under the survey's outcome
     (:func:`allowed_fillers`): a template row whose question was dropped loses all its
-    samples (``survey:<reason>``), a type-1 template the samples whose fillers' groups
-    do not have the slot's role (``survey:group_role``)."""
+    samples (``survey:<reason>``); with templates written before the survey
+    (``stage`` ``before-survey``), a type-1 template also the samples whose fillers'
+    groups do not have the slot's role (``survey:group_role``). The released templates
+    (``stage`` ``released``) already hold the groups the survey chose: their roles are
+    only checked (:func:`role_check`), not applied again."""
     from pipelines.families.kobbq.templates import expand
 
+    if stage not in STAGES:
+        raise ValueError(f"stage {stage!r} is not one of {STAGES}")
     allowed, removed = allowed_fillers(targets, templates)
+    if stage == "released":
+        allowed = {}
+        removed = {k: v for k, v in removed.items() if v != "survey:group_role"}
     limited = [t for t in templates if (t.template_id, t.version) in allowed]
     ok = set(expand(limited, unknown, allowed)["sample_id"])  # only the limited rows again
     reason = [removed.get((t, v)) or (None if (t, v) not in allowed or s in ok
@@ -629,3 +656,58 @@ def report_markdown(info: dict, targets: pd.DataFrame) -> str:
         "## Every stereotype",
         stereotype_table(targets),
     ]) + "\n"  # fmt: skip
+
+
+def role_check(every: pd.DataFrame, templates: list[Template], targets: pd.DataFrame,
+               unknown: str) -> dict:  # fmt: skip
+    """How far the released templates' fillers agree with the roles the type-1 rule
+    gives their groups: the samples (and template rows) the rule would remove if it were
+    applied again (``survey:group_role``). A rebuild from the released templates
+    reports this and keeps them (``limit_by_survey`` with ``stage`` ``released``)."""
+    _, would = limit_by_survey(every, templates, targets, unknown, "before-survey")
+    roles = would[would["reason"] == "survey:group_role"]
+    return {"samples": len(roles), "templates": int(roles["template_id"].nunique()),
+            "template_ids": sorted(set(roles["template_id"]))}  # fmt: skip
+
+
+def rule_report(targets: pd.DataFrame, every: pd.DataFrame, dropped: pd.DataFrame,
+                stage: str, role_consistency: dict | None = None) -> list[dict]:  # fmt: skip
+    """What each rule of KoBBQ 3.2.5 did, in the paper's order (:data:`RULE_ORDER`):
+    the questions it judged and dropped, the templates and samples it removed, the
+    samples left after it, and whether this rebuild applies it or only checks it
+    (``how``). The reading check's row is filled in by the export (it needs the check
+    round's answers)."""
+    out = []
+    left = len(every)
+    judged = targets
+    for name, reasons, paragraph in RULE_ORDER:
+        if name == "reading comprehension":
+            out.append({"rule": name, "paragraph": paragraph, "how": "check round",
+                        "questions": None, "questions_dropped": None,
+                        "templates_dropped": None, "samples_dropped": None,
+                        "samples_left": left})  # fmt: skip
+            continue
+        if name.startswith("target"):
+            mine = judged[judged["type"] == 1]
+        elif name.startswith("stereotype"):
+            mine = judged[judged["type"] == 2]
+        else:
+            mine = judged  # what the type rules kept
+        gone = mine[mine["reason"].isin(reasons)]
+        sample_reasons = {f"survey:{r}" for r in reasons}
+        how = "applied"
+        if name.startswith("target"):
+            sample_reasons.add("survey:group_role")
+            how = "applied" if stage == "before-survey" else "groups checked, questions applied"
+        samples = dropped[dropped["reason"].isin(sample_reasons)]
+        left -= len(samples)
+        row = {"rule": name, "paragraph": paragraph, "how": how, "questions": len(mine),
+               "questions_dropped": len(gone),
+               "templates_dropped": int(samples["template_id"].nunique()),
+               "samples_dropped": len(samples), "samples_left": left}  # fmt: skip
+        if name.startswith("target") and stage == "released" and role_consistency:
+            row["checked_only"] = role_consistency
+        out.append(row)
+        if name.startswith("stereotype"):
+            judged = judged[judged["reason"].isna() | judged["reason"].isin(["no_stereotype"])]
+    return out

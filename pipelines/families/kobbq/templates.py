@@ -70,6 +70,21 @@ PAPER_SAMPLES = {
     "Political_orientation": 312,
     "Educational_background": 3240,
 }
+# KoBBQ Table 1: templates per class (SR, TM, ST, NC), before the survey -> after it
+PAPER_TEMPLATES = {
+    "Age": (1, 0, 20, 1, 28, 21),
+    "Disability_status": (0, 0, 20, 0, 25, 20),
+    "Gender_identity": (0, 0, 25, 0, 29, 25),
+    "Physical_appearance": (3, 0, 17, 3, 25, 20),
+    "Race_ethnicity_nationality": (17, 33, 0, 10, 46, 43),
+    "Religion": (10, 7, 4, 9, 25, 20),
+    "SES": (7, 1, 16, 10, 28, 27),
+    "Sexual_orientation": (10, 1, 5, 6, 25, 12),
+    "Domestic_area_of_origin": (0, 0, 0, 22, 25, 22),
+    "Family_structure": (0, 0, 0, 23, 25, 23),
+    "Political_orientation": (0, 0, 0, 11, 28, 11),
+    "Educational_background": (0, 0, 0, 24, 25, 24),
+}
 CLASSES = {"ST": "Simply-Transferred", "TM": "Target-Modified", "SR": "Sample-Removed",
            "NC": "Newly-Created"}  # fmt: skip
 TEXTS = {
@@ -378,13 +393,54 @@ def counts(samples: pd.DataFrame, templates: list[Template]) -> pd.DataFrame:
     return frame
 
 
+# KoBBQ 3.1: the versions of a template that make one example (a counter-biased context
+# and its biased twin, the persons swapped); a template with versions c and d has a
+# second pair of groups
+VERSION_PAIRS = (("a", "b"), ("c", "d"))
+
+
+def table1(samples: pd.DataFrame, templates: list[Template]) -> pd.DataFrame:
+    """KoBBQ Table 1 beside this build, category by category: the templates per class
+    (TM, ST, NC; SR templates are not in the release) and in all, and the samples, each
+    with the paper's figure and the difference (computed from the files, not typed)."""
+    have = class_counts(templates)
+    per = counts(samples, templates).set_index("category")
+    rows = []
+    for cat, (_, tm, st, nc, _, after) in PAPER_TEMPLATES.items():
+        c = have.get(cat, {})
+        row = {"category": cat}
+        for name, paper in (("TM", tm), ("ST", st), ("NC", nc)):
+            row[name], row[f"{name}_paper"] = c.get(name, 0), paper
+        row["templates"] = sum(c.get(x, 0) for x in ("TM", "ST", "NC"))
+        row["templates_paper"] = after
+        row["samples"] = int(per.at[cat, "samples"]) if cat in per.index else 0
+        row["samples_paper"] = PAPER_SAMPLES[cat]
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    total = {"category": "total", **{c: int(frame[c].sum()) for c in frame.columns[1:]}}
+    frame = pd.concat([frame, pd.DataFrame([total])], ignore_index=True)
+    frame["templates_difference"] = frame["templates"] - frame["templates_paper"]
+    frame["samples_difference"] = frame["samples"] - frame["samples_paper"]
+    return frame
+
+
 def evaluation_set(samples: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
-    """One filler combination ``n`` per template, drawn with ``seed``, with all its
-    samples (every version, context and question), as the release's test file has it.
-    ``n`` is drawn among the combinations every version of the template has."""
+    """KoBBQ 4.1's evaluation set: "a randomly sampled example from each template",
+    drawn with ``seed``: one pair of versions (a/b, or c/d where the template has a
+    second pair of groups) and one filler combination ``n`` of it, with its eight
+    context-question pairs (3.1: ambiguous / disambiguated x biased / counter-biased
+    context x biased / counter-biased question). ``n`` is drawn among the combinations
+    both versions of the pair have."""
     rng = np.random.default_rng(seed)
     keep = []
     for _, group in samples.groupby("template_id", sort=True):
+        have = set(group["version"])
+        pairs = [p for p in VERSION_PAIRS if have & set(p)]
+        if len(pairs) > 1:
+            pair = pairs[int(rng.integers(len(pairs)))]
+        else:
+            pair = pairs[0] if pairs else tuple(sorted(have))
+        group = group[group["version"].isin(pair)]
         per_version = [set(g["n"]) for _, g in group.groupby("version")]
         common = sorted(set.intersection(*per_version)) or sorted(set(group["n"]))
         n = common[int(rng.integers(len(common)))]
@@ -392,6 +448,18 @@ def evaluation_set(samples: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     if not keep:
         return samples.head(0)
     return pd.concat(keep).sort_values("sample_id").reset_index(drop=True)
+
+
+def reading_check_samples(samples: pd.DataFrame) -> pd.DataFrame:
+    """The samples of KoBBQ 3.2.5's reading-comprehension task: "counter-biased contexts
+    and counter-biased questions" (the disambiguated context of a counter-biased version,
+    a or c, with the counter-biased question), one context-question pair per version."""
+    pick = (
+        ~samples["version"].isin(BIASED_VERSIONS)
+        & (samples["context_type"] == "dis")
+        & (samples["question_type"] == "cnt")
+    )
+    return samples[pick].reset_index(drop=True)
 
 
 def release_records(samples: pd.DataFrame) -> list[dict]:
