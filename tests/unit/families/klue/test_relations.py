@@ -6,6 +6,7 @@ and the KLUE-RE layout."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -135,3 +136,26 @@ def test_records_are_klue_re_rows_with_inclusive_end_indices():
     assert sentence[obj["start_idx"] : obj["end_idx"] + 1] == obj["word"] == "새누리당"
     assert rec["label"] == "per:employee_of" and rec["guid"] == "p_train_00000"
     assert marked(sentence, (0, 3, "PER"), (4, 8, "ORG")) == "[S: 김무성] [O: 새누리당] 대표"
+
+
+def test_table_10_classes_and_the_annotators_instructions_of_step_5():
+    """KLUE 3.5.1, Table 10: 18 person-related classes, 11 organization-related and
+    no_relation, without the classes the paper removed or merged. Step 5: the interface
+    tells annotators to label the current relation, not a past one, and to use the
+    sentence alone, not external knowledge."""
+    labels = [r["label"] for r in relation_schema()]
+    assert sum(lab.startswith("per:") for lab in labels) == 18
+    assert sum(lab.startswith("org:") for lab in labels) == 11
+    removed = {"org:website", "per:shareholders", "per:cause_of_death", "per:charges",
+               "per:age", "org:parents", "org:subsidiaries", "per:country_of_birth",
+               "per:city_of_birth", "per:stateorprovince_of_birth"}  # fmt: skip
+    assert not removed & set(labels)
+    assert {"org:product", "per:product", "per:colleagues"} <= set(labels)
+    from pipelines.annotation.label_config import parse_label_config
+
+    config = parse_label_config(ROOT / "annotation_configs" / "re.xml")
+    xml = (ROOT / "annotation_configs" / "re.xml").read_text(encoding="utf-8")
+    headers = " ".join(re.findall(r'<Header value="([^"]*)"', xml))
+    assert "현재" in headers and "과거" in headers and "per:employee_of" in headers
+    assert "외부 지식" in headers and "문장 안" in headers
+    assert config is not None
