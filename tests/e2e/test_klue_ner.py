@@ -131,7 +131,8 @@ def test_gold_is_the_reviewed_version_and_keeps_no_private_person(ner_rebuilt):
     assert len(gold) + sum(info["dropped"].values()) == len(agreed)
     assert set(info["dropped"]) <= {"pii", "reported_in_review", "not_reviewed",
                                     "overlapping_spans", "span_outside_text",
-                                    "unknown_entity_type"}  # fmt: skip
+                                    "unknown_entity_type", "no_entity"}  # fmt: skip
+    assert all(spans_from(label) for label in gold["label"])  # KLUE 3.4.1: none empty
     versions = pd.read_parquet(out / "gold" / "versions.parquet")
     reviewed = versions[versions["version"] == "reviewed"].set_index("item_id")["spans"]
     for row in gold.itertuples():
