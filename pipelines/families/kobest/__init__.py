@@ -43,6 +43,7 @@ from pipelines.families.kobest.card import card
 from pipelines.families.kobest.export import export_step
 from pipelines.families.kobest.revision import (
     artifacts_step,
+    candidates_step,
     duplicates_step,
     negated_test_step,
     revision_step,
@@ -52,7 +53,9 @@ from pipelines.families.kobest.rounds import configs, plan, preflight, rounds
 from pipelines.families.kobest.tasks import KOBEST_TASKS, kobest_task
 from pipelines.families.kobest.writing import prompts_step, reviewed_step, written_step
 
-# SentiNeg's test set (2.6): its own step, registered for that task only
+# SentiNeg's test set (2.6): its own steps, registered for that task only
+STEPS.add("kobest-sentineg:candidates", candidates_step,
+          (candidates_step.__doc__ or "").split("\n")[0])  # fmt: skip
 STEPS.add("kobest-sentineg:negated", negated_test_step,
           (negated_test_step.__doc__ or "").split("\n")[0])  # fmt: skip
 for _step, _fn in (
@@ -76,33 +79,34 @@ BIBTEX = """@inproceedings{kim2022kobest,
   year = {2022}
 }"""
 
-# how each release is scored: macro-F1 for all five tasks (KoBEST 4, Table 3). The
-# layout has no id, so a guid is the item's line in its split's file; the two
-# multiple-choice tasks are scored as choices, the three others as classes "0"/"1"
-_SOURCE = "KoBEST (Kim et al. 2022) 4, Table 3"
+# how each release is scored: F1 for all five tasks (KoBEST 2.7, Table 1, Table 4; macro-F1
+# as KoBEST's lm-eval tasks compute it), with the prompts of Table 7. The layout has no
+# id, so a guid is the item's line in its split's file; the two multiple-choice tasks
+# are scored as choices, the three others as classes "0"/"1"
+_SOURCE = "KoBEST (Kim et al. 2022) 2.7, Table 4; prompts Table 7"
 EVALUATIONS = {
     "boolq": classification(
         "", "label", "paragraph", ["macro_f1"], _SOURCE, text_pair="question",
-        labels=("0", "1"), prompt="{{paragraph}} 질문: {{question}}\n답변:",
+        labels=("0", "1"), prompt="{{paragraph}} 질문: {{question}} 답변:",
         harness_choices=("아니오", "예"),
     ),
     "copa": multiple_choice(
         "", "label", lambda r: f"{r['premise']} ({r['question']})",
         ["alternative_1", "alternative_2"], ["macro_f1"], _SOURCE,
-        prompt="{{premise}} {{question}}?",
+        prompt="{{premise}} {% if question == '원인' %}왜냐하면{% else %}그래서{% endif %}",
     ),
     "wic": classification(
         "", "label", "context_1", ["macro_f1"], _SOURCE, text_pair="context_2",
-        labels=("0", "1"), prompt="문장1: {{context_1}}\n문장2: {{context_2}}\n두 문장에서 "
+        labels=("0", "1"), prompt="문장1: {{context_1}} 문장2: {{context_2}} 두 문장에서 "
         "{{word}}가 같은 뜻으로 쓰였나?", harness_choices=("아니오", "예"),
     ),
     "hellaswag": multiple_choice(
         "", "label", "context", [f"ending_{i}" for i in range(1, 5)], ["macro_f1"], _SOURCE,
-        prompt="{{context}}",
+        prompt="문장: {{context}}",
     ),
     "sentineg": classification(
         "", "label", "sentence", ["macro_f1"], _SOURCE, labels=("0", "1"),
-        prompt="문장: {{sentence}}\n긍부정:", harness_choices=("부정", "긍정"),
+        prompt="문장: {{sentence}} 긍부정:", harness_choices=("부정", "긍정"),
     ),
 }  # fmt: skip
 

@@ -1,19 +1,29 @@
-"""SentiNeg's test set as KoBEST builds it (Kim et al. 2022, 2.6): a sentiment model is
-trained on the train and dev sets; each train item is a candidate, negated (the
-negation helper, ``negation.suggest``); a candidate whose *predicted* polarity flips
-once it is negated is converted (the negated sentence) and relabelled (the opposite
-label) into test. The converted item leaves train, so that a sentence and its negation
-are never on both sides of the split.
+"""SentiNeg's test set as KoBEST builds it (Kim et al. 2022, 2.6): "We then used the
+training and development sets to train a sentiment classification model. Next, we
+extracted candidates from training data where the polarity switched when transformed
+into a sentence with the opposite meaning. Finally, we converted each candidate to a
+sentence with its opposite meaning and reversed the label."
+
+``select`` is the extraction: each train item is negated by the negation helper
+(``negation.suggest``), and a candidate whose *predicted* polarity flips once negated
+is selected. ``apply`` is the conversion: each selected candidate's sentence of opposite
+meaning (a person's, written in the ``conversion`` round, ``rules.human_conversion``;
+or the helper's draft with that setting off), checked again, goes into test with the
+opposite label. The converted item leaves train, so that a sentence and its negation
+are never on both sides of the split. ``convert`` is both with the helper's drafts.
 
 Contract: every candidate is in the candidates table with its ``outcome``:
 
-- ``converted``: negated, the prediction flipped, the guideline checks passed, moved;
+- ``converted``: negated, the prediction flipped, converted, the checks passed, moved;
 - ``no_negation``: the helper found nothing to negate (no predicate);
 - ``prediction_unchanged``: the model gives the negated sentence the same polarity;
-- ``check_failed``: the negated sentence fails a guideline check (brand names, not a
-  negation of the candidate; ``checks``);
-- ``over_limit``: it qualified, but ``rules.negated_test_items`` were converted already
-  (candidates are taken in a seeded order).
+- ``check_failed``: the helper's negated sentence fails a guideline check (brand
+  names, not a negation of the candidate; ``checks``);
+- ``over_limit``: it qualified, but ``rules.negated_test_items`` were selected already
+  (candidates are taken in a seeded order);
+- ``conversion_failed``: the person's conversion fails a guideline check (it stays in
+  train);
+- ``not_converted``: selected, but no conversion came back (skipped in the round).
 
 Items in = items out: train loses exactly the items test gains.
 
@@ -37,8 +47,11 @@ import pandas as pd
 from pipelines.lang import Language
 
 CANDIDATE_COLUMNS = ["item_id", "sentence", "label", "negated", "method", "predicted",
-                     "predicted_negated", "outcome", "detail"]  # fmt: skip
-OUTCOMES = ("converted", "no_negation", "prediction_unchanged", "check_failed", "over_limit")
+                     "predicted_negated", "outcome", "detail", "converted",
+                     "converter"]  # fmt: skip
+OUTCOMES = ("converted", "no_negation", "prediction_unchanged", "check_failed", "over_limit",
+            "conversion_failed", "not_converted")  # fmt: skip
+SELECTED = "selected"  # a candidate waiting for its conversion (``select``'s outcome)
 
 
 def sentiment_features(lang: Language):  # noqa: ANN201 - a closure
@@ -97,10 +110,28 @@ def convert(
     seed: int,
     lexicon: str | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict]:
-    """(items, splits, candidates, report) after the conversion: the converted items
-    (``item_id`` ``<train item>-neg``, version 1, ``converted_from``) in test, their
-    train candidates gone; ``candidates``: every train item with its outcome (see the
-    module docstring)."""
+    """``select`` then ``apply`` with the helper's drafts as the conversions
+    (``rules.human_conversion`` off): (items, splits, candidates, report)."""
+    candidates, report = select(items, splits, lang, checks, check_ctx, limit, seed, lexicon)
+    chosen = candidates[candidates["outcome"] == SELECTED]
+    drafts = {i: (t, "negation helper") for i, t in zip(chosen["item_id"], chosen["negated"],
+                                                         strict=True)}  # fmt: skip
+    return apply(items, splits, candidates, report, drafts, checks, check_ctx)
+
+
+def select(
+    items: pd.DataFrame,
+    splits: pd.DataFrame,
+    lang: Language,
+    checks: dict,
+    check_ctx: object,
+    limit: int | None,
+    seed: int,
+    lexicon: str | None = None,
+) -> tuple[pd.DataFrame, dict]:
+    """(candidates, report): every train item with its outcome; the ones to convert are
+    ``selected`` (the prediction flips on the helper's negation, which passes the
+    checks), at most ``limit``, in a seeded order (see the module docstring)."""
     from pipelines.families.kobest.checks import run_checks
     from pipelines.families.kobest.negation import suggest
 
@@ -118,10 +149,9 @@ def convert(
     drafts = [suggest(str(t), lang, lexicon) for t in train["sentence"]]
     before = model.predict(train["sentence"].astype(str).tolist())
     after = model.predict([d.draft for d in drafts])
-    rows, moved, new = [], [], []
+    rows, chosen = [], 0
     for r, d, b, a in zip(train.to_dict("records"), drafts, before, after, strict=True):
-        outcome, detail = "converted", ""
-        label = int(r["label"])
+        outcome, detail = SELECTED, ""
         candidate = {**r, "original": r["sentence"], "sentence": d.draft}
         if d.method == "none":
             outcome, detail = "no_negation", d.detail
@@ -132,36 +162,72 @@ def convert(
             failed = [(n, x) for n, act, x in results if act == "drop"]
             if failed:
                 outcome, detail = "check_failed", "; ".join(f"{n}: {x}" for n, x in failed)
-            elif limit is not None and len(moved) >= limit:
-                outcome, detail = "over_limit", f"{limit} converted already"
-        rows.append(
-            {
-                "item_id": r["item_id"],
-                "sentence": r["sentence"],
-                "label": label,
-                "negated": d.draft,
-                "method": d.method,
-                "predicted": int(b),
-                "predicted_negated": int(a),
-                "outcome": outcome,
-                "detail": detail,
-            }
-        )
-        if outcome == "converted":
-            moved.append(r["item_id"])
-            new.append(
-                {
-                    **{k: v for k, v in r.items() if k != "split"},
-                    "item_id": f"{r['item_id']}-neg",
-                    "original": r["sentence"],
-                    "sentence": d.draft,
-                    "label": 1 - label,
-                    "version": 1,
-                    "converted_from": r["item_id"],
-                    "draft_method": d.method,
-                    "draft_detail": d.detail,
-                }
-            )
+            elif limit is not None and chosen >= limit:
+                outcome, detail = "over_limit", f"{limit} selected already"
+        chosen += outcome == SELECTED
+        rows.append({"item_id": r["item_id"], "sentence": r["sentence"],
+                     "label": int(r["label"]), "negated": d.draft, "method": d.method,
+                     "predicted": int(b), "predicted_negated": int(a), "outcome": outcome,
+                     "detail": detail, "converted": "", "converter": ""})  # fmt: skip
+    candidates = pd.DataFrame(rows, columns=CANDIDATE_COLUMNS)
+    test = frame[frame["split"] == "test"]
+    report = {
+        "model": "bag-of-morphemes logistic regression (MeCab morphemes, <NEG>), scikit-learn",
+        "trained_on": {
+            "train": int((fit["split"] == "train").sum()),
+            "dev": int((fit["split"] == "dev").sum()),
+            "texts": len(texts),
+        },
+        "test_accuracy_before": _accuracy(model, test),
+        "candidates": len(candidates),
+        "selected": chosen,
+        "limit": limit,
+    }
+    return candidates, report
+
+
+def apply(
+    items: pd.DataFrame,
+    splits: pd.DataFrame,
+    candidates: pd.DataFrame,
+    report: dict,
+    conversions: dict[str, tuple[str, str]],
+    checks: dict,
+    check_ctx: object,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict]:
+    """(items, splits, candidates, report) after the conversion: each ``selected``
+    candidate's conversion (``conversions``: item id -> (sentence, who wrote it)),
+    checked as a negation of the candidate, goes into test relabelled (``item_id``
+    ``<train item>-neg``, version 1, ``converted_from``) and the candidate leaves train;
+    a conversion that fails a check, or none, leaves the candidate in train."""
+    from pipelines.families.kobest.checks import run_checks
+
+    by_id = {r["item_id"]: r for r in items.to_dict("records")}
+    candidates = candidates.copy()
+    moved, new = [], []
+    for k, c in candidates.iterrows():
+        if c["outcome"] != SELECTED:
+            continue
+        got = conversions.get(c["item_id"])
+        if not got or not str(got[0]).strip():
+            candidates.loc[k, ["outcome", "detail"]] = ["not_converted", "no conversion"]
+            continue
+        text, who = str(got[0]).strip(), str(got[1])
+        r = by_id[c["item_id"]]
+        candidates.loc[k, ["converted", "converter"]] = [text, who]
+        results = run_checks({**r, "original": r["sentence"], "sentence": text}, checks,
+                             check_ctx)  # fmt: skip
+        failed = [(n, x) for n, act, x in results if act == "drop"]
+        if failed:
+            detail = "; ".join(f"{n}: {x}" for n, x in failed)
+            candidates.loc[k, ["outcome", "detail"]] = ["conversion_failed", detail]
+            continue
+        candidates.loc[k, "outcome"] = "converted"
+        moved.append(r["item_id"])
+        new.append({**r, "item_id": f"{r['item_id']}-neg", "original": r["sentence"],
+                    "sentence": text, "label": 1 - int(r["label"]), "version": 1,
+                    "converted_from": r["item_id"], "draft_method": c["method"],
+                    "draft_detail": who})  # fmt: skip
     keep = items[~items["item_id"].isin(moved)]
     out_items = keep.assign(converted_from="")
     if new:
@@ -174,20 +240,10 @@ def convert(
         ],
         ignore_index=True,
     )
-    candidates = pd.DataFrame(rows, columns=CANDIDATE_COLUMNS)
-    test = frame[frame["split"] == "test"]
     report = {
-        "model": "bag-of-morphemes logistic regression (MeCab morphemes, <NEG>), scikit-learn",
-        "trained_on": {
-            "train": int((fit["split"] == "train").sum()),
-            "dev": int((fit["split"] == "dev").sum()),
-            "texts": len(texts),
-        },
-        "test_accuracy_before": _accuracy(model, test),
-        "candidates": len(candidates),
+        **report,
         "outcomes": {o: int((candidates["outcome"] == o).sum()) for o in OUTCOMES},
         "converted": len(new),
-        "limit": limit,
         "splits_before": _counts(splits),
         "splits_after": _counts(out_splits),
     }

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -310,28 +311,111 @@ def _negated_settings(ctx: RunContext, arg: str) -> list:
     rules = _rules(ctx)
     seed = _seed(ctx)
     return [rules.negated_test, rules.negated_test_items, rules.antonyms, rules.brands,
-            rules.actions, seed]  # fmt: skip
+            rules.actions, seed, rules.human_conversion]  # fmt: skip
+
+
+def _candidates_reads(ctx: RunContext, arg: str) -> dict[str, Path]:
+    return {
+        "items": current_items(ctx, _rules(ctx).iterations + 1),
+        "splits": ctx.out / "split" / "splits.parquet",
+    }
+
+
+@declares(
+    reads=_candidates_reads,
+    writes=out_files(*(f"candidates/{n}" for n in (
+        "candidates.parquet", "conversion_items.parquet", "candidates.json"))),
+    settings=_negated_settings,
+)  # fmt: skip
+def candidates_step(ctx: RunContext, arg: str = "") -> StepOutcome:
+    """SentiNeg's test-set candidates (KoBEST 2.6, ``negated_test``): a sentiment model
+    trained on train and dev; the train items whose predicted polarity flips once negated
+    are selected (``negated_test.select``) and are the conversion round's items."""
+    from pipelines.families.kobest.checks import CheckContext, checks_of
+    from pipelines.families.kobest.negated_test import SELECTED, select
+    from pipelines.families.kobest.prompts import instruction
+
+    task, rules = _task(ctx), _rules(ctx)
+    reads = _candidates_reads(ctx, arg)
+    seed = _seed(ctx)
+
+    def compute() -> tuple[dict, dict]:
+        items = pd.read_parquet(reads["items"])
+        splits = pd.read_parquet(reads["splits"])
+        splits = splits[splits["item_id"].isin(items["item_id"])][["item_id", "split"]]
+        empty = pd.DataFrame(columns=["item_id"])
+        if not rules.negated_test:
+            return {"candidates.parquet": empty, "conversion_items.parquet": empty}, {
+                "skipped": True, "selected": 0}  # fmt: skip
+        candidates, report = select(items, splits, _lang(ctx), checks_of(task.name, task.checks),
+                                    CheckContext(_lang(ctx), rules), rules.negated_test_items,
+                                    seed, rules.antonyms)  # fmt: skip
+        chosen = candidates[candidates["outcome"] == SELECTED]
+        conversion = empty
+        if rules.human_conversion and len(chosen):
+            label = 1 - chosen["label"].astype(int)
+            conversion = pd.DataFrame({
+                "item_id": chosen["item_id"].tolist(), "original": chosen["sentence"].tolist(),
+                "draft": chosen["negated"].tolist(), "draft_method": chosen["method"].tolist(),
+                "label": label.tolist(),
+                "instruction": [instruction(task, {"label": v}) for v in label],
+                "guideline": task.guideline,
+            })  # fmt: skip
+            if ctx.simulated:  # the simulated converter keeps the helper's draft
+                conversion["sim_sentence"] = conversion["draft"]
+        info = {"skipped": False, "human_conversion": rules.human_conversion, **report,
+                "to_convert": len(conversion)}  # fmt: skip
+        return {"candidates.parquet": candidates, "conversion_items.parquet": conversion}, info
+
+    info, hit = cached(ctx, compute)
+    return StepOutcome(
+        ("skipped (rules.negated_test is off)" if info["skipped"]
+         else f"{info['selected']} of {info['candidates']} train items selected"
+         + (f"; {info['to_convert']} to the conversion round" if info.get("human_conversion")
+            else "; the helper's drafts convert them (rules.human_conversion off)"))
+        + (" (cached)" if hit else ""),
+        {**info, "cached": hit},
+    )  # fmt: skip
+
+
+def _conversion_pulls(ctx: RunContext, arg: str) -> dict[str, Path]:
+    r = rounds(ctx)["conversion"]
+    todo = len(pd.read_parquet(r.items)) if r.items.is_file() else 0
+    return {"annotations": r.annotations} if todo else {}  # pulled by the step's round
 
 
 @declares(
     reads=lambda ctx, arg: {
         "items": current_items(ctx, _rules(ctx).iterations + 1),
         "splits": ctx.out / "split" / "splits.parquet",
+        "candidates": ctx.out / "candidates" / "candidates.parquet",
+        "conversion": ctx.out / "candidates" / "conversion_items.parquet",
     },
     writes=out_files(*(f"negated/{n}" for n in (
         "items.parquet", "splits.parquet", "candidates.parquet", "negated.json"))),
     settings=_negated_settings,
+    pulls=_conversion_pulls,
 )  # fmt: skip
 def negated_test_step(ctx: RunContext, arg: str = "") -> StepOutcome:
-    """SentiNeg's test set (KoBEST 2.6, ``negated_test``): a sentiment model trained on
-    train and dev; train items whose predicted polarity flips once negated are converted
-    and relabelled into test (``candidates.parquet``: every train item's outcome)."""
+    """SentiNeg's test set (KoBEST 2.6, ``negated_test``): the selected candidates go to
+    the conversion round (push, simulate, wait, pull: the shared steps), where a person
+    converts each to a sentence of opposite meaning; each conversion, checked again, is
+    relabelled into test and its candidate leaves train (``candidates.parquet``: every
+    train item's outcome). ``rules.human_conversion`` off: the helper's drafts convert."""
     from pipelines.families.kobest.checks import CheckContext, checks_of
-    from pipelines.families.kobest.negated_test import convert
+    from pipelines.families.kobest.negated_test import SELECTED, apply
+    from pipelines.families.kobest.review import answers
 
     task, rules = _task(ctx), _rules(ctx)
     src = current_items(ctx, rules.iterations + 1)
-    seed = _seed(ctx)
+    folder = ctx.out / "candidates"
+    r = rounds(ctx)["conversion"]
+    todo = pd.read_parquet(folder / "conversion_items.parquet")
+    info: dict = {}
+    if rules.negated_test and rules.human_conversion and len(todo):
+        for op in ("push", "simulate", "wait", "pull"):
+            fn, op_arg = step_function(ctx.task.name, f"{op}-conversion")
+            info[op] = fn(ctx, op_arg).summary
 
     def compute() -> tuple[dict, dict]:
         items = pd.read_parquet(src)
@@ -342,21 +426,27 @@ def negated_test_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             info = {"skipped": True, "converted": 0}
             return {"items.parquet": items.assign(converted_from=""),
                     "splits.parquet": splits, "candidates.parquet": empty}, info  # fmt: skip
-        new_items, new_splits, candidates, report = convert(
-            items,
-            splits,
-            _lang(ctx),
-            checks_of(task.name, task.checks),
-            CheckContext(_lang(ctx), rules),
-            rules.negated_test_items,
-            seed,
-            rules.antonyms,
-        )
+        candidates = pd.read_parquet(folder / "candidates.parquet")
+        report = json.loads((folder / "candidates.json").read_text(encoding="utf-8"))
+        report = {k: v for k, v in report.items() if k not in ("skipped", "to_convert")}
+        if rules.human_conversion:
+            got = answers(pd.read_parquet(r.annotations)) if len(todo) else {}
+            conversions = {i: (a[0].get("sentence", ""), a[0]["annotator"])
+                           for i, a in got.items() if a}  # fmt: skip
+        else:
+            chosen = candidates[candidates["outcome"] == SELECTED]
+            pairs = zip(chosen["item_id"], chosen["negated"], strict=True)
+            conversions = {i: (t, "negation helper") for i, t in pairs}
+        new_items, new_splits, candidates, report = apply(
+            items, splits, candidates, report, conversions,
+            checks_of(task.name, task.checks), CheckContext(_lang(ctx), rules),
+        )  # fmt: skip
         info = {"skipped": False, **report}
         return {"items.parquet": new_items, "splits.parquet": new_splits,
                 "candidates.parquet": candidates}, info  # fmt: skip
 
-    info, hit = cached(ctx, compute)
+    got, hit = cached(ctx, compute)
+    info.update(got)
     n = sum((info.get("splits_after") or {}).values()) or None
     return StepOutcome(
         (

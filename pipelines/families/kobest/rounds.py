@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from pipelines.core.recipe import Recipe
 
 CONFIGS = Path(__file__).resolve().parents[3] / "annotation_configs"
-POOLS = {"writing": "writer", "review": "linguist", "revision": "reviser"}
+POOLS = {"writing": "writer", "review": "linguist", "revision": "reviser",
+         "conversion": "converter"}  # fmt: skip
 DROP_COLUMNS = ["item_id", "stage", "reason", "detail"]
 
 
@@ -47,6 +48,8 @@ def round_config(recipe: Recipe, task: str, name: str) -> Path:
     spec = getattr(recipe.kobest, f"{name}_round")
     if spec is not None and spec.config:
         return recipe.resolve(spec.config)
+    if name == "conversion":
+        return CONFIGS / f"kobest_{task}_conversion.xml"
     return CONFIGS / (f"kobest_{task}.xml" if name == "writing" else f"kobest_{task}_review.xml")
 
 
@@ -91,6 +94,14 @@ def rounds(ctx: RunContext) -> dict[str, Round]:
             POOLS["review"],
         ),
     }
+    if _task(ctx).name == "sentineg":  # 2.6: the conversion of the selected candidates
+        r["conversion"] = _round(
+            ctx,
+            "conversion",
+            out / "candidates" / "conversion_items.parquet",
+            out / "annotate" / "conversion.parquet",
+            POOLS["conversion"],
+        )
     for k in range(1, _rules(ctx).iterations + 1):
         r[f"revision{k}"] = _round(
             ctx,
@@ -120,16 +131,16 @@ def plan(recipe: Recipe) -> list[str]:
         steps += [f"artifacts-{k}", f"revision-{k}"]
     steps.append(f"artifacts-{n + 1}")
     if recipe.task == "kobest-sentineg":
-        steps.append("negated")  # 2.6: the test set from train, negated
+        # 2.6: the candidates selected from train, converted (the conversion round, run
+        # by the negated step when there are any) and relabelled into test
+        steps += ["candidates", "negated"]
     return [*steps, "export"]
 
 
 def configs(recipe: Recipe) -> list[tuple[str, Path]]:
     task = recipe.task.removeprefix("kobest-")
-    return [
-        (f"kobest.{n}_round.config", round_config(recipe, task, n))
-        for n in ("writing", "review", "revision")
-    ]
+    names = ("writing", "review", "revision", *(("conversion",) if task == "sentineg" else ()))
+    return [(f"kobest.{n}_round.config", round_config(recipe, task, n)) for n in names]
 
 
 def _corpus(recipe: Recipe, name: str) -> Path:

@@ -31,6 +31,9 @@ class KobestRules:
     - ``min_context_sentences``: a HellaSwag context has at least 3 sentences (kss; 2.5);
     - ``wh_words``: a BoolQ question holds none of these (2.2);
     - ``brands`` / ``antonyms``: SentiNeg's lexicons (2.6; None: the shipped ones);
+    - ``slang``: COPA's slang lexicon (2.3, guideline 3; None: the shipped one);
+    - ``dictionary``: WiC's dictionary (2.4, guidelines 1, 2 and 4: the headwords, their
+      homonym entries and example sentences; None: the shipped one, written for the demo);
     - ``actions``: a check's action when not its default (``drop`` or ``flag``);
     - ``near_duplicate_min``: rapidfuzz ratio (0-100) of two items' normalised text at
       or over which they are near duplicates; ``swap_min``: the ratio of one COPA
@@ -48,12 +51,17 @@ class KobestRules:
     - ``negated_test`` (SentiNeg only, 2.6): build the test set as the paper does, from
       train items whose predicted polarity flips once negated, converted and relabelled
       (``negated_test``); ``negated_test_items``: at most this many converted (None:
-      every one that qualifies; the paper gives no number)."""
+      every one that qualifies; the paper gives no number); ``human_conversion`` (2.6:
+      "we converted each candidate to a sentence with its opposite meaning"): a person
+      converts each selected candidate in the ``conversion`` round (off: the negation
+      helper's draft is the conversion, no round)."""
 
     min_context_sentences: AtLeastOne = 3
     wh_words: tuple[str, ...] = WH_WORDS
     brands: str | None = None
     antonyms: str | None = None
+    slang: str | None = None
+    dictionary: str | None = None
     actions: dict[str, str] = field(default_factory=dict)
     near_duplicate_min: Score100 = 90.0  # issue 51: 150 was a rapidfuzz TypeError
     swap_min: Score100 = 85.0
@@ -65,6 +73,7 @@ class KobestRules:
     review_votes: AtLeastOne = 1
     negated_test: bool = True
     negated_test_items: int | None = None
+    human_conversion: bool = True
 
     def __post_init__(self) -> None:
         if self.duplicates not in ("drop", "flag"):

@@ -20,8 +20,10 @@ if TYPE_CHECKING:
 class KobestRound(Strict):
     """A KoBEST Label Studio round: ``writing`` (one writer per prompt,
     ``annotation_configs/kobest_<task>.xml``), ``review`` (the linguists: accept / edit /
-    reject, ``kobest_<task>_review.xml``) or ``revision`` (the artifact review's items,
-    the review config). ``people``: per item."""
+    reject, ``kobest_<task>_review.xml``), ``revision`` (the artifact review's items,
+    the review config) or, SentiNeg only, ``conversion`` (2.6: a person converts each
+    selected train item to a sentence of opposite meaning,
+    ``kobest_sentineg_conversion.xml``). ``people``: per item."""
 
     people: int = Field(default=1, ge=1)
     config: str | None = None  # default: benchforge's annotation_configs/ file above
@@ -64,6 +66,7 @@ class KobestSpec(Strict):
     writing_round: KobestRound | None = None
     review_round: KobestRound | None = None
     revision_round: KobestRound | None = None
+    conversion_round: KobestRound | None = None  # SentiNeg (2.6, rules.human_conversion)
     simulation: KobestSimulation | None = None
 
     @model_validator(mode="after")

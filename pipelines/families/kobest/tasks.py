@@ -43,6 +43,16 @@ class KobestTask:
     hub_category: str = "text-classification"
 
 
+# KoBEST Table 1: |Train|, |Dev|, |Test| of each task as the paper prints them (BoolQ's
+# "3.665" and SentiNeg's "3.649" are thousands separators, as the other rows show)
+PAPER_SIZES = {
+    "boolq": (3665, 700, 1404),
+    "copa": (3076, 1000, 1000),
+    "wic": (3318, 1260, 1260),
+    "hellaswag": (2029, 500, 500),
+    "sentineg": (3649, 400, 397),
+}
+
 KOBEST_TASKS: Registry[KobestTask] = Registry("KoBEST task", None, "KoBEST tasks")
 
 
@@ -81,11 +91,19 @@ register(
         layout=("premise", "question", "alternative_1", "alternative_2"),
         labels={0: "대안 1", 1: "대안 2"},
         partial=("alternative_1", "alternative_2"),
-        checks=("copa_past_tense", "copa_subject", "copa_keyword"),
+        checks=(
+            "copa_past_tense",
+            "copa_subject",
+            "copa_keyword",
+            "copa_slang",
+            "copa_proper_noun",
+            "copa_same_kind",
+        ),
         text=("premise", "alternative_1", "alternative_2"),
         guideline="전제와 두 대안을 과거 시제로, 주어를 넣어 쓰세요. 질문(원인/결과)에 맞는 정답 "
         "대안을 지정된 자리에 쓰고, 다른 대안은 그럴듯하지만 틀리게 쓰세요. 두 대안 모두 전제의 "
-        "핵심어를 함께 쓰세요.",
+        "핵심어를 함께 쓰세요. 두 대안은 같은 영역(둘 다 상태이거나 둘 다 행동)으로 쓰고, "
+        "고유명사, 속어, 군더더기 표현은 쓰지 마세요.",
         hub_category="multiple-choice",
     )
 )
@@ -99,10 +117,12 @@ register(
         layout=("word", "context_1", "context_2"),
         labels={0: "다른 뜻 (False)", 1: "같은 뜻 (True)"},
         partial=("word",),
-        checks=("wic_target",),
+        checks=("wic_target", "wic_dictionary", "wic_examples", "wic_homonym"),
         text=("context_1", "context_2"),
         guideline="주어진 단어(명사, 대명사, 수사, 의존명사)가 두 문장에 모두 그대로 들어가게 "
-        "쓰세요. 지정된 답(같은 뜻/다른 뜻)이 되도록 쓰세요.",
+        "쓰세요. 지정된 답(같은 뜻/다른 뜻)이 되도록 쓰세요. 단어는 사전에 올라 있어야 하고, "
+        "두 문장은 사전의 예문에서 가져오세요. '다른 뜻'은 동음이의어로만 쓰세요"
+        "(다의어는 안 됩니다).",
     )
 )
 register(

@@ -67,12 +67,12 @@ COPA_OK = {
         (
             "wic",
             {"word": "먹", "context_1": "밥을 먹었다.", "context_2": "사과를 먹었다."},
-            {"wic_target"},
+            {"wic_target", "wic_dictionary", "wic_examples"},  # 2.4: no noun of the dictionary
         ),
         (
             "wic",
             {"word": "눈", "context_1": "눈이 내렸다.", "context_2": "그는 고개를 들었다."},
-            {"wic_target"},
+            {"wic_target", "wic_examples"},  # 2.4: no example sentence of the dictionary
         ),
         ("boolq", {"question": "서울은 한국의 수도인가요?"}, set()),
         ("boolq", {"question": "한국의 수도는 어디인가요?"}, {"boolq_yes_no"}),

@@ -46,7 +46,9 @@ def test_seeded_writers_write_each_label_and_the_checks_drop_only_the_planted_fa
         for r in items.to_dict("records")
         if any(a == "drop" for _, a, _ in run_checks(r, checks, CTX))
     }
-    planted = set(items.loc[items["sim_plant"].str.contains("guideline"), "item_id"])
+    # WiC's "dictionary" seeds break 2.4's dictionary rules: a polysemy as a homonym, an
+    # ambiguous context, a misspelt one (no dictionary example)
+    planted = set(items.loc[items["sim_plant"].str.contains("guideline|dictionary"), "item_id"])
     assert planted and dropped == planted
     assert (items["sim_plant"].str.contains("cue")).sum() == cue
     for r in items.to_dict("records"):
