@@ -159,9 +159,14 @@ def test_jsts_rebuild_keeps_the_low_variance_pairs_in_jglue_layout(jglue_rebuilt
     out = run["out"]
     assert "0 tasks created" in run["again"] and "(cached)" in run["again"]
     ls = annotate.client()
-    assert annotate.find_project(ls, "jsts-test-sts").task_number == 22  # no duplicates
     sts = json.loads((out / "sts" / "sts.json").read_text(encoding="utf-8"))
     assert sts["per_kind"]["A"]["pairs"] == 16 and sts["per_kind"]["B"]["pairs"] == 6
+    # JSTS-C (JGLUE 3.2.2 step 5): the validated contradictions rated in the same round
+    validation = json.loads((out / "validation" / "validation.json").read_text("utf-8"))
+    assert sts["per_kind"]["C"]["pairs"] == validation["kept"] > 0
+    assert sts["per_kind"]["C"]["paper"]["pairs"] == 3779
+    n = 16 + 6 + validation["kept"]
+    assert annotate.find_project(ls, "jsts-test-sts").task_number == n  # no duplicates
     assert sts["per_kind"]["A"]["paper"] == {"pairs": 16000, "kept": 10236, "kept_share": 0.6398}
     votes = pd.read_parquet(out / "annotate" / "sts.parquet")
     done = votes[~votes["cancelled"]]
@@ -174,6 +179,10 @@ def test_jsts_rebuild_keeps_the_low_variance_pairs_in_jglue_layout(jglue_rebuilt
     files = _release_files(out / "dataset")
     assert set(files) == {"train", "valid", "test"}
     assert sum(map(len, files.values())) == len(gold)
+    kinds = {
+        r["yjcaptions_id"] for rows in files.values() for r in rows if "-g" in r["yjcaptions_id"]
+    }
+    assert kinds == set(gold.loc[gold["kind"] == "C", "item_id"])  # JSTS-C in JSTS
     for rows in files.values():
         assert [r["sentence_pair_id"] for r in rows] == [str(i) for i in range(len(rows))]
         assert all(list(r) == ["sentence_pair_id", "yjcaptions_id", "sentence1", "sentence2",
@@ -361,7 +370,14 @@ def test_kobest_boolq_wic_hellaswag_demos_find_their_planted_faults(
     edited = set(pd.read_parquet(out / "reviewed" / "versions.parquet").get("item_id", []))
     review_dropped = set(pd.read_parquet(out / "reviewed" / "dropped.parquet").get("item_id", []))
     misspelt = set(prompts.loc[prompts["sim_plant"].str.contains("review_edit"), "item_id"])
-    assert misspelt and misspelt <= edited | review_dropped
+    if name == "wic":  # KoBEST 2.4: a misspelt, ambiguous or polysemous context is no
+        # dictionary example (or no homonym): the dictionary checks drop it before review
+        broken = set(prompts.loc[prompts["sim_plant"].str.contains("dictionary"), "item_id"])
+        assert broken and all(reasons.get(i) in ("wic_examples", "wic_homonym") for i in broken), {
+            i: reasons.get(i) for i in broken
+        }
+    else:
+        assert misspelt and misspelt <= edited | review_dropped
     first = json.loads((out / "artifacts-1" / "artifacts.json").read_text(encoding="utf-8"))
     last = json.loads((out / "artifacts-3" / "artifacts.json").read_text(encoding="utf-8"))
     if cue:

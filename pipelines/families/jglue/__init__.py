@@ -9,8 +9,11 @@ recipe's split rule, grouped by image so that no image straddles two splits) and
 ``export`` (JGLUE's layout: ``sentence_pair_id, yjcaptions_id, sentence1, sentence2,
 label`` as JSON Lines per split, train / valid / test).
 
-``jsts``: ``captions`` -> ``pairs`` (JSTS-A and JSTS-B) -> the ``sts`` round (5 raters,
-``jsts.xml``) -> ``sts`` (mean, variance rule) -> ``split`` -> ``export``.
+``jsts``: ``captions`` -> ``pairs`` (JSTS-A and JSTS-B) -> (with ``jglue.jsts_c``, the
+paper's JSTS: ``writing-items`` -> the ``writing`` round -> ``written`` -> the
+``validation`` round -> ``validation``: JSTS-C's contradictions, as for JNLI) -> the
+``sts`` round (5 raters, ``jsts.xml``; A, B and C pairs) -> ``sts`` (mean, variance
+rule) -> ``split`` -> ``export``.
 
 ``jnli``: ``captions`` -> ``pairs`` (one-image pairs in both directions) -> the ``nli``
 round (10 annotators, ``jnli_judgement.xml``) -> ``nli`` (6 of 10, entailment or
@@ -35,7 +38,7 @@ from pipelines.families.jglue import section  # noqa: F401 - the recipe section
 from pipelines.families.jglue.card import card
 from pipelines.families.jglue.export import export_step, split_step
 from pipelines.families.jglue.nli import nli_step, validation_step, writing_items_step, written_step
-from pipelines.families.jglue.rounds import TASK_ROUNDS, configs, preflight, rounds
+from pipelines.families.jglue.rounds import configs, preflight, rounds, task_rounds
 from pipelines.families.jglue.steps import captions_step, pairs_step, sts_step
 
 for _step, _fn in (
@@ -78,10 +81,31 @@ EVALUATIONS = {
     ),
 }  # fmt: skip
 
+# JSTS-C's steps (JGLUE 3.2.2 steps 4 and 5), JNLI's contradictions: written, checked by
+# the edit-distance rule, validated one way (the reverse added for JNLI)
+CONTRADICTION_STEPS = ["writing-items", *_round_steps("writing"), "written",
+                       *_round_steps("validation"), "validation"]  # fmt: skip
+
+
+def plan(recipe: object) -> list[str]:
+    """A ``jsts`` rebuild's steps: with ``jglue.jsts_c`` (the paper's JSTS, 3.2.2) the
+    contradictions are written and validated before the STS round rates A, B and C."""
+    extra = CONTRADICTION_STEPS if "validation" in task_rounds(recipe) else []
+    return ["captions", "pairs", *extra, *_round_steps("sts"), "sts", "split", "export"]
+
+
 for _kind, _steps, _title in (
     (
         "jsts",
-        ["captions", "pairs", *_round_steps("sts"), "sts", "split", "export"],
+        [
+            "captions",
+            "pairs",
+            *CONTRADICTION_STEPS,
+            *_round_steps("sts"),
+            "sts",
+            "split",
+            "export",
+        ],  # fmt: skip
         "JGLUE JSTS: semantic textual similarity of image captions (Kurihara et al. 2022, 3.2.2)",
     ),
     (
@@ -117,10 +141,11 @@ for _kind, _steps, _title in (
             simulated=lambda recipe: any(
                 getattr(recipe.jglue, f"{n}_round") is not None
                 and getattr(recipe.jglue, f"{n}_round").simulate is not None
-                for n in TASK_ROUNDS[recipe.task]
+                for n in task_rounds(recipe)
             ),
             preflight=preflight,
             configs=configs,
+            plan=plan if _kind == "jsts" else None,
             evaluation=EVALUATIONS[_kind],
         )
     )

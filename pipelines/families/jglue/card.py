@@ -37,6 +37,7 @@ def card(facts: dict) -> CardSection:
     f = facts["family"]
     return from_template(TEMPLATE, {
         "jnli": facts["task_kind"] == "jnli", "j": facts["recipe"]["jglue"],
+        "contradictions": f.get("validation") is not None,
         "cap": f["captions"], "pairs": f["pairs"], "sts": f["sts"], "nli": f.get("nli"),
         "wr": f.get("written"), "va": f.get("validation"), "rules": facts["rules"],
         "kind_table": _kind_table(f["sts"]["per_kind"]),

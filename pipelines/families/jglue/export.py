@@ -14,6 +14,7 @@ from pipelines.families.jglue.rounds import (
     _rules,
     _spec,
     rounds,
+    with_contradictions,
 )
 
 
@@ -95,9 +96,11 @@ def export_inputs(ctx: RunContext) -> dict[str, Path]:
         "artifacts": out / "split" / "artifacts.json",
     }
     if ctx.task.name == "jnli":
-        for name in ("nli", "written", "validation"):
-            inputs[name] = out / name / f"{name}.json"
+        inputs["nli"] = out / "nli" / "nli.json"
         inputs["sts-gold"] = out / "sts" / "gold.parquet"
+    if with_contradictions(ctx.recipe):  # JNLI-C, JSTS-C
+        for name in ("written", "validation"):
+            inputs[name] = out / name / f"{name}.json"
     return inputs
 
 

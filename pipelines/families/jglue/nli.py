@@ -1,5 +1,7 @@
-"""JNLI's steps (JGLUE 3.2.2): ``nli`` (step 1: gold by agreement), ``writing-items``
-and ``written`` (contradictions written and checked), ``validation``."""
+"""JNLI's steps (JGLUE 3.2.2): ``nli`` (step 3: gold by agreement), ``writing-items``
+and ``written`` (contradictions written and checked), ``validation`` (step 4). A
+``jsts`` rebuild with ``jglue.jsts_c`` runs the last three too: JSTS-C's pairs are the
+validated contradictions (step 5)."""
 
 from __future__ import annotations
 
@@ -99,7 +101,7 @@ def writing_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     def compute() -> tuple[dict, dict]:
         pairs = pd.read_parquet(inputs[1])
         used = {i for images in pairs["images"] for i in images}
-        release = contradictions_by_caption(_releases(ctx))
+        release = contradictions_by_caption(_releases(ctx), ctx.task.name)
         items = writing_items(
             pd.read_parquet(inputs[0]),
             used,
@@ -129,7 +131,7 @@ def written_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     an empty, repeated or copied one, and a skipped caption are dropped with the reason.
     The kept pairs are the validation round's items."""
     from pipelines.families.jglue.construct import latent_nli, validation_items, written_pairs
-    from pipelines.families.jglue.release import labels_by_texts
+    from pipelines.families.jglue.release import contradictions_of, labels_by_texts
 
     r = rounds(ctx)["writing"]
     rules = _rules(ctx)
@@ -141,6 +143,9 @@ def written_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         items = validation_items(pairs)
         if ctx.simulated:
             known = labels_by_texts(_releases(ctx), "jnli", True)
+            if ctx.task.name == "jsts":  # a released JSTS-C pair passed the validation
+                for pair in contradictions_of(_releases(ctx), "jsts"):
+                    known.setdefault(pair, "contradiction")
             items["sim_label"] = [
                 latent_nli(a, b, known)
                 for a, b in zip(items["sentence1"], items["sentence2"], strict=True)
@@ -166,8 +171,15 @@ def written_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     )
 
 
+def _validation_reads(ctx: RunContext, arg: str) -> dict:
+    files = round_files("validation", "captions/releases.parquet")(ctx, arg)
+    if ctx.task.name == "jsts":  # the A and B pairs join JSTS-C in the STS round
+        files["pairs/items.parquet"] = ctx.out / "pairs" / "items.parquet"
+    return files
+
+
 @declares(
-    reads=round_files("validation", "captions/releases.parquet"),
+    reads=_validation_reads,
     writes=out_files(*(f"validation/{n}" for n in (
         "contradictions.parquet", "sts_items.parquet", "dropped.parquet", "validation.json"))),
     settings=lambda ctx, arg: [_rules(ctx).contradiction_min_votes, ctx.simulated],
@@ -175,7 +187,8 @@ def written_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 def validation_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """JNLI's one-way validation: a written pair is kept when ``contradiction_min_votes``
     (6) of its annotators say contradiction; the reverse direction is added; the kept
-    pairs are the JSTS-C round's items."""
+    pairs are the JSTS-C round's items (``jsts``: with the A and B pairs, one STS round,
+    JGLUE 3.2.2 step 5: "in the same way as in Steps 1 and 2")."""
     from pipelines.families.jglue.construct import validated, with_reverse
 
     r = rounds(ctx)["validation"]
@@ -193,6 +206,10 @@ def validation_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         sts_items = kept.assign(kind="C", images=[[i] for i in kept["image_id"]])
         if ctx.simulated:
             sts_items = _sts_truth(sts_items, _releases(ctx), _spec(ctx).seed)
+        if ctx.task.name == "jsts":
+            ab = pd.read_parquet(ctx.out / "pairs" / "items.parquet")
+            sts_items = pd.concat([ab, sts_items[[c for c in ab.columns if c in sts_items]]],
+                                  ignore_index=True)  # fmt: skip
         info = {
             "items": len(items),
             "kept": len(kept),

@@ -151,15 +151,23 @@ def labels_by_texts(
     return out
 
 
-def contradictions_by_caption(pairs: pd.DataFrame) -> dict[str, list[str]]:
-    """The written contradictions the release keeps per caption text (JNLI
-    ``<image>-<caption>-g<n>`` pairs, in the release's order)."""
+def contradictions_by_caption(pairs: pd.DataFrame, task: str = "jnli") -> dict[str, list[str]]:
+    """The written contradictions the release keeps per caption text (the ``task``'s
+    ``<image>-<caption>-g<n>`` pairs: JNLI-C, or JSTS-C for ``jsts``, in the release's
+    order)."""
     out: dict[str, list[str]] = {}
-    rows = pairs[(pairs["task"] == "jnli") & (pairs["kind"] == "C")]
+    rows = pairs[(pairs["task"] == task) & (pairs["kind"] == "C")]
     for r in rows.itertuples(index=False):
         if r.caption2.startswith("g") and r.sentence2 not in out.get(r.sentence1, []):
             out.setdefault(r.sentence1, []).append(r.sentence2)
     return out
+
+
+def contradictions_of(pairs: pd.DataFrame, task: str) -> set[tuple[str, str]]:
+    """The (caption, written sentence) pairs of the ``task``'s C pairs, both ways."""
+    rows = pairs[(pairs["task"] == task) & (pairs["kind"] == "C")]
+    both = zip(rows["sentence1"], rows["sentence2"], strict=True)
+    return {p for a, b in both for p in ((a, b), (b, a))}
 
 
 def caption_tables(paths: list[Path], lang: str, min_share: float) -> tuple[dict, dict]:

@@ -21,7 +21,24 @@ ROUND_CONFIGS = {
 }
 ROUND_POOLS = {"sts": "rater", "nli": "annotator", "writing": "writer", "validation": "validator"}
 TASK_ROUNDS = {"jsts": ["sts"], "jnli": ["nli", "writing", "validation", "sts"]}
+# JSTS with JSTS-C (JGLUE 3.2.2, steps 4 and 5; ``jglue.jsts_c``): contradictions written
+# and validated as for JNLI-C, then rated with the A and B pairs in one STS round
+JSTS_C_ROUNDS = ["writing", "validation", "sts"]
 SPLIT_NAMES = {"train": "train", "dev": "valid", "test": "test"}  # JGLUE calls dev "valid"
+
+
+def task_rounds(recipe: Recipe) -> list[str]:
+    """The rounds a rebuild of ``recipe`` runs, in order: ``TASK_ROUNDS``, and for a
+    ``jsts`` recipe with ``jglue.jsts_c`` (the paper's JSTS) the writing and validation
+    rounds before the STS round."""
+    if recipe.task == "jsts" and recipe.jglue.jsts_c:
+        return list(JSTS_C_ROUNDS)
+    return list(TASK_ROUNDS[recipe.task])
+
+
+def with_contradictions(recipe: Recipe) -> bool:
+    """Whether the rebuild writes and validates contradictions (JNLI-C, JSTS-C)."""
+    return "validation" in task_rounds(recipe)
 
 
 def _spec(ctx_or_recipe: RunContext | Recipe) -> object:
@@ -39,18 +56,18 @@ def release_paths(recipe: Recipe) -> list[Path]:
 
 
 def _round_items(ctx: RunContext, name: str) -> Path:
-    if name == "sts" and ctx.task.name == "jnli":
+    if name == "sts" and with_contradictions(ctx.recipe):
         return ctx.out / "validation" / "sts_items.parquet"
     folder = {"sts": "pairs", "nli": "pairs", "writing": "writing-items", "validation": "written"}
     return ctx.out / folder[name] / "items.parquet"
 
 
 def rounds(ctx: RunContext) -> dict[str, Round]:
-    """The task kind's Label Studio rounds (``TASK_ROUNDS``), from ``jglue.<name>_round``."""
+    """The rebuild's Label Studio rounds (:func:`task_rounds`), from ``jglue.<name>_round``."""
     from pipelines.core.recipe import SimulateSpec
 
     out = {}
-    for name in TASK_ROUNDS[ctx.task.name]:
+    for name in task_rounds(ctx.recipe):
         spec = getattr(_spec(ctx), f"{name}_round")
         sim = None
         if ctx.simulated:
@@ -88,11 +105,17 @@ def preflight(recipe: Recipe) -> None:
 
     missing = [
         f"jglue.{n}_round"
-        for n in TASK_ROUNDS[recipe.task]
+        for n in task_rounds(recipe)
         if getattr(recipe.jglue, f"{n}_round") is None
     ]
     if missing:
-        raise RecipeError(f"a {recipe.task} rebuild needs {missing} in the recipe")
+        hint = (
+            " (JSTS-C, JGLUE 3.2.2 steps 4 and 5; or jglue.jsts_c: false for JSTS without "
+            "JSTS-C, a departure from the paper)"
+            if recipe.task == "jsts" and recipe.jglue.jsts_c
+            else ""
+        )
+        raise RecipeError(f"a {recipe.task} rebuild needs {missing} in the recipe{hint}")
     read_releases(release_paths(recipe))
 
 

@@ -50,6 +50,10 @@ class JglueSpec(Strict):
     other_image_method: Literal["random", "gsm"] = "random"
     seed: Seed = 0
     writing_captions: int = Field(default=20, ge=0)
+    # jsts: JSTS is JSTS-A, B and C (JGLUE 3.2.2): contradictions written for captions,
+    # validated as for JNLI-C (steps 4) and rated with the A and B pairs (step 5); needs
+    # writing_round and validation_round. false: JSTS-A and B only (a departure)
+    jsts_c: bool = True
     # "release": draw only one-image pairs the release has and captions it wrote
     # contradictions for (demos: simulated people then answer as the release did)
     draw_from: Literal["any", "release"] = "any"
