@@ -245,3 +245,24 @@ def test_a_sentence_left_without_an_entity_is_dropped_as_klue_did(tmp_path):
     recipe = _recipe(tmp_path)
     assert recipe.ner.drop_without_entity is True  # the paper's rule by default
     assert _recipe(tmp_path, drop_without_entity=False).ner.drop_without_entity is False
+
+
+@pytest.mark.parametrize("config", ["ner.xml", "ner_review.xml"])
+def test_the_interfaces_give_each_type_klues_definition_and_the_reports(config):
+    """KLUE 3.4.1: the six types with the paper's definitions (in Korean, shown as each
+    label's hint) and the reports that discard a text: several sentences, not a
+    sentence, a fragment, a list of nouns, hate speech or bias."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.parse(Path(__file__).resolve().parents[4] / "annotation_configs" / config)
+    hints = {e.get("value"): e.get("hint", "") for e in root.iter("Label")}
+    assert list(hints) == ["PS", "LC", "OG", "DT", "TI", "QT"]
+    want = {"PS": ["개인", "집단"], "LC": ["행정 구역", "지리적"], "OG": ["기관", "기업"],
+            "DT": ["날짜", "기간", "시대", "나이"], "TI": ["시간"],
+            "QT": ["수량", "숫자", "단위"]}  # fmt: skip
+    for typ, words in want.items():
+        assert all(w in hints[typ] for w in words), (typ, hints[typ])
+    if config == "ner.xml":
+        reports = {e.get("value") for e in root.iter("Choice")}
+        assert {"multiple_sentences", "not_a_sentence", "fragment", "noun_list",
+                "hate_or_bias", "personal_information"} <= reports  # fmt: skip
