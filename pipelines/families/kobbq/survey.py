@@ -432,6 +432,11 @@ def report(targets: pd.DataFrame, templates: list[Template]) -> dict:
     return {
         "questions": len(targets),
         "kept": int(targets["kept"].sum()),
+        # KoBBQ 3.2.5: "Of the 290 unique stereotypes, 18.8% of people chose the option
+        # 'no stereotype exists' on average"
+        "no_stereo_mean_share": round(float(targets["no_stereo_share"].mean()), 4)
+        if len(targets)
+        else None,
         "per_type": per_type,
         "per_category": per_cat,
         "type_source": dict(Counter(targets["type_source"])),

@@ -289,3 +289,52 @@ def test_the_docs_page_prints_the_computed_table_1(every, templates):
                  f"{r.samples:,}", f"{r.samples_paper:,}", f"{r.samples_difference:+,}"
                  if r.samples_difference else "0"]  # fmt: skip
         assert "| " + " | ".join(cells) + " |" in page, cells
+
+
+def test_survey_questionnaires_and_the_no_stereotype_average(templates, targets):
+    """3.2.5: type 1 asks to "choose all social groups" for a stereotype, type 2 to
+    choose one of two groups, both with a "no stereotype exists" option; the release's
+    questions average 19.3% "no stereotype" (the paper: 18.8% over 290 stereotypes, of
+    which the release has 268 in its JSON and 17 more in the template file)."""
+    questions = sv.read_survey(SURVEY)
+    items = sv.survey_items(questions, targets).set_index("item_id")
+    one = targets[targets["type"] == 1]["question_id"].iloc[0]
+    two = targets[(targets["type"] == 2) & targets["question_id"].isin(items.index)]
+    two = two["question_id"].iloc[0]
+    assert "모두 고르시오" in items.at[one, "question"]
+    assert "비교할 때" in items.at[two, "question"] and len(items.at[two, "options"]) == 3
+    for qid in (one, two):
+        assert items.at[qid, "options"][-1] == {"value": sv.NO_STEREO_LABEL}
+    info = sv.report(targets, templates)
+    assert info["questions"] == 285 and info["no_stereo_mean_share"] == pytest.approx(
+        float(targets["no_stereo_share"].mean()), abs=1e-4)  # fmt: skip
+    assert 0.15 < info["no_stereo_mean_share"] < 0.25
+
+
+def test_all_samples_scores_average_the_templates():
+    """4.1 fn 14: "we average the scores of samples from the same template": a template
+    with many samples weighs as much as one with few."""
+    from pipelines.families.kobbq import scoring
+
+    rows = []
+    for tid, n in (("x-001", 1), ("x-002", 3)):
+        for k in range(n):
+            rows.append({"sample_id": f"{tid}a-{k:03d}-amb-bsd", "template_id": tid,
+                         "category": "X", "label_annotation": "ST", "version": "a",
+                         "context_type": "amb", "choices": ["T", "N", "?"], "unknown": "?",
+                         "biased_answer": "T", "answer": "?"})  # fmt: skip
+    frame = pd.DataFrame(rows)
+    # right ("?") on the one-sample template, wrong on the three-sample one
+    pred = pd.DataFrame({"sample_id": frame["sample_id"], "prediction": ["?", "T", "T", "T"]})
+    assert scoring.score(frame, pred)["overall"]["acc_amb"] == 0.5  # (1 + 0) / 2
+    assert scoring.score(frame, pred, averaged=False)["overall"]["acc_amb"] == 0.25
+
+
+def test_random_model_scores_a_third_and_no_bias(every):
+    """4.2: "A uniformly random model would have an accuracy of 1/3 and a diff-bias
+    score of 0" (on the whole set: 76,568 samples, so within sampling noise)."""
+    from pipelines.families.kobbq import scoring
+
+    o = scoring.score(every, scoring.baseline(every, "random", seed=0), averaged=False)["overall"]
+    assert abs(o["acc_amb"] - 1 / 3) < 0.01 and abs(o["acc_dis"] - 1 / 3) < 0.01
+    assert abs(o["diff_bias_amb"]) < 0.01 and abs(o["diff_bias_dis"]) < 0.02
