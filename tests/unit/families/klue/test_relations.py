@@ -159,3 +159,15 @@ def test_table_10_classes_and_the_annotators_instructions_of_step_5():
     assert "현재" in headers and "과거" in headers and "per:employee_of" in headers
     assert "외부 지식" in headers and "문장 안" in headers
     assert config is not None
+
+
+def test_the_demo_recipe_has_klue_res_annotation_counts():
+    """KLUE 3.5.1: "3 workers are assigned to each example", workers who "correctly
+    labelled at least 4 out of 5 questions during the pilot", subjects PER or ORG."""
+    from pipelines.core.recipe import load_recipe
+
+    recipe = load_recipe(ROOT / "recipes" / "klue-re-demo.yaml")
+    assert recipe.annotation.overlap == 3
+    rule = recipe.annotation.pilot.rule
+    assert (rule.kind, rule.threshold, rule.of) == ("min_correct", 4, 5)
+    assert recipe.re.subject_types == ["PER", "ORG"] and len(recipe.re.taggers) == 2
