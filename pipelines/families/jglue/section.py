@@ -17,6 +17,11 @@ if TYPE_CHECKING:
     from pipelines.core.recipe import Recipe
 
 
+# JGLUE 3.2.2's people per item: "We ask five workers" (STS), "answers from 10 workers"
+# (NLI), "a one-way NLI task with 10 workers" (validation), one writer per caption
+PAPER_RATERS = {"sts": 5, "nli": 10, "validation": 10, "writing": 1}
+
+
 class JglueRound(Strict):
     """A JGLUE Label Studio round (``raters`` people per item): ``sts`` (the 0-5 rating,
     ``annotation_configs/jsts.xml``), ``nli`` (JNLI step 1) and ``validation`` (the
@@ -62,6 +67,19 @@ class JglueSpec(Strict):
     nli_round: JglueRound | None = None
     writing_round: JglueRound | None = None
     validation_round: JglueRound | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _paper_people(cls, data: object) -> object:
+        """A round that names no ``raters`` gets the paper's number (JGLUE 3.2.2): 5 STS
+        raters, 10 NLI and validation annotators, one writer per caption."""
+        if isinstance(data, dict):
+            data = dict(data)
+            for name, raters in PAPER_RATERS.items():
+                spec = data.get(f"{name}_round")
+                if isinstance(spec, dict) and "raters" not in spec:
+                    data[f"{name}_round"] = {**spec, "raters": raters}
+        return data
 
     @model_validator(mode="after")
     def _rules(self) -> JglueSpec:

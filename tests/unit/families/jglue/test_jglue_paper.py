@@ -73,3 +73,36 @@ def test_the_papers_counts_per_jsts_step():
         "B": {"pairs": 4000, "kept": 2970},
         "C": {"pairs": 3779, "kept": 2303},
     }
+
+
+def test_each_round_takes_the_papers_number_of_people_by_default():
+    """3.2.2: five workers rate similarity, 10 answer the NLI task and 10 the one-way
+    validation; a round that names no ``raters`` gets these."""
+    spec = JglueSpec(releases=["x"], sts_round={}, nli_round={}, validation_round={},
+                     writing_round={})  # fmt: skip
+    assert (spec.sts_round.raters, spec.nli_round.raters, spec.validation_round.raters,
+            spec.writing_round.raters) == (5, 10, 10, 1)  # fmt: skip
+    assert JglueSpec(releases=["x"], nli_round={"raters": 12}).nli_round.raters == 12
+
+
+@pytest.mark.parametrize(
+    ("kind", "metrics", "section"),
+    [("marc-ja", ("accuracy",), "3.1"), ("jsts", ("pearson", "spearman"), "3.2.3"),
+     ("jnli", ("accuracy",), "3.2.3"), ("jsquad", ("exact_match", "char_f1"), "3.3.1"),
+     ("jcqa", ("accuracy",), "3.4.3")],
+)  # fmt: skip
+def test_each_dataset_is_scored_by_the_metric_of_its_section(kind, metrics, section):
+    evaluation = task_kind(kind).evaluation
+    assert tuple(evaluation.metrics) == metrics
+    assert evaluation.source == f"JGLUE (Kurihara et al. 2022) {section}"
+
+
+def test_the_sizes_the_cards_print_beside_the_runs():
+    """Table 1 and Table 2 (MARC-ja 187,528 / 5,654 / 5,639); JCommonsenseQA's card
+    prints the v1.3 README's sizes (train 8,939 where Table 1 says 9,012; dev and test
+    1,119 and 1,118 as in Table 1)."""
+    from pipelines.families.jcqa.export import PAPER_SIZES as JCQA
+    from pipelines.families.marc.export import PAPER_SIZES as MARC
+
+    assert (MARC["train"], MARC["dev"], MARC["test"]) == (187528, 5654, 5639)
+    assert (JCQA["dev"], JCQA["test"]) == (1119, 1118)
