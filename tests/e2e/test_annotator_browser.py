@@ -84,7 +84,8 @@ def test_an_invited_annotator_rates_and_skips_in_the_browser(server, tmp_path):
             (By.CSS_SELECTOR, ".lsf-modal-ls__header")))  # fmt: skip
         modal = browser.find_element(By.CSS_SELECTOR, ".lsf-modal-ls").text
         assert "Labeling Instructions" in modal
-        assert "Rating sentence similarity" in modal and "completely equivalent" in modal
+        assert "Rating sentence similarity" in modal
+        assert "equivalent in terms of important and unimportant content" in modal
         lap("open the stream and read the guideline")
         header.find_element(By.TAG_NAME, "button").click()
         wait.until(seen.invisibility_of_element_located((By.CSS_SELECTOR, ".lsf-modal-ls__header")))
