@@ -294,7 +294,7 @@ def test_the_docs_page_prints_the_computed_table_1(every, templates):
 def test_survey_questionnaires_and_the_no_stereotype_average(templates, targets):
     """3.2.5: type 1 asks to "choose all social groups" for a stereotype, type 2 to
     choose one of two groups, both with a "no stereotype exists" option; the release's
-    questions average 19.3% "no stereotype" (the paper: 18.8% over 290 stereotypes, of
+    questions average 18.5% "no stereotype" (the paper: 18.8% over 290 stereotypes, of
     which the release has 268 in its JSON and 17 more in the template file)."""
     questions = sv.read_survey(SURVEY)
     items = sv.survey_items(questions, targets).set_index("item_id")
@@ -308,7 +308,7 @@ def test_survey_questionnaires_and_the_no_stereotype_average(templates, targets)
     info = sv.report(targets, templates)
     assert info["questions"] == 285 and info["no_stereo_mean_share"] == pytest.approx(
         float(targets["no_stereo_share"].mean()), abs=1e-4)  # fmt: skip
-    assert 0.15 < info["no_stereo_mean_share"] < 0.25
+    assert info["no_stereo_mean_share"] == 0.1847
 
 
 def test_all_samples_scores_average_the_templates():
