@@ -155,6 +155,16 @@ def _check(recipe: Recipe, spec: ReadingSpec) -> None:
         raise ValueError(
             f"reading.question_types: KLUE-MRC's types are {list(QUESTION_TYPES)}, not answerable"
         )
+    if recipe.task == "klue-mrc":
+        # KLUE 2.2.1: "We also do not use the article contents from WIKITREE for MRC"
+        publishers = {c.name: (c.publisher or "").strip().casefold() for c in recipe.corpora}
+        wikitree = [s.corpus for s in spec.sources if publishers[s.corpus] == "wikitree"]
+        if wikitree:
+            raise ValueError(
+                f"reading.sources: KLUE 2.2.1 does not use the article contents from WIKITREE "
+                f"for MRC (sensational articles); corpus {', '.join(wikitree)} is published by "
+                "WIKITREE"
+            )
 
 
 register_section(RecipeSection(

@@ -341,3 +341,19 @@ def test_the_section_refuses_what_the_task_kind_cannot_hold(tmp_path):
         load_recipe(bad)
     for name in ("jsquad-demo", "klue-mrc-demo"):
         assert load_recipe(ROOT / "recipes" / f"{name}.yaml").reading.sources
+
+
+def test_a_klue_mrc_recipe_refuses_wikitree_article_contents(tmp_path):
+    """KLUE 2.2.1: "We also do not use the article contents from WIKITREE for MRC". A
+    KLUE-MRC recipe whose reading source is a corpus published by WIKITREE (the corpus's
+    ``publisher``, any case) is refused at load; JSQuAD's recipes are not concerned."""
+    text = (ROOT / "recipes" / "klue-mrc-demo.yaml").read_text(encoding="utf-8")
+    text = text.replace("../data", str(ROOT / "data"))
+    policy = "    domain: policy\n"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text.replace(policy, policy + "    publisher: Wikitree\n"), encoding="utf-8")
+    with pytest.raises(RecipeError, match=r"KLUE 2\.2\.1.*WIKITREE.*bills"):
+        load_recipe(bad)
+    ok = tmp_path / "ok.yaml"
+    ok.write_text(text.replace(policy, policy + "    publisher: ACROFAN\n"), encoding="utf-8")
+    assert load_recipe(ok).corpora[1].publisher == "ACROFAN"
