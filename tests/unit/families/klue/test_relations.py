@@ -171,3 +171,16 @@ def test_the_demo_recipe_has_klue_res_annotation_counts():
     rule = recipe.annotation.pilot.rule
     assert (rule.kind, rule.threshold, rule.of) == ("min_correct", 4, 5)
     assert recipe.re.subject_types == ["PER", "ORG"] and len(recipe.re.taggers) == 2
+
+
+def test_the_ner_resources_types_map_onto_klue_res_schema():
+    """KLUE 3.5.1 step 3: "We modify the named entity types defined in these resources
+    to be compatible with our own entity types": KLUE-NER's six (the KMOU 2016 release's)
+    and the later release's ten land on PER, ORG, LOC, DAT (date and time), POH, NOH."""
+    from pipelines.families.klue.re_section import KMOU_TO_RE, RE_TYPES
+
+    assert set(KMOU_TO_RE.values()) <= set(RE_TYPES)
+    assert [KMOU_TO_RE[t] for t in ("PS", "LC", "OG", "DT", "TI", "QT")] == [
+        "PER", "LOC", "ORG", "DAT", "DAT", "NOH"]  # fmt: skip
+    assert KMOU_TO_RE["TIM"] == "DAT" and KMOU_TO_RE["POH"] == "POH"
+    assert RE_TYPES == ("PER", "ORG", "LOC", "DAT", "POH", "NOH")
