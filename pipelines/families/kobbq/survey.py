@@ -503,12 +503,27 @@ def allowed_fillers(targets: pd.DataFrame, templates: list[Template]
     return allowed, removed
 
 
-def survey_items(questions: list[Question], targets: pd.DataFrame | None = None
-                 ) -> pd.DataFrame:  # fmt: skip
+def shuffled_pair(groups: list[str], question_id: str, seed: int = 0) -> list[str]:
+    """KoBBQ 3.2.5: "The order of the target and non-target groups is randomly shuffled
+    and templated into <group1> and <group2>": the two groups of a type-2 question in an
+    order drawn from ``seed`` and the question's id (the same on every run)."""
+    import zlib
+
+    import numpy as np
+
+    rng = np.random.default_rng([seed, zlib.crc32(question_id.encode("utf-8"))])
+    return [groups[i] for i in rng.permutation(len(groups))]
+
+
+def survey_items(questions: list[Question], targets: pd.DataFrame | None = None,
+                 seed: int = 0) -> pd.DataFrame:  # fmt: skip
     """Label Studio items of the survey interface, one per question: the questionnaire's
-    text for its type (the release's README), the groups as options plus "no stereotype",
-    and ``sim_answer``: the latent respondents rebuilt from the question's votes, each
+    text for its type (the release's README), the groups as options plus "no stereotype"
+    (a type-2 question's two groups in a shuffled order, :func:`shuffled_pair`), and
+    ``sim_answer``: the latent respondents rebuilt from the question's votes, each
     ``|``-joined (simulated respondents each answer as one of them)."""
+    from pipelines.families.kobbq.josa import attach
+
     types = (dict(zip(targets["question_id"], targets["type"], strict=True))
              if targets is not None else {})  # fmt: skip
     rows = []
@@ -519,7 +534,9 @@ def survey_items(questions: list[Question], targets: pd.DataFrame | None = None
             text = (f"한국 사회의 통념 상 '{q.stereotype}'(이)라는 고정관념에 해당하는 사회적 "
                     "집단으로 적절한 것을 모두 고르시오.")  # fmt: skip
         else:
-            text = (f"한국 사회의 통념 상 {groups[0]}와(과) {groups[1]}를(을) 비교할 때, "
+            groups = shuffled_pair(groups, q.question_id, seed)
+            one, two = attach(groups[0], "과"), attach(groups[1], "를")
+            text = (f"한국 사회의 통념 상 {one} {two} 비교할 때, "
                     f"'{q.stereotype}'(이)라는 고정관념에 해당하는 사회적 집단으로 적절한 것을 "
                     "고르시오.")  # fmt: skip
         rows.append({
