@@ -336,8 +336,9 @@ def test_nli_premises_follow_klue_rules_and_nothing_is_lost(nli_rebuilt):
     assert len(premises) + len(rejected) == len(sentences)
     rules = PremiseRules()
     assert all(premise_reason(t, rules) is None for t in premises["premise"])
-    assert set(rejected["reason"]) <= {"too_short", "too_long", "not_declarative",
-                                       "no_predicate", "not_sampled"}  # fmt: skip
+    assert set(rejected["reason"]) <= {"too_short", "too_long", "formula_or_list",
+                                       "not_declarative", "no_predicate",
+                                       "not_sampled"}  # fmt: skip
     for row in rejected.sample(50, random_state=0).itertuples():
         expected = premise_reason(row.text, rules) or "not_sampled"
         assert row.reason == expected
