@@ -104,7 +104,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         if len(converted):
             versions = pd.concat([versions, pd.DataFrame({
                 "item_id": converted["item_id"], "version": 1, "round": "negated",
-                "annotator": converted["draft_detail"].astype(str).replace(
+                "annotator": converted["converter"].astype(str).replace(
                     {"negation helper": "negation helper (KoBEST 2.6)"}),
                 "note": "converted from " + converted["converted_from"].astype(str),
                 **{f: converted[f] for f in task.written}})], ignore_index=True)  # fmt: skip

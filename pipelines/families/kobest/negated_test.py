@@ -199,7 +199,8 @@ def apply(
     candidate's conversion (``conversions``: item id -> (sentence, who wrote it)),
     checked as a negation of the candidate, goes into test relabelled (``item_id``
     ``<train item>-neg``, version 1, ``converted_from``) and the candidate leaves train;
-    a conversion that fails a check, or none, leaves the candidate in train."""
+    a conversion that fails a check, or none, leaves the candidate in train. The new
+    items name who converted them in ``converter``."""
     from pipelines.families.kobest.checks import run_checks
 
     by_id = {r["item_id"]: r for r in items.to_dict("records")}
@@ -227,11 +228,12 @@ def apply(
         new.append({**r, "item_id": f"{r['item_id']}-neg", "original": r["sentence"],
                     "sentence": text, "label": 1 - int(r["label"]), "version": 1,
                     "converted_from": r["item_id"], "draft_method": c["method"],
-                    "draft_detail": who})  # fmt: skip
+                    "converter": who})  # fmt: skip
     keep = items[~items["item_id"].isin(moved)]
-    out_items = keep.assign(converted_from="")
+    out_items = keep.assign(converted_from="", converter="")
     if new:
-        added = pd.DataFrame(new, columns=[*items.columns, "converted_from"])
+        columns = [*items.columns, "converted_from", "converter"]
+        added = pd.DataFrame(new, columns=list(dict.fromkeys(columns)))
         out_items = pd.concat([out_items, added], ignore_index=True)
     out_splits = pd.concat(
         [

@@ -424,7 +424,7 @@ def negated_test_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         if not rules.negated_test:
             empty = pd.DataFrame(columns=["item_id", "outcome"])
             info = {"skipped": True, "converted": 0}
-            return {"items.parquet": items.assign(converted_from=""),
+            return {"items.parquet": items.assign(converted_from="", converter=""),
                     "splits.parquet": splits, "candidates.parquet": empty}, info  # fmt: skip
         candidates = pd.read_parquet(folder / "candidates.parquet")
         report = json.loads((folder / "candidates.json").read_text(encoding="utf-8"))

@@ -177,7 +177,7 @@ def test_a_persons_conversion_is_what_test_gets_and_a_failed_one_stays_in_train(
     assert got == {"a": "converted", "b": "conversion_failed", "c": "not_converted"}
     test = out[out["item_id"] == "a-neg"].iloc[0]
     assert test["sentence"] == "영화가 재밌다." and test["label"] == 1  # the person's, relabelled
-    assert test["draft_detail"] == "7"  # who converted it
+    assert test["converter"] == "7"  # who converted it
     assert set(out_splits.loc[out_splits["split"] == "train", "item_id"]) == {"b", "c"}
     assert report["converted"] == 1
 
