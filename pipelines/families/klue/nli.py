@@ -59,6 +59,17 @@ from pipelines.families import (
 from pipelines.families.klue.hub import hub
 
 LABELS = ("entailment", "contradiction", "neutral")
+# KLUE Table 5 (validation statistics), as printed: figure -> (its name in the table,
+# SNLI, MNLI, KLUE-NLI), in percent; the keys are the agreement step's
+# (pipelines.agreement.rules.nli_validation_table)
+TABLE_5 = {
+    "unanimous_gold_label": ("Unanimous Gold Label", 58.30, 58.20, 76.29),
+    "individual_label_eq_gold": ("Individual Label = Gold Label", 89.00, 88.70, 92.63),
+    "individual_label_eq_author": ("Individual Label = Author's Label", 85.80, 85.20, 90.92),
+    "gold_label_eq_author": ("Gold Label = Author's Label", 91.20, 92.60, 96.76),
+    "gold_label_ne_author": ("Gold Label ≠ Author's Label", 6.80, 5.60, 2.71),
+    "no_gold_label": ("No Gold Label (No 3 Labels Match)", 2.00, 1.80, 0.53),
+}
 SUFFIX = {"entailment": "e", "contradiction": "c", "neutral": "n"}
 _TRAILING = re.compile(r"[\s.!~…\"'”’」』)\]]+$")
 
@@ -358,6 +369,20 @@ def records(inputs: ExportInputs) -> dict[str, list[dict]]:
                             inputs.prefix)  # fmt: skip
 
 
+def table_5(validation: dict | None) -> str:
+    """KLUE's Table 5 with this rebuild's figures beside it (``validation``: the agreement
+    step's ``nli_validation``, computed from the run's votes); "" when there is none."""
+    if not validation:
+        return ""
+    rows = []
+    for key, (name, snli, mnli, klue) in TABLE_5.items():
+        v = validation.get(key) or {}
+        ours = "n/a" if v.get("share") is None else (
+            f"{100 * v['share']:.2f}% ({v['count']} of {v['of']})")  # fmt: skip
+        rows.append([name, ours, f"{klue:.2f}%", f"{snli:.2f}%", f"{mnli:.2f}%"])
+    return table(["figure", "this rebuild", "KLUE-NLI", "SNLI", "MNLI"], rows)
+
+
 def card(facts: dict) -> CardSection:
     """Premises by KLUE's rules, the hypotheses written, the two rounds
     (``nli.card.md.j2``)."""
@@ -371,6 +396,7 @@ def card(facts: dict) -> CardSection:
         "dropped": ", ".join(f"{k}: {v}" for k, v in sorted(items["premises_dropped"].items())),
         "per_method": dict(sorted(items["per_method"].items())),
         "writing": facts["writing"], "validation": facts["annotation"],
+        "table_5": table_5((facts.get("agreement") or {}).get("nli_validation")),
     })  # fmt: skip
 
 

@@ -4,11 +4,13 @@ thresholds the paper prints (the ledger docs/papers/klue.md cites these tests)."
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
 from pipelines.agreement.settings import AgreementSettings, recipe_agreement_settings
+from pipelines.annotation.label_config import parse_label_config
 from pipelines.core.recipe import (
     DETECTOR_DEFAULTS,
     ClassifierSettings,
@@ -78,3 +80,25 @@ def test_preprocessing_defaults_are_klue_2_3s():
     assert DETECTOR_DEFAULTS["hate"]["threshold"] == 0.9
     assert set(ClassifierSettings().skip_publishers) == {"The Korea Economy Daily", "ACROFAN",
                                                          "YNA"}  # fmt: skip
+
+
+def test_nli_interfaces_define_the_labels_as_klue_does():
+    """KLUE 3.3.1 (Williams et al.'s criteria): ENTAILMENT "necessarily true given the
+    premise is true", CONTRADICTION "necessarily false", NEUTRAL "may or may not be true";
+    in Korean in both rounds' interfaces."""
+    recipe = _recipe("nli-demo")
+    validation = ET.fromstring(parse_label_config(recipe.resolve(recipe.annotation.config)).xml)
+    headers = [h.attrib["value"] for h in validation.iter("Header")]
+    assert any(h.startswith("전제가 참일 때 가설은?") for h in headers)  # given the premise is true
+    (labels,) = [c for c in validation.iter("Choices") if c.attrib["name"] == "label"]
+    hints = {c.attrib["value"]: c.attrib["hint"] for c in labels.iter("Choice")}
+    assert hints["entailment"].startswith("반드시 참")  # necessarily true
+    assert hints["contradiction"].startswith("반드시 거짓")  # necessarily false
+    assert hints["neutral"].startswith("알 수 없음")  # may or may not be true
+    writing = ET.fromstring(
+        parse_label_config(recipe.resolve(recipe.annotation.writing.config)).xml
+    )
+    headers = " ".join(h.attrib["value"] for h in writing.iter("Header"))
+    for words in ("definitely true given the premise", "definitely false given the premise",
+                  "might be true or false"):  # fmt: skip
+        assert words in headers
