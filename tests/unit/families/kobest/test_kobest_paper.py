@@ -217,3 +217,11 @@ def test_the_new_checks_are_registered_with_their_paper_sections():
                           ("copa_same_kind", "2.3"), ("wic_dictionary", "2.4"),
                           ("wic_examples", "2.4"), ("wic_homonym", "2.4")):  # fmt: skip
         assert f"KoBEST {section}" in CHECKS.doc(name)
+
+
+def test_review_and_check_defaults_are_the_papers():
+    rules = KobestRules()
+    assert rules.iterations == 3  # 3.4: "We repeated the whole process up to three times"
+    assert rules.skew_share == 0.7  # 3.4: "More than 70% of questions ... had False"
+    assert rules.min_context_sentences == 3  # 2.5: "At least three sentences"
+    assert rules.human_conversion is True  # 2.6: "we converted each candidate"
