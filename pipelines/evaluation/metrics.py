@@ -15,7 +15,8 @@ papers name.
   (4.7).
 - JGLUE (Kurihara et al. 2022, 4.1): accuracy (MARC-ja, JNLI, JCommonsenseQA), Pearson
   and Spearman (JSTS), exact match and character-level F1 (JSQuAD).
-- KoBEST (Kim et al. 2022, 4): macro-F1 for all five tasks.
+- KoBEST (Kim et al. 2022, 2.7 and Table 1): F1 for all five tasks, macro-averaged over
+  the classes as KoBEST's lm-eval tasks compute it.
 - KorNLI/KorSTS (Ham et al. 2020, 4): accuracy (KorNLI) and Spearman x 100 (KorSTS).
 """
 
