@@ -36,6 +36,7 @@ from pipelines.export.citations import JGLUE_BIBTEX
 from pipelines.families import TaskKind, register_task
 from pipelines.families.jglue import section  # noqa: F401 - the recipe section
 from pipelines.families.jglue.card import card
+from pipelines.families.jglue.check import check_items_step, check_step
 from pipelines.families.jglue.export import export_step, split_step
 from pipelines.families.jglue.nli import nli_step, validation_step, writing_items_step, written_step
 from pipelines.families.jglue.rounds import configs, preflight, rounds, task_rounds
@@ -49,6 +50,8 @@ for _step, _fn in (
     ("writing-items", writing_items_step),
     ("written", written_step),
     ("validation", validation_step),
+    ("check-items", check_items_step),
+    ("check", check_step),
     ("split", split_step),
     ("export", export_step),
 ):
@@ -87,11 +90,23 @@ CONTRADICTION_STEPS = ["writing-items", *_round_steps("writing"), "written",
                        *_round_steps("validation"), "validation"]  # fmt: skip
 
 
+# the last filter (3.2.2): automatic matching, then a person checks what matched
+CHECK_STEPS = ["check-items", *_round_steps("check"), "check"]
+JNLI_STEPS = ["captions", "pairs", *_round_steps("nli"), "nli", *CONTRADICTION_STEPS,
+              *_round_steps("sts"), "sts"]  # fmt: skip
+
+
 def plan(recipe: object) -> list[str]:
-    """A ``jsts`` rebuild's steps: with ``jglue.jsts_c`` (the paper's JSTS, 3.2.2) the
-    contradictions are written and validated before the STS round rates A, B and C."""
-    extra = CONTRADICTION_STEPS if "validation" in task_rounds(recipe) else []
-    return ["captions", "pairs", *extra, *_round_steps("sts"), "sts", "split", "export"]
+    """A rebuild's steps: ``jsts`` with ``jglue.jsts_c`` (the paper's JSTS, 3.2.2) writes
+    and validates contradictions before the STS round rates A, B and C; with
+    ``jglue.final_check`` the automatic matching and the manual check come before the
+    split (:mod:`.check`)."""
+    names = task_rounds(recipe)
+    check = CHECK_STEPS if "check" in names else []
+    if recipe.task == "jnli":
+        return [*JNLI_STEPS, *check, "split", "export"]
+    extra = CONTRADICTION_STEPS if "validation" in names else []
+    return ["captions", "pairs", *extra, *_round_steps("sts"), "sts", *check, "split", "export"]
 
 
 for _kind, _steps, _title in (
@@ -103,6 +118,7 @@ for _kind, _steps, _title in (
             *CONTRADICTION_STEPS,
             *_round_steps("sts"),
             "sts",
+            *CHECK_STEPS,
             "split",
             "export",
         ],  # fmt: skip
@@ -110,21 +126,7 @@ for _kind, _steps, _title in (
     ),
     (
         "jnli",
-        [
-            "captions",
-            "pairs",
-            *_round_steps("nli"),
-            "nli",
-            "writing-items",
-            *_round_steps("writing"),
-            "written",
-            *_round_steps("validation"),
-            "validation",
-            *_round_steps("sts"),
-            "sts",
-            "split",
-            "export",
-        ],
+        [*JNLI_STEPS, *CHECK_STEPS, "split", "export"],
         "JGLUE JNLI: inference between image captions (Kurihara et al. 2022, 3.2.2)",
     ),
 ):
@@ -145,7 +147,7 @@ for _kind, _steps, _title in (
             ),
             preflight=preflight,
             configs=configs,
-            plan=plan if _kind == "jsts" else None,
+            plan=plan,
             evaluation=EVALUATIONS[_kind],
         )
     )

@@ -40,6 +40,7 @@ def card(facts: dict) -> CardSection:
         "contradictions": f.get("validation") is not None,
         "cap": f["captions"], "pairs": f["pairs"], "sts": f["sts"], "nli": f.get("nli"),
         "wr": f.get("written"), "va": f.get("validation"), "rules": facts["rules"],
+        "check": f.get("check"),
         "kind_table": _kind_table(f["sts"]["per_kind"]),
         "alpha": f["sts"]["krippendorff_alpha"], "inline_counts": inline_counts,
         "simulated": facts["annotation"]["simulated"],

@@ -31,22 +31,26 @@ def final_items(ctx: RunContext) -> pd.DataFrame:
 
 
 def split_step(ctx: RunContext, arg: str = "") -> StepOutcome:
-    """The recipe's split rule over the released pairs, grouped by image (a pair of two
-    images joins both), with the artifact report -> OUT/split."""
+    """The recipe's split rule over the released pairs (those the final check removed
+    left out, :mod:`.check`), grouped by image (a pair of two images joins both), with
+    the artifact report -> OUT/split."""
     from pipelines.core.io import write_parquet
+    from pipelines.families.jglue.check import removed_ids
     from pipelines.splits.base import recipe_split_settings
     from pipelines.splits.run import run_split
 
     items = final_items(ctx)
+    removed = removed_ids(ctx)
+    items = items[~items["item_id"].astype(str).isin(removed)].reset_index(drop=True)
     path = ctx.out / "final" / "items.parquet"
     write_parquet(items, path)
     settings = recipe_split_settings(ctx.recipe, ctx.seed)
     split = run_split(path, settings, ctx.out / "split", None, ctx.recipe.language)
     n = sum(split["splits"].values())
     return StepOutcome(
-        f"{split['splits']}",
-        {"splits": split["splits"], "written": split["written"]},
-        Rows("pair", n, n),
+        f"{split['splits']}" + (f"; {len(removed)} removed by the final check" if removed else ""),
+        {"splits": split["splits"], "written": split["written"], "checked_out": len(removed)},
+        Rows("pair", n + len(removed), n, {"manual_check": len(removed)} if removed else {}),
     )
 
 
@@ -98,6 +102,8 @@ def export_inputs(ctx: RunContext) -> dict[str, Path]:
     if ctx.task.name == "jnli":
         inputs["nli"] = out / "nli" / "nli.json"
         inputs["sts-gold"] = out / "sts" / "gold.parquet"
+    if ctx.recipe.jglue.final_check:  # the last filter (3.2.2)
+        inputs["check"] = out / "check" / "check.json"
     if with_contradictions(ctx.recipe):  # JNLI-C, JSTS-C
         for name in ("written", "validation"):
             inputs[name] = out / name / f"{name}.json"

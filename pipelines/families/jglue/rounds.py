@@ -18,8 +18,10 @@ ROUND_CONFIGS = {
     "nli": "jnli_judgement.xml",
     "writing": "jnli_contradiction.xml",
     "validation": "jnli_judgement.xml",
+    "check": "jglue_check.xml",
 }
-ROUND_POOLS = {"sts": "rater", "nli": "annotator", "writing": "writer", "validation": "validator"}
+ROUND_POOLS = {"sts": "rater", "nli": "annotator", "writing": "writer", "validation": "validator",
+               "check": "checker"}  # fmt: skip
 TASK_ROUNDS = {"jsts": ["sts"], "jnli": ["nli", "writing", "validation", "sts"]}
 # JSTS with JSTS-C (JGLUE 3.2.2, steps 4 and 5; ``jglue.jsts_c``): contradictions written
 # and validated as for JNLI-C, then rated with the A and B pairs in one STS round
@@ -28,12 +30,14 @@ SPLIT_NAMES = {"train": "train", "dev": "valid", "test": "test"}  # JGLUE calls 
 
 
 def task_rounds(recipe: Recipe) -> list[str]:
-    """The rounds a rebuild of ``recipe`` runs, in order: ``TASK_ROUNDS``, and for a
-    ``jsts`` recipe with ``jglue.jsts_c`` (the paper's JSTS) the writing and validation
-    rounds before the STS round."""
+    """The rounds a rebuild of ``recipe`` runs, in order: ``TASK_ROUNDS``, for a ``jsts``
+    recipe with ``jglue.jsts_c`` (the paper's JSTS) the writing and validation rounds
+    before the STS round, and with ``jglue.final_check`` the ``check`` round last."""
+    out = list(TASK_ROUNDS[recipe.task])
     if recipe.task == "jsts" and recipe.jglue.jsts_c:
-        return list(JSTS_C_ROUNDS)
-    return list(TASK_ROUNDS[recipe.task])
+        out = list(JSTS_C_ROUNDS)
+    # the last filter (3.2.2): "automatic matching and manual checking"
+    return [*out, "check"] if recipe.jglue.final_check else out
 
 
 def with_contradictions(recipe: Recipe) -> bool:
@@ -58,7 +62,8 @@ def release_paths(recipe: Recipe) -> list[Path]:
 def _round_items(ctx: RunContext, name: str) -> Path:
     if name == "sts" and with_contradictions(ctx.recipe):
         return ctx.out / "validation" / "sts_items.parquet"
-    folder = {"sts": "pairs", "nli": "pairs", "writing": "writing-items", "validation": "written"}
+    folder = {"sts": "pairs", "nli": "pairs", "writing": "writing-items", "validation": "written",
+              "check": "check-items"}  # fmt: skip
     return ctx.out / folder[name] / "items.parquet"
 
 
@@ -109,12 +114,21 @@ def preflight(recipe: Recipe) -> None:
         if getattr(recipe.jglue, f"{n}_round") is None
     ]
     if missing:
-        hint = (
-            " (JSTS-C, JGLUE 3.2.2 steps 4 and 5; or jglue.jsts_c: false for JSTS without "
-            "JSTS-C, a departure from the paper)"
-            if recipe.task == "jsts" and recipe.jglue.jsts_c
-            else ""
-        )
+        hint = ""
+        if (
+            recipe.task == "jsts"
+            and recipe.jglue.jsts_c
+            and {"jglue.writing_round", "jglue.validation_round"} & set(missing)
+        ):
+            hint += (
+                " (JSTS-C, JGLUE 3.2.2 steps 4 and 5; or jglue.jsts_c: false for JSTS "
+                "without JSTS-C, a departure from the paper)"
+            )
+        if "jglue.check_round" in missing:
+            hint += (
+                " (the last filter, JGLUE 3.2.2: automatic matching and manual checking; or "
+                "jglue.final_check: false, a departure from the paper)"
+            )
         raise RecipeError(f"a {recipe.task} rebuild needs {missing} in the recipe{hint}")
     read_releases(release_paths(recipe))
 

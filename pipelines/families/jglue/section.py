@@ -19,15 +19,16 @@ if TYPE_CHECKING:
 
 # JGLUE 3.2.2's people per item: "We ask five workers" (STS), "answers from 10 workers"
 # (NLI), "a one-way NLI task with 10 workers" (validation), one writer per caption
-PAPER_RATERS = {"sts": 5, "nli": 10, "validation": 10, "writing": 1}
+PAPER_RATERS = {"sts": 5, "nli": 10, "validation": 10, "writing": 1, "check": 1}
 
 
 class JglueRound(Strict):
     """A JGLUE Label Studio round (``raters`` people per item): ``sts`` (the 0-5 rating,
     ``annotation_configs/jsts.xml``), ``nli`` (JNLI step 1) and ``validation`` (the
     contradictions' check; both ``jnli_judgement.xml``), ``writing`` (four contradictions
-    per caption, ``jnli_contradiction.xml``). The configs carry JGLUE's Japanese
-    guidelines."""
+    per caption, ``jnli_contradiction.xml``), ``check`` (the last filter's manual check of
+    the automatically matched pairs, ``jglue_check.xml``). The configs carry JGLUE's
+    Japanese guidelines."""
 
     raters: int = Field(default=5, ge=1)
     config: str | None = None  # default: benchforge's annotation_configs/ file above
@@ -59,6 +60,9 @@ class JglueSpec(Strict):
     # validated as for JNLI-C (steps 4) and rated with the A and B pairs (step 5); needs
     # writing_round and validation_round. false: JSTS-A and B only (a departure)
     jsts_c: bool = True
+    # the last filter (3.2.2: "automatic matching and manual checking"): matched pairs
+    # checked by a person in check_round (pipelines.families.jglue.check); false: none
+    final_check: bool = True
     # "release": draw only one-image pairs the release has and captions it wrote
     # contradictions for (demos: simulated people then answer as the release did)
     draw_from: Literal["any", "release"] = "any"
@@ -67,6 +71,7 @@ class JglueSpec(Strict):
     nli_round: JglueRound | None = None
     writing_round: JglueRound | None = None
     validation_round: JglueRound | None = None
+    check_round: JglueRound | None = None  # the final check (jglue_check.xml)
 
     @model_validator(mode="before")
     @classmethod

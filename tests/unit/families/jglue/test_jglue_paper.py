@@ -42,7 +42,7 @@ def test_jsts_is_built_from_jsts_a_b_and_c_by_default():
     at = steps.index("writing-items")
     assert steps[at : at + len(CONTRADICTIONS)] == CONTRADICTIONS
     assert steps.index("validation") < steps.index("push-sts") < steps.index("sts")
-    assert task_rounds(recipe) == ["writing", "validation", "sts"]
+    assert task_rounds(recipe) == ["writing", "validation", "sts", "check"]
 
 
 def test_a_jsts_recipe_without_the_contradiction_rounds_is_refused_or_says_it_departs(
@@ -62,7 +62,7 @@ def test_a_jsts_recipe_without_the_contradiction_rounds_is_refused_or_says_it_de
     recipe = _recipe(tmp_path, "jsts-demo", departs)
     preflight(recipe)
     steps = task_kind("jsts").steps_for(recipe)
-    assert not set(CONTRADICTIONS) & set(steps) and task_rounds(recipe) == ["sts"]
+    assert not set(CONTRADICTIONS) & set(steps) and task_rounds(recipe) == ["sts", "check"]
 
 
 def test_the_papers_counts_per_jsts_step():
@@ -106,3 +106,71 @@ def test_the_sizes_the_cards_print_beside_the_runs():
 
     assert (MARC["train"], MARC["dev"], MARC["test"]) == (187528, 5654, 5639)
     assert (JCQA["dev"], JCQA["test"]) == (1119, 1118)
+
+
+def test_the_last_filter_matches_then_a_person_removes():
+    """3.2.2: "we filtered out 12 sentence pairs from JSTS and 44 pairs from JNLI based
+    on automatic matching and manual checking": the matched pairs go to a checker, and
+    only those most checkers remove are dropped."""
+    import pandas as pd
+
+    from pipelines.families.jglue.check import check_items, checked
+
+    items = pd.DataFrame(
+        {
+            "item_id": ["1-2-3", "1-3-2", "4-5-6", "7-8-9", "7-9-8"],
+            "sentence1": ["犬が走る。", "猫が寝る。", "空が青い。", "車が走る。", "バスが止まる。"],
+            "sentence2": [
+                "猫が寝る。",
+                "犬が走る。",
+                "空が 青い。",
+                "バスが止まる。",
+                "車が走る。",
+            ],
+            "label": [1.2, 1.2, 5.0, "neutral", "neutral"],
+            "kind": ["A", "A", "A", "A", "A"],
+        }
+    )
+    sts = check_items(items.iloc[:3], directed=False)
+    assert sts[["item_id", "match"]].values.tolist() == [
+        ["1-3-2", "repeated_pair"], ["4-5-6", "same_sentences"]]  # fmt: skip
+    nli = check_items(items.iloc[3:], directed=True)
+    assert nli.empty  # the other direction is another NLI pair
+    release = {("空が青い。", "空が 青い。"): 5.0}
+    sim = check_items(items.iloc[:3], directed=False, release=release)
+    assert sim["sim_decision"].tolist() == ["remove", "keep"]  # the release kept 4-5-6
+    votes = pd.DataFrame(
+        {
+            "item_id": ["1-3-2", "1-3-2", "1-3-2", "4-5-6", "4-5-6"],
+            "field": ["decision"] * 5,
+            "value": ["remove", "remove", "keep", "remove", "keep"],
+            "cancelled": [False] * 5,
+        }
+    )
+    removed, dropped = checked(votes, sts)
+    assert removed == {"1-3-2"}  # 2 of 3 say remove; a tie keeps 4-5-6
+    assert dropped[0]["reason"] == "manual_check" and "repeated_pair" in dropped[0]["detail"]
+
+
+def test_both_recipes_end_with_the_final_check_before_the_split(tmp_path):
+    for name in ("jsts-demo", "jnli-demo"):
+        recipe = load_recipe(ROOT / "recipes" / f"{name}.yaml")
+        steps = task_kind(recipe.task).steps_for(recipe)
+        at = steps.index("check-items")
+        assert steps[at : at + 6] == ["check-items", "push-check", "simulate-check",
+                                      "wait-check", "pull-check", "check"]  # fmt: skip
+        assert steps[at + 6] == "split" and task_rounds(recipe)[-1] == "check"
+
+    def without(jglue: dict) -> None:
+        del jglue["check_round"]
+
+    with pytest.raises(RecipeError, match=r"check_round.*final_check: false"):
+        preflight(_recipe(tmp_path, "jnli-demo", without))
+
+    def departs(jglue: dict) -> None:
+        without(jglue)
+        jglue["final_check"] = False
+
+    recipe = _recipe(tmp_path, "jnli-demo", departs)
+    preflight(recipe)
+    assert "check-items" not in task_kind("jnli").steps_for(recipe)
