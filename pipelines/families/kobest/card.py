@@ -55,7 +55,18 @@ def card(facts: dict) -> CardSection:
         "corpora": [c["name"] for c in facts["recipe"]["corpora"]],
         "split": facts["split"],
         "ng": ng,
+        "sizes_table": sizes_table(facts["kobest_task"], facts["split"]["splits"]),
         "split_drops": {s: n - after.get(s, 0)
                         for s, n in facts["split"].get("before_revisions", {}).items()
                         if n != after.get(s, 0)},
     })  # fmt: skip
+
+
+def sizes_table(task: str, splits: dict[str, int]) -> str:
+    """The release's split sizes beside KoBEST Table 1's for the task (``PAPER_SIZES``)."""
+    from pipelines.families.kobest.tasks import PAPER_SIZES
+
+    paper = dict(zip(("train", "dev", "test"), PAPER_SIZES[task], strict=True))
+    rows = [["KoBEST (Kim et al. 2022, Table 1)", *(f"{paper[s]:,}" for s in paper)],
+            ["this rebuild", *(f"{splits.get(s, 0):,}" for s in paper)]]  # fmt: skip
+    return "Sizes beside the paper's:\n\n" + table(["", "train", "dev", "test"], rows)

@@ -225,3 +225,12 @@ def test_review_and_check_defaults_are_the_papers():
     assert rules.skew_share == 0.7  # 3.4: "More than 70% of questions ... had False"
     assert rules.min_context_sentences == 3  # 2.5: "At least three sentences"
     assert rules.human_conversion is True  # 2.6: "we converted each candidate"
+
+
+def test_the_card_puts_the_rebuild_sizes_beside_table_1():
+    from pipelines.families.kobest.card import sizes_table
+
+    text = sizes_table("boolq", {"train": 19, "dev": 2, "test": 4})
+    lines = [ln for ln in text.splitlines() if ln.startswith("|")]
+    assert lines[2].split("|")[2:5] == [" 3,665 ", " 700 ", " 1,404 "]
+    assert lines[3].split("|")[2:5] == [" 19 ", " 2 ", " 4 "]
