@@ -57,3 +57,16 @@ def test_the_topic_interface_shows_each_topics_key_terms_in_korean():
         (control,) = [c for c in root.iter("Choices") if c.attrib["name"] == field]
         hints = {c.attrib["value"]: c.attrib.get("hint") for c in control.iter("Choice")}
         assert hints == {t: ", ".join(ko for _, ko in KEY_TERMS[t]) for t in TOPICS}
+
+
+def test_the_card_says_the_interface_showed_the_key_terms():
+    from pipelines.families.klue.ynat import card
+
+    titles = {"items": 3, "sentences": 5, "spec": {"sample": 3}, "per_source": {"a": 3},
+              "dated": 0, "simulated_truth": None}  # fmt: skip
+    round_ = {"config": "topic.xml", "server": "2.0", "project": "p", "overlap": 3,
+              "annotators": 3, "annotations": 9, "skipped": 0, "simulated": False}  # fmt: skip
+    text = card({"titles": titles, "annotation": round_}).annotation
+    assert "each topic with its key terms" in text and "KLUE 3.1.1, Table 3" in text
+    other = card({"titles": titles, "annotation": {**round_, "config": "mine.xml"}})
+    assert "key terms" not in other.annotation  # another interface: the card claims nothing
