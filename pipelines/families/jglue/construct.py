@@ -60,6 +60,27 @@ PAPER_JSTS = {
     "C": {"pairs": 3779, "kept": 2303},
 }
 
+# JGLUE Table 6: the mean and standard deviation over JSTS's pairs of the variance of
+# each pair's similarity ratings
+PAPER_VARIANCE = {"mean": 0.420, "sd": 0.286}
+
+
+def variance_figures(annotations: pd.DataFrame, kept: list[str] | set[str]) -> dict:
+    """Table 6's figures over the ``kept`` pairs: the variance of each pair's ratings
+    (the sample variance, as the variance rule) and their mean and standard deviation,
+    with the paper's beside them."""
+    done = annotations[~annotations["cancelled"].fillna(False).astype(bool)]
+    done = done[done["item_id"].isin(set(kept)) & done["value"].notna()]
+    if "field" in done:
+        done = done[done["field"] == "similarity"]
+    var = done.assign(v=done["value"].astype(float)).groupby("item_id")["v"].var().dropna()
+    return {
+        "pairs": len(var),
+        "mean": round(float(var.mean()), 3) if len(var) else None,
+        "sd": round(float(var.std()), 3) if len(var) > 1 else None,
+        "paper": dict(PAPER_VARIANCE),
+    }
+
 
 @dataclass(frozen=True)
 class JglueRules:

@@ -190,7 +190,7 @@ def sts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     variance is ``variance_max`` (1.0) or more is dropped. Counts per kind beside the
     paper's (16,000 -> 10,236 for A; 4,000 -> 2,970 for B); for pairs the release has, the
     gold against the release's label."""
-    from pipelines.families.jglue.construct import PAPER_JSTS
+    from pipelines.families.jglue.construct import PAPER_JSTS, variance_figures
     from pipelines.families.jglue.release import labels_by_texts
 
     r = rounds(ctx)["sts"]
@@ -224,6 +224,7 @@ def sts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "per_kind": per_kind,
             "dropped": value_counts(dropped.loc[dropped["kind"] == "item", "reason"]),
             "krippendorff_alpha": result["figures"]["krippendorff_alpha"],
+            "variance": variance_figures(pd.read_parquet(r.annotations), gold["item_id"]),
             "against_release": {
                 "pairs": len(have),
                 "mean_abs_diff": round(float(diff.mean()), 4) if have else None,

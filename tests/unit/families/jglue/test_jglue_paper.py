@@ -174,3 +174,19 @@ def test_both_recipes_end_with_the_final_check_before_the_split(tmp_path):
     recipe = _recipe(tmp_path, "jnli-demo", departs)
     preflight(recipe)
     assert "check-items" not in task_kind("jnli").steps_for(recipe)
+
+
+def test_table_6_the_mean_and_spread_of_each_pairs_rating_variance():
+    """Table 6 (mean 0.420, standard deviation 0.286 of the per-pair variance), computed
+    over the kept pairs the way the variance rule computes a pair's variance."""
+    import pandas as pd
+
+    from pipelines.families.jglue.construct import PAPER_VARIANCE, variance_figures
+
+    ratings = {"a": [3, 3, 4, 4, 4], "b": [0, 0, 0, 0, 0], "c": [5, 1, 5, 1, 5]}
+    rows = [(i, "similarity", str(v), False) for i, vs in ratings.items() for v in vs]
+    rows += [("a", "similarity", None, True)]  # a skip counts for nothing
+    frame = pd.DataFrame(rows, columns=["item_id", "field", "value", "cancelled"])
+    got = variance_figures(frame, ["a", "b"])  # c was dropped by the variance rule
+    assert got["pairs"] == 2 and got["mean"] == 0.15 and got["sd"] == 0.212
+    assert got["paper"] == PAPER_VARIANCE == {"mean": 0.420, "sd": 0.286}
