@@ -32,6 +32,15 @@ def _kind_table(per_kind: dict) -> str:
     return table(["pairs", "rated", "kept", "kept share", "paper (3.2.2)", "dropped"], rows)
 
 
+def _paper_table(facts: dict) -> str:
+    """JGLUE Table 4 (JSTS) or Table 5 (JNLI): the run's counts, the paper's in brackets."""
+    rows = facts.get("paper_table")
+    if not rows:
+        return ""
+    first = "similarity range" if facts["task_kind"] == "jsts" else "label"
+    return table([first, "train", "dev", "test", "total"], rows)
+
+
 def card(facts: dict) -> CardSection:
     """Captions, the pairs, each round's rule and its counts beside the paper's."""
     f = facts["family"]
@@ -41,6 +50,7 @@ def card(facts: dict) -> CardSection:
         "cap": f["captions"], "pairs": f["pairs"], "sts": f["sts"], "nli": f.get("nli"),
         "wr": f.get("written"), "va": f.get("validation"), "rules": facts["rules"],
         "check": f.get("check"),
+        "paper_table": _paper_table(facts),
         "kind_table": _kind_table(f["sts"]["per_kind"]),
         "alpha": f["sts"]["krippendorff_alpha"], "inline_counts": inline_counts,
         "simulated": facts["annotation"]["simulated"],

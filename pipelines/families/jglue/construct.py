@@ -60,6 +60,52 @@ PAPER_JSTS = {
     "C": {"pairs": 3779, "kept": 2303},
 }
 
+# JGLUE Table 4 (JSTS pairs per similarity range) and Table 5 (JNLI pairs per label):
+# train, dev, test
+PAPER_TABLES = {
+    "jsts": {
+        "0-1": (2837, 353, 405),
+        "1-2": (1752, 184, 160),
+        "2-3": (2784, 308, 355),
+        "3-4": (3719, 466, 488),
+        "4-5": (1359, 146, 181),
+    },
+    "jnli": {
+        "entailment": (2876, 353, 367),
+        "neutral": (11193, 1347, 1365),
+        "contradiction": (6004, 734, 776),
+    },
+}
+
+
+def similarity_range(label: float) -> str:
+    """Table 4's range of a similarity: 0-1, 1-2, 2-3, 3-4 or 4-5 (a boundary value
+    goes to the range above it, 5.0 to 4-5; the paper does not say)."""
+    low = min(int(float(label)), 4)
+    return f"{low}-{low + 1}"
+
+
+def paper_table(task: str, items: pd.DataFrame, splits: pd.DataFrame) -> list[list]:
+    """Table 4 (``jsts``) or Table 5 (``jnli``) with the run's counts beside the paper's:
+    rows of (range or label, then train, dev, test and overall as "run (paper)")."""
+    frame = items[["item_id", "label"]].merge(splits[["item_id", "split"]], on="item_id")
+    key = frame["label"].map(similarity_range) if task == "jsts" else frame["label"].astype(str)
+    counts = frame.groupby([key, frame["split"]]).size()
+    rows = []
+    names = ("train", "dev", "test")
+    totals_run, totals_paper = [0, 0, 0], [0, 0, 0]
+    for name, paper in PAPER_TABLES[task].items():
+        run = [int(counts.get((name, s), 0)) for s in names]
+        totals_run = [a + b for a, b in zip(totals_run, run, strict=True)]
+        totals_paper = [a + b for a, b in zip(totals_paper, paper, strict=True)]
+        rows.append([name, *(f"{r} ({p:,})" for r, p in zip(run, paper, strict=True)),
+                     f"{sum(run)} ({sum(paper):,})"])  # fmt: skip
+    rows.append(["overall", *(f"{r} ({p:,})" for r, p in zip(totals_run, totals_paper,
+                                                           strict=True)),
+                 f"{sum(totals_run)} ({sum(totals_paper):,})"])  # fmt: skip
+    return rows
+
+
 # JGLUE Table 6: the mean and standard deviation over JSTS's pairs of the variance of
 # each pair's similarity ratings
 PAPER_VARIANCE = {"mean": 0.420, "sd": 0.286}

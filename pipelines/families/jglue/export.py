@@ -160,8 +160,11 @@ def card_facts(ctx: RunContext, inputs: dict[str, Path]) -> dict:
     art = family.pop("artifacts")
     items = pd.read_parquet(inputs["items"]).assign(source=lambda f: "JSTS-" + f["kind"])
     splits = pd.read_parquet(inputs["splits"])
+    from pipelines.families.jglue.construct import paper_table
+
     return {
         "family": family,
+        "paper_table": paper_table(ctx.task.name, pd.read_parquet(inputs["items"]), splits),
         "rules": asdict(_rules(ctx)),
         "artifacts_md": (ctx.out / "split" / "artifacts.md").read_text(encoding="utf-8"),
         "labels": label_facts(items, items, splits),

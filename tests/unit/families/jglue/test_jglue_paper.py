@@ -190,3 +190,23 @@ def test_table_6_the_mean_and_spread_of_each_pairs_rating_variance():
     got = variance_figures(frame, ["a", "b"])  # c was dropped by the variance rule
     assert got["pairs"] == 2 and got["mean"] == 0.15 and got["sd"] == 0.212
     assert got["paper"] == PAPER_VARIANCE == {"mean": 0.420, "sd": 0.286}
+
+
+def test_tables_4_and_5_beside_the_runs_counts():
+    """Table 4 (JSTS per similarity range: 12,451 / 1,457 / 1,589) and Table 5 (JNLI per
+    label: 20,073 / 2,434 / 2,508), the run's counts first."""
+    import pandas as pd
+
+    from pipelines.families.jglue.construct import PAPER_TABLES, paper_table, similarity_range
+
+    assert [sum(v[i] for v in PAPER_TABLES["jsts"].values()) for i in range(3)] == [
+        12451, 1457, 1589]  # fmt: skip
+    assert [sum(v[i] for v in PAPER_TABLES["jnli"].values()) for i in range(3)] == [
+        20073, 2434, 2508]  # fmt: skip
+    assert [similarity_range(v) for v in (0.0, 0.99, 1.0, 4.2, 5.0)] == [
+        "0-1", "0-1", "1-2", "4-5", "4-5"]  # fmt: skip
+    items = pd.DataFrame({"item_id": ["a", "b", "c"], "label": [0.4, 3.0, 5.0]})
+    splits = pd.DataFrame({"item_id": ["a", "b", "c"], "split": ["train", "train", "test"]})
+    rows = paper_table("jsts", items, splits)
+    assert rows[0] == ["0-1", "1 (2,837)", "0 (353)", "0 (405)", "1 (3,595)"]
+    assert rows[-1] == ["overall", "2 (12,451)", "0 (1,457)", "1 (1,589)", "3 (15,497)"]
