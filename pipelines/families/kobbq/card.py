@@ -29,7 +29,7 @@ def _rules_table(ex: dict, readers: dict | None) -> str:
     rows = []
     left = None
     for r in ex.get("rules", []):
-        if r["rule"] == "reading comprehension":
+        if r.get("needs_round"):  # the reading check: the check round's figures
             if readers:
                 dropped = readers["dropped_samples"]
                 rows.append([r["rule"], r["paragraph"], "applied (check round)",

@@ -64,11 +64,15 @@ REGION_OPTIONS = [
 ]  # fmt: skip
 # KoBBQ 3.2.5's rules in its order: (rule, reason of a drop, the paragraph that gives it)
 RULE_ORDER = [
-    ("target modification (type 1)", ("no_target", "no_non_target"), "Target Modification"),
-    ("stereotype validation (type 2)", ("weak_stereotype",), "Stereotype Validation"),
-    ("no-stereotype count", ("no_stereotype",), "Data Filtering"),
-    ("reading comprehension", ("low_reader_accuracy",), "Data Filtering"),
+    # (rule, the reasons of its drops, the paragraph, the questions it judges: a survey
+    # type, "kept" (what the type rules kept) or "round" (samples, by a check round))
+    ("target modification (type 1)", ("no_target", "no_non_target"), "Target Modification", 1),
+    ("stereotype validation (type 2)", ("weak_stereotype",), "Stereotype Validation", 2),
+    ("no-stereotype count", ("no_stereotype",), "Data Filtering", "kept"),
+    ("reading comprehension", ("low_reader_accuracy",), "Data Filtering", "round"),
 ]
+# the samples of a type-1 template whose fillers' groups lack the slot's role
+GROUP_ROLE = "survey:group_role"
 PAPER_DROPPED = {1: 0.083, 2: 0.136}  # KoBBQ 3.2.5: stereotypes the survey removed, per type
 
 
@@ -701,25 +705,20 @@ def rule_report(targets: pd.DataFrame, every: pd.DataFrame, dropped: pd.DataFram
     round's answers)."""
     out = []
     left = len(every)
-    judged = targets
-    for name, reasons, paragraph in RULE_ORDER:
-        if name == "reading comprehension":
+    kept_by_type = targets[targets["reason"].isna() | (targets["reason"] == "no_stereotype")]
+    for name, reasons, paragraph, judges in RULE_ORDER:
+        if judges == "round":
             out.append({"rule": name, "paragraph": paragraph, "how": "check round",
-                        "questions": None, "questions_dropped": None,
+                        "needs_round": "check", "questions": None, "questions_dropped": None,
                         "templates_dropped": None, "samples_dropped": None,
                         "samples_left": left})  # fmt: skip
             continue
-        if name.startswith("target"):
-            mine = judged[judged["type"] == 1]
-        elif name.startswith("stereotype"):
-            mine = judged[judged["type"] == 2]
-        else:
-            mine = judged  # what the type rules kept
+        mine = kept_by_type if judges == "kept" else targets[targets["type"] == judges]
         gone = mine[mine["reason"].isin(reasons)]
         sample_reasons = {f"survey:{r}" for r in reasons}
         how = "applied"
-        if name.startswith("target"):
-            sample_reasons.add("survey:group_role")
+        if judges == 1:  # the type-1 rule also gives the groups their roles
+            sample_reasons.add(GROUP_ROLE)
             how = "applied" if stage == "before-survey" else "groups checked, questions applied"
         samples = dropped[dropped["reason"].isin(sample_reasons)]
         left -= len(samples)
@@ -727,9 +726,7 @@ def rule_report(targets: pd.DataFrame, every: pd.DataFrame, dropped: pd.DataFram
                "questions_dropped": len(gone),
                "templates_dropped": int(samples["template_id"].nunique()),
                "samples_dropped": len(samples), "samples_left": left}  # fmt: skip
-        if name.startswith("target") and stage == "released" and role_consistency:
+        if judges == 1 and stage == "released" and role_consistency:
             row["checked_only"] = role_consistency
         out.append(row)
-        if name.startswith("stereotype"):
-            judged = judged[judged["reason"].isna() | judged["reason"].isin(["no_stereotype"])]
     return out
