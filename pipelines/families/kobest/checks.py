@@ -336,10 +336,12 @@ def sentineg_brand(item: dict, ctx: CheckContext) -> str | None:
 @check("sentineg_negated", "sentineg")
 def sentineg_negated(item: dict, ctx: CheckContext) -> str | None:
     """KoBEST 2.6: the sentence negates the original (adds or removes 안 / 못 / -지
-    않다, or swaps a word of the antonym list)."""
+    않다, swaps an idiom for its opposite, or swaps a word of the antonym list)."""
     from pipelines.families.kobest.negation import negation_edit
 
-    edit = negation_edit(item["original"], item["sentence"], ctx.lang, ctx.rules.antonyms)
+    edit = negation_edit(
+        item["original"], item["sentence"], ctx.lang, ctx.rules.antonyms, ctx.rules.idioms
+    )
     return None if edit.method else edit.detail
 
 

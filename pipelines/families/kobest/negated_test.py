@@ -128,6 +128,7 @@ def select(
     limit: int | None,
     seed: int,
     lexicon: str | None = None,
+    idiom_lexicon: str | None = None,
 ) -> tuple[pd.DataFrame, dict]:
     """(candidates, report): every train item with its outcome; the ones to convert are
     ``selected`` (the prediction flips on the helper's negation, which passes the
@@ -146,7 +147,7 @@ def select(
     train = frame[frame["split"] == "train"]
     order = np.random.default_rng(seed).permutation(len(train))
     train = train.iloc[order]
-    drafts = [suggest(str(t), lang, lexicon) for t in train["sentence"]]
+    drafts = [suggest(str(t), lang, lexicon, idiom_lexicon) for t in train["sentence"]]
     before = model.predict(train["sentence"].astype(str).tolist())
     after = model.predict([d.draft for d in drafts])
     rows, chosen = [], 0

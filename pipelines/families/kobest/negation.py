@@ -1,6 +1,6 @@
 """SentiNeg's negation (KoBEST 2.6): a review sentence and its negated counterpart of
 opposite sentiment, made by adding or removing a negation form (안, 못, -지 않다 /
--지 못하다) or by swapping a word for its antonym.
+-지 못하다), by swapping a word for its antonym, or an idiom for its opposite.
 
 ``suggest`` proposes a negated draft for the writer to fix in Label Studio (the helper
 of issue 23); ``negation_edit`` tells whether an edit really negates, and how. Both
@@ -20,6 +20,14 @@ from pipelines.lang import Language, language
 LEXICONS = Path(__file__).resolve().parent / "lexicons"
 NEGATION_ADVERBS = ("안", "못")
 NEGATION_AUX = ("않", "못하")  # after the connective -지
+
+
+@lru_cache(maxsize=8)
+def idioms(path: str | None = None) -> tuple[tuple[str, str], ...]:
+    """Idioms and their opposites (KoBEST 2.6, the third method), both directions,
+    longest first (``lexicons/idioms.tsv`` unless ``path``; the layout of
+    ``antonyms``)."""
+    return antonyms(str(path) if path else str(LEXICONS / "idioms.tsv"))
 
 
 @lru_cache(maxsize=8)
@@ -74,10 +82,15 @@ class NegationEdit:
 
 
 def negation_edit(
-    original: str, edited: str, lang: Language | None = None, lexicon: str | None = None
+    original: str,
+    edited: str,
+    lang: Language | None = None,
+    lexicon: str | None = None,
+    idiom_lexicon: str | None = None,
 ) -> NegationEdit:
     """Whether ``edited`` is a negation of ``original`` (KoBEST 2.6): it adds or removes
-    a negation form, or swaps a word of the antonym list."""
+    a negation form, swaps an idiom for its opposite (the idiom list), or swaps a word of
+    the antonym list."""
     lang = lang or language("ko")
     if original.strip() == edited.strip():
         return NegationEdit(None, "the sentence is unchanged")
@@ -86,11 +99,15 @@ def negation_edit(
         return NegationEdit("add", f"negation forms {before} -> {after}")
     if after < before:
         return NegationEdit("remove", f"negation forms {before} -> {after}")
+    swap = _swapped(original, edited, idioms(idiom_lexicon))
+    if swap:
+        return NegationEdit("idiom", f"{swap[0]} -> {swap[1]}")
     swap = _swapped(original, edited, antonyms(lexicon))
     if swap:
         return NegationEdit("antonym", f"{swap[0]} -> {swap[1]}")
     return NegationEdit(
-        None, f"no negation form added or removed ({before} in both) and no antonym swapped"
+        None,
+        f"no negation form added or removed ({before} in both), no antonym and no idiom swapped",
     )
 
 
@@ -105,12 +122,24 @@ def _eojeol_spans(text: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in re.finditer(r"\S+", text)]
 
 
-def suggest(text: str, lang: Language | None = None, lexicon: str | None = None) -> Suggestion:
-    """A negated draft of ``text``: an antonym swap when the list has one of its words,
+def suggest(
+    text: str,
+    lang: Language | None = None,
+    lexicon: str | None = None,
+    idiom_lexicon: str | None = None,
+) -> Suggestion:
+    """A negated draft of ``text``: the opposite idiom when the idiom list has one of its
+    idioms (KoBEST 2.6's third method), an antonym swap when the list has one of its words,
     else the removal of a negation adverb (안 / 못) or of -지 않-, else 안 inserted
     before the last predicate (a noun + 하다 predicate is split: 합격했다 -> 합격 안 했다).
     The draft is a suggestion; the writer fixes it."""
     lang = lang or language("ko")
+    for form, opposite in idioms(idiom_lexicon):
+        if form in text:
+            i = text.rfind(form)
+            return Suggestion(
+                text[:i] + opposite + text[i + len(form) :], "idiom", f"{form} -> {opposite}"
+            )
     for form, opposite in antonyms(lexicon):
         if form in text:
             i = text.rfind(form)

@@ -94,12 +94,14 @@ def nsmc_sentences(
     )
 
 
-def sentineg_given(sentences: pd.DataFrame, lexicon: str | None = None) -> pd.DataFrame:
+def sentineg_given(
+    sentences: pd.DataFrame, lexicon: str | None = None, idiom_lexicon: str | None = None
+) -> pd.DataFrame:
     """SentiNeg prompts' given fields: the original, the helper's draft (and how it was
     made), and the flipped label."""
     from pipelines.families.kobest.negation import suggest
 
-    drafts = [suggest(t, lexicon=lexicon) for t in sentences["original"]]
+    drafts = [suggest(t, None, lexicon, idiom_lexicon) for t in sentences["original"]]
     return sentences.assign(
         draft=[d.draft for d in drafts],
         draft_method=[d.method for d in drafts],

@@ -311,7 +311,7 @@ def _negated_settings(ctx: RunContext, arg: str) -> list:
     rules = _rules(ctx)
     seed = _seed(ctx)
     return [rules.negated_test, rules.negated_test_items, rules.antonyms, rules.brands,
-            rules.actions, seed, rules.human_conversion]  # fmt: skip
+            rules.actions, seed, rules.human_conversion, rules.idioms]  # fmt: skip
 
 
 def _candidates_reads(ctx: RunContext, arg: str) -> dict[str, Path]:
@@ -349,7 +349,7 @@ def candidates_step(ctx: RunContext, arg: str = "") -> StepOutcome:
                 "skipped": True, "selected": 0}  # fmt: skip
         candidates, report = select(items, splits, _lang(ctx), checks_of(task.name, task.checks),
                                     CheckContext(_lang(ctx), rules), rules.negated_test_items,
-                                    seed, rules.antonyms)  # fmt: skip
+                                    seed, rules.antonyms, rules.idioms)  # fmt: skip
         chosen = candidates[candidates["outcome"] == SELECTED]
         conversion = empty
         if rules.human_conversion and len(chosen):

@@ -31,6 +31,8 @@ class KobestRules:
     - ``min_context_sentences``: a HellaSwag context has at least 3 sentences (kss; 2.5);
     - ``wh_words``: a BoolQ question holds none of these (2.2);
     - ``brands`` / ``antonyms``: SentiNeg's lexicons (2.6; None: the shipped ones);
+    - ``idioms``: SentiNeg's idioms and their opposites (2.6, the third method; None: the
+      shipped ``lexicons/idioms.tsv``);
     - ``slang``: COPA's slang lexicon (2.3, guideline 3; None: the shipped one);
     - ``dictionary``: WiC's dictionary (2.4, guidelines 1, 2 and 4: the headwords, their
       homonym entries and example sentences; None: the shipped one, written for the demo);
@@ -60,6 +62,7 @@ class KobestRules:
     wh_words: tuple[str, ...] = WH_WORDS
     brands: str | None = None
     antonyms: str | None = None
+    idioms: str | None = None
     slang: str | None = None
     dictionary: str | None = None
     actions: dict[str, str] = field(default_factory=dict)

@@ -42,7 +42,9 @@ def _prompts_reads(ctx: RunContext, arg: str) -> dict[str, Path]:
 def _prompts_settings(ctx: RunContext, arg: str) -> list:
     spec = _spec(ctx)
     plants = spec.simulation.model_dump() if spec.simulation else {}
-    return [spec.items, spec.seed, plants, ctx.simulated, _task(ctx).name, _rules(ctx).antonyms]
+    rules = _rules(ctx)
+    return [spec.items, spec.seed, plants, ctx.simulated, _task(ctx).name, rules.antonyms,
+            rules.idioms]  # fmt: skip
 
 
 @declares(
@@ -66,6 +68,7 @@ def prompts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             given = p.sentineg_given(
                 p.nsmc_sentences(_source_rows(ctx.recipe, task), spec.items, spec.seed),
                 _rules(ctx).antonyms,
+                _rules(ctx).idioms,
             )
         elif task.name == "copa" and seeds_path is not None:
             seeds = sim.read_seeds(seeds_path)
@@ -250,7 +253,8 @@ def _review_items(items: list[dict], task: KobestTask, simulated: bool, latent) 
 def _written_settings(ctx: RunContext, arg: str) -> list:
     rules = _rules(ctx)
     return [list(_task(ctx).checks), rules.actions, rules.min_context_sentences,
-            list(rules.wh_words), rules.brands, rules.antonyms, ctx.simulated,
+            list(rules.wh_words), rules.brands, rules.antonyms, rules.idioms, rules.slang,
+            rules.dictionary, ctx.simulated,
             ctx.recipe.filters.classifiers.model_dump()]  # fmt: skip
 
 

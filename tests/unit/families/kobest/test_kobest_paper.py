@@ -234,3 +234,14 @@ def test_the_card_puts_the_rebuild_sizes_beside_table_1():
     lines = [ln for ln in text.splitlines() if ln.startswith("|")]
     assert lines[2].split("|")[2:5] == [" 3,665 ", " 700 ", " 1,404 "]
     assert lines[3].split("|")[2:5] == [" 19 ", " 2 ", " 4 "]
+
+
+def test_sentineg_accepts_an_idiom_swapped_for_its_opposite_and_the_helper_drafts_it():
+    # 2.6, the third method: "we replace it with its corresponding opposite meaning idiom"
+    from pipelines.families.kobest.negation import negation_edit, suggest
+
+    original, opposite = "사장님 손이 커서 양이 많아요", "사장님 손이 작아서 양이 많아요"
+    assert negation_edit(original, opposite, KO).method == "idiom"
+    item = {"original": original, "sentence": opposite}
+    assert "sentineg_negated" not in results("sentineg", item)
+    assert suggest(original, KO).draft == opposite and suggest(original, KO).method == "idiom"
