@@ -28,6 +28,7 @@ def card(facts: dict) -> CardSection:
         ["split", "this run", f"paper ({paper['source']})"],
         [[s, sizes.get(s, 0), f"{paper[s]:,}"] for s in ("train", "dev", "test")],
     )
+    table_2 = table(["label", "train", "dev", "test", "total"], facts.get("table_2") or [])
     kappa = agreement.get("fleiss_kappa") or {}
     alpha = agreement.get("krippendorff_alpha") or {}
     return from_template(
@@ -40,6 +41,7 @@ def card(facts: dict) -> CardSection:
             "labels": sorted(facts["marc"]["labels"]),
             "rating_table": rating_table,
             "size_table": size_table,
+            "table_2": table_2 if facts.get("table_2") else "",
             "agreement": agreement,
             "kappa": kappa.get("kappa") if isinstance(kappa, dict) else kappa,
             "alpha": alpha.get("nominal") if isinstance(alpha, dict) else alpha,

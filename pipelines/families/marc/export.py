@@ -23,6 +23,30 @@ from pipelines.families.marc.steps import rounds, spec_of
 SPLIT_NAMES = {"train": "train", "dev": "valid", "test": "test"}  # JGLUE calls dev "valid"
 # the JGLUE v1.3 README's table (data/demo/jglue/README.jglue-upstream.md)
 PAPER_SIZES = {"source": "JGLUE v1.3 README", "train": 187528, "dev": 5654, "test": 5639}
+# JGLUE Table 2: reviews per label, train / dev / test
+PAPER_TABLE_2 = {"positive": (165477, 4832, 4895), "negative": (22051, 822, 744)}
+
+
+def table_2(final: pd.DataFrame) -> list[list]:
+    """Table 2 with the run's counts beside the paper's: per label (the paper's first,
+    then any other the recipe names) and overall, train / dev / test / total as
+    "run (paper)"; a label the paper has not is "run (—)"."""
+    names = ("train", "dev", "test")
+    counts = final.groupby(["label", "split"]).size()
+    labels = [*PAPER_TABLE_2, *sorted(set(final["label"].astype(str)) - set(PAPER_TABLE_2))]
+    rows, run_total, paper_total = [], [0, 0, 0], [0, 0, 0]
+    for label in labels:
+        run = [int(counts.get((label, s), 0)) for s in names]
+        paper = PAPER_TABLE_2.get(label)
+        run_total = [a + b for a, b in zip(run_total, run, strict=True)]
+        if paper:
+            paper_total = [a + b for a, b in zip(paper_total, paper, strict=True)]
+        cells = [f"{r} ({p:,})" if paper else f"{r} (—)"
+                 for r, p in zip(run, paper or (0, 0, 0), strict=True)]  # fmt: skip
+        rows.append([label, *cells, f"{sum(run)} ({sum(paper):,})" if paper else f"{sum(run)} (—)"])
+    rows.append(["overall", *(f"{r} ({p:,})" for r, p in zip(run_total, paper_total, strict=True)),
+                 f"{sum(run_total)} ({sum(paper_total):,})"])  # fmt: skip
+    return rows
 
 
 def export_inputs(ctx: RunContext) -> dict[str, Path]:
@@ -127,6 +151,7 @@ def card_facts(ctx: RunContext, inputs: dict[str, Path]) -> dict:
         "dates": {},  # the recipe's corpora carry no date_field
         "marc": spec_of(ctx).model_dump(mode="json"),
         "paper_sizes": PAPER_SIZES,
+        "table_2": table_2(final),
         "artifacts_md": inputs["artifacts"].read_text(encoding="utf-8"),
         "labels": label_facts(final, final, final[["item_id", "split"]], numeric=False),
         "split": {

@@ -210,3 +210,20 @@ def test_tables_4_and_5_beside_the_runs_counts():
     rows = paper_table("jsts", items, splits)
     assert rows[0] == ["0-1", "1 (2,837)", "0 (353)", "0 (405)", "1 (3,595)"]
     assert rows[-1] == ["overall", "2 (12,451)", "0 (1,457)", "1 (1,589)", "3 (15,497)"]
+
+
+def test_marc_ja_table_2_beside_the_runs_labels():
+    """Table 2: positive 165,477 / 4,832 / 4,895, negative 22,051 / 822 / 744 (overall
+    187,528 / 5,654 / 5,639, Table 1's sizes)."""
+    import pandas as pd
+
+    from pipelines.families.marc.export import PAPER_SIZES, PAPER_TABLE_2, table_2
+
+    assert [sum(v[i] for v in PAPER_TABLE_2.values()) for i in range(3)] == [
+        PAPER_SIZES["train"], PAPER_SIZES["dev"], PAPER_SIZES["test"]]  # fmt: skip
+    final = pd.DataFrame({"label": ["positive", "positive", "negative"],
+                          "split": ["train", "dev", "train"]})  # fmt: skip
+    rows = table_2(final)
+    assert rows[0] == ["positive", "1 (165,477)", "1 (4,832)", "0 (4,895)", "2 (175,204)"]
+    assert rows[1] == ["negative", "1 (22,051)", "0 (822)", "0 (744)", "1 (23,617)"]
+    assert rows[2] == ["overall", "2 (187,528)", "1 (5,654)", "0 (5,639)", "3 (198,821)"]
