@@ -21,8 +21,10 @@ class KobbqRound(Strict):
     """A KoBBQ Label Studio round: the survey (``annotation_configs/kobbq_survey.xml``:
     ``per_category`` of the release's questions per category, 0 for all; simulated
     respondents answer as the release's did) or the reading-comprehension check
-    (``kobbq_check.xml``: the evaluation samples of ``per_category`` templates per
-    category; simulated readers know the answer). ``respondents``: people per task."""
+    (``kobbq_check.xml``: of the evaluation example of ``per_category`` templates per
+    category, 0 for every template, the counter-biased context with the counter-biased
+    question, KoBBQ 3.2.5; simulated readers know the answer). ``respondents``: people
+    per task."""
 
     per_category: int = Field(default=2, ge=0)
     respondents: int = Field(default=10, ge=1)
