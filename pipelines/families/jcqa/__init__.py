@@ -14,6 +14,7 @@ from pipelines.export.citations import JGLUE_BIBTEX
 from pipelines.families import TaskKind, register_task
 from pipelines.families.jcqa import section  # noqa: F401 - the recipe section
 from pipelines.families.jcqa.card import card
+from pipelines.families.jcqa.check import check_items_step, check_step
 from pipelines.families.jcqa.export import export_step
 from pipelines.families.jcqa.steps import (
     answer_items_step,
@@ -39,6 +40,8 @@ for _step, _fn in (
     ("distractors", distractors_step),
     ("answer-items", answer_items_step),
     ("answers", answers_step),
+    ("check-items", check_items_step),
+    ("check", check_step),
     ("split", split_step),
     ("export", export_step),
 ):
@@ -49,28 +52,31 @@ def _round(name: str) -> list[str]:
     return [f"{op}-{name}" for op in ("push", "simulate", "wait", "pull")]
 
 
+# the last filter (3.4.2): automatic pattern matching, then a person checks what matched
+CHECK_STEPS = ["check-items", *_round("check"), "check"]
+
+
+def plan(recipe: object) -> list[str]:
+    """The steps; with ``jcqa.final_check`` (the paper's) the check before the split."""
+    steps = list(STEP_NAMES)
+    if not recipe.jcqa.final_check:
+        steps = [s for s in steps if s not in CHECK_STEPS]
+    return steps
+
+
+STEP_NAMES = ["question-sets", *_round("synonyms"), "synonyms", "writing-items",
+              *_round("writing"), "questions", "distractor-items", *_round("distractors"),
+              "distractors", "answer-items", *_round("answers"), "answers", *CHECK_STEPS,
+              "split", "export"]  # fmt: skip
+
 register_task(
     TaskKind(
         name="jcqa",
         title="JGLUE JCommonsenseQA: five-choice commonsense questions written on concept "
         "triples (Kurihara et al. 2022, 3.4)",
         layout="jglue-jcqa",
-        steps=[
-            "question-sets",
-            *_round("synonyms"),
-            "synonyms",
-            "writing-items",
-            *_round("writing"),
-            "questions",
-            "distractor-items",
-            *_round("distractors"),
-            "distractors",
-            "answer-items",
-            *_round("answers"),
-            "answers",
-            "split",
-            "export",
-        ],
+        steps=STEP_NAMES,
+        plan=plan,
         rounds=rounds,
         card=card,
         needs=["jcqa", "split"],

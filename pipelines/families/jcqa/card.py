@@ -31,6 +31,7 @@ def card(facts: dict) -> CardSection:
             "wr": f["written"],
             "di": f["distractors"],
             "an": f["answers"],
+            "check": f.get("check"),
             "size_table": size_table,
             "simulated": facts["annotation"]["simulated"],
             "round_paragraphs": [round_paragraph(n, r, "task") for n, r in facts["rounds"].items()],

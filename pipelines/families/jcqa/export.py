@@ -16,7 +16,7 @@ import pandas as pd
 
 from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
 from pipelines.export.family import export_dataset, family_export, json_inputs
-from pipelines.families.jcqa.steps import rounds, spec_of
+from pipelines.families.jcqa.steps import kept_questions, rounds, spec_of
 
 SPLIT_NAMES = {"train": "train", "dev": "valid", "test": "test"}
 PAPER_SIZES = {"source": "JGLUE v1.3 README", "train": 8939, "dev": 1119, "test": 1118}
@@ -26,7 +26,7 @@ FIELDS = ["q_id", "question", "choice0", "choice1", "choice2", "choice3", "choic
 def export_inputs(ctx: RunContext) -> dict[str, Path]:
     out = ctx.out
     return {
-        "questions": out / "final" / "questions.parquet",
+        "questions": kept_questions(out, ctx.recipe),
         "splits": out / "split" / "splits.parquet",
         "artifacts": out / "split" / "artifacts.md",
         "question_sets": out / "question-sets" / "sets.json",
@@ -34,6 +34,7 @@ def export_inputs(ctx: RunContext) -> dict[str, Path]:
         "written": out / "questions" / "questions.json",
         "distractors": out / "distractors" / "distractors.json",
         "answers": out / "final" / "answers.json",
+        **({"check": out / "check" / "check.json"} if ctx.recipe.jcqa.final_check else {}),
     }
 
 

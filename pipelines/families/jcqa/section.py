@@ -62,6 +62,10 @@ class JcqaSpec(Strict):
     writing_round: RoundSpec = Field(default_factory=RoundSpec)
     distractors_round: RoundSpec = Field(default_factory=RoundSpec)
     answers_round: RoundSpec = Field(default_factory=lambda: RoundSpec(people=3))
+    # the last filter (3.4.2: "automatic pattern matching and manual checking"): the
+    # matched questions checked by a person (pipelines.families.jcqa.check); false: none
+    final_check: bool = True
+    check_round: RoundSpec = Field(default_factory=RoundSpec)
     # simulated writers (demos and tests only): a JSON Lines file of the question and two
     # distractors each target would get (source, relation, target, question, distractors)
     writers: str | None = None
@@ -78,7 +82,7 @@ class JcqaSpec(Strict):
     @model_validator(mode="after")
     def _enough(self) -> JcqaSpec:
         """The section's simulated people serve every round without its own."""
-        for name in ("synonyms", "writing", "distractors", "answers"):
+        for name in ("synonyms", "writing", "distractors", "answers", "check"):
             r = getattr(self, f"{name}_round")
             sim = self.simulate
             if r.simulate is None and sim is not None and sim.annotators < r.people:

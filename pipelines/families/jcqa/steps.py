@@ -36,6 +36,7 @@ ROUNDS = {  # round -> (config, pool, items folder)
     "writing": ("jcqa_writing.xml", "writer", "writing"),
     "distractors": ("jcqa_distractors.xml", "writer", "distractor-items"),
     "answers": ("jcqa_answer.xml", "answerer", "answer-items"),
+    "check": ("jcqa_check.xml", "checker", "check-items"),  # the last filter (.check)
 }
 UNKNOWN = "わからない"  # the answer round's "I don't know" (JGLUE's guideline)
 
@@ -45,12 +46,15 @@ def spec_of(ctx: RunContext) -> object:
 
 
 def rounds(ctx: RunContext) -> dict[str, Round]:
-    """The four rounds (``jcqa.<name>_round``)."""
+    """The four rounds (``jcqa.<name>_round``), and the final check's with
+    ``jcqa.final_check``."""
     from pipelines.core.recipe import SimulateSpec
 
     spec = spec_of(ctx)
     found = {}
     for name, (config, pool, folder) in ROUNDS.items():
+        if name == "check" and not spec.final_check:
+            continue
         r = getattr(spec, f"{name}_round")
         found[name] = spec_round(
             ctx, name, r, ctx.out / folder / "items.parquet", CONFIGS / config, pool,
@@ -581,6 +585,14 @@ def answers_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
 
 def split_step(ctx: RunContext, arg: str = "") -> StepOutcome:
-    """The recipe's split rule over the kept questions (``group_columns: [set_id]``
-    keeps a question set in one split) -> OUT/split."""
-    return split_over(ctx, ctx.out / "final" / "questions.parquet", "question")
+    """The recipe's split rule over the kept questions (after the final check, when the
+    recipe runs it; ``group_columns: [set_id]`` keeps a question set in one split) ->
+    OUT/split."""
+    return split_over(ctx, kept_questions(ctx.out, ctx.recipe), "question")
+
+
+def kept_questions(out: Path, recipe: object) -> Path:
+    """The questions the release is made of: ``check/`` after the final check, else
+    ``final/``."""
+    folder = "check" if recipe.jcqa.final_check else "final"
+    return out / folder / "questions.parquet"

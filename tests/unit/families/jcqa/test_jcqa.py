@@ -132,3 +132,52 @@ def test_a_question_is_kept_when_two_of_three_answer_right():
 def test_the_demo_triples_and_writers_read():
     t = read_triples(ROOT / "data" / "demo" / "jcqa" / "triples.tsv")
     assert len(t) == 28 and "RelatedTo" in set(t["relation"])
+
+
+def test_the_last_filter_matches_jglues_patterns_then_a_person_removes():
+    """JGLUE 3.4.2: "Finally, we filtered out 14 questions based on automatic pattern
+    matching and manual checking": a kept question that fails one of JGLUE's question
+    filters on its five choices, or repeats a kept question, goes to a checker; only
+    those most checkers remove are dropped."""
+    from pipelines.families.jcqa.check import check_items, checked
+
+    five = {
+        "choice0": "台所",
+        "choice1": "浴室",
+        "choice2": "寝室",
+        "choice3": "庭",
+        "choice4": "駅",
+    }
+    qs = pd.DataFrame(
+        [
+            {"item_id": "q1", "question": "料理をする場所は？", "answer": "台所", **five},
+            {"item_id": "q2", "question": "料理を する場所は？", "answer": "台所", **five},
+            {"item_id": "q3", "question": "体を洗う場所は", "answer": "浴室", **five},
+            {"item_id": "q4", "question": "眠る場所は？", "answer": "寝室",
+             **{**five, "choice3": "寝室"}},
+        ]
+    )  # fmt: skip
+    items = check_items(qs, simulated=True)
+    assert items[["item_id", "match"]].values.tolist() == [
+        ["q2", "repeated_question"], ["q3", "no_question_mark"],
+        ["q4", "spelling_variants"]]  # fmt: skip
+    assert set(items["sim_decision"]) == {"remove"}
+    votes = pd.DataFrame({"item_id": ["q2", "q3", "q3", "q4"], "field": ["decision"] * 4,
+                          "value": ["keep", "remove", "remove", "remove"],
+                          "cancelled": [False, False, False, True]})  # fmt: skip
+    removed, dropped = checked(votes, items)
+    assert removed == {"q3"}  # q2 kept by its checker; q4's only vote was a skip
+    assert dropped[0]["reason"] == "manual_check" and "no_question_mark" in dropped[0]["detail"]
+
+
+def test_the_final_check_runs_before_the_split_unless_the_recipe_departs():
+    from pipelines.core.recipe import load_recipe
+    from pipelines.families import task_kind
+
+    recipe = load_recipe(ROOT / "recipes" / "jcqa-demo.yaml")
+    steps = task_kind("jcqa").steps_for(recipe)
+    at = steps.index("answers")
+    assert steps[at + 1 : at + 8] == ["check-items", "push-check", "simulate-check",
+                                      "wait-check", "pull-check", "check", "split"]  # fmt: skip
+    recipe = load_recipe(ROOT / "recipes" / "jcqa-demo.yaml", {"jcqa": {"final_check": False}})
+    assert "check-items" not in task_kind("jcqa").steps_for(recipe)
