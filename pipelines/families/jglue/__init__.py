@@ -23,6 +23,10 @@ round (10 annotators) -> ``validation`` (6 of 10 say contradiction; reverse adde
 ``sts`` round on the contradictions -> ``sts`` (JSTS-C, the JSTS rule) -> ``split`` ->
 ``export`` (JNLI, and JSTS-C in the JSTS layout).
 
+Both end, with ``jglue.final_check`` (the paper's), with 3.2.2's last filter before
+``split``: ``check-items`` (automatic matching) -> the ``check`` round (a person keeps or
+removes each matched pair, ``jglue_check.xml``) -> ``check`` (:mod:`.check`).
+
 Modules: :mod:`.release` reads the JGLUE release files, :mod:`.construct` holds the
 construction rules of JGLUE 3.2, :mod:`.section` the ``jglue:`` recipe section,
 :mod:`.rounds` the Label Studio rounds, :mod:`.steps` the captions, pairs and STS steps,
