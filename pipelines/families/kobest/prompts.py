@@ -108,3 +108,21 @@ def sentineg_given(
         draft_detail=[d.detail for d in drafts],
         label=1 - sentences["original_label"].astype(int),
     )
+
+
+def even_topics(rows: pd.DataFrame, n: int, seed: int, column: str = "topic") -> pd.DataFrame:
+    """``n`` rows taken evenly over the values of ``column`` (KoBEST 2.2, BoolQ guideline
+    1: "Paragraphs should be evenly extracted from various domains and topics"): each
+    topic's rows in a seeded order, then one row of each topic in turn (a topic that runs
+    out leaves its turn to the others)."""
+    rng = np.random.default_rng(seed)
+    queues = [
+        group.iloc[rng.permutation(len(group))].index.tolist()
+        for _, group in rows.groupby(column, sort=True)
+    ]
+    picked: list = []
+    while len(picked) < n and any(queues):
+        for q in queues:
+            if q and len(picked) < n:
+                picked.append(q.pop(0))
+    return rows.loc[picked].reset_index(drop=True)

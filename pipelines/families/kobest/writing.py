@@ -80,7 +80,11 @@ def prompts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             given = pd.DataFrame(index=range(spec.items))
         else:
             rows = _source_rows(ctx.recipe, task)
-            given = rows[[*task.given, *(["label"] if "label" in rows else [])]].head(spec.items)
+            topics = task.name == "boolq" and "topic" in rows
+            if topics:  # 2.2: the paragraphs even over the topics
+                rows = p.even_topics(rows, spec.items, spec.seed)
+            extra = [c for c in ("label", *(("topic",) if topics else ())) if c in rows]
+            given = rows[[*task.given, *extra]].head(spec.items)
         items = p.prompts(task, given, spec.seed)
         if task.name == "copa" and seeds_path is not None:
             items = sim.copa_latent(items, seeds, plants["cue"], spec.seed)
@@ -95,6 +99,8 @@ def prompts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
                 spec.seed,
             )
         info = {"prompts": len(items), "labels": value_counts(items["label"].astype(str))}
+        if "topic" in given and task.name == "boolq":
+            info["topics"] = value_counts(given["topic"].astype(str))
         if "draft_method" in items:
             info["drafts"] = value_counts(items["draft_method"])
         if "sim_plant" in items:

@@ -245,3 +245,19 @@ def test_sentineg_accepts_an_idiom_swapped_for_its_opposite_and_the_helper_draft
     item = {"original": original, "sentence": opposite}
     assert "sentineg_negated" not in results("sentineg", item)
     assert suggest(original, KO).draft == opposite and suggest(original, KO).method == "idiom"
+
+
+def test_boolq_paragraphs_are_taken_evenly_over_the_topics():
+    # 2.2 guideline 1: "Paragraphs should be evenly extracted from various domains and
+    # topics to minimise bias"
+    from pipelines.families.kobest.prompts import even_topics
+
+    rows = pd.DataFrame({
+        "paragraph": [f"p{i}" for i in range(17)],
+        "topic": ["과학"] * 10 + ["예술"] * 2 + ["역사"] * 5,
+    })  # fmt: skip
+    picked = even_topics(rows, 9, 0)
+    assert picked["topic"].value_counts().to_dict() == {"과학": 4, "역사": 3, "예술": 2}
+    assert even_topics(rows, 6, 0)["topic"].value_counts().to_dict() == {
+        "과학": 2, "역사": 2, "예술": 2}  # fmt: skip
+    assert picked["paragraph"].is_unique
