@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -233,6 +234,29 @@ def test_webhook_serve_on_a_free_port_prints_its_address_and_answers():
             pass
     finally:
         proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_webhook_serve_stops_on_a_sigterm_that_lands_on_its_endpoint_thread():
+    """A SIGTERM the kernel handed to the endpoint's thread, not the main one, left the
+    main thread asleep in an hour-long wait: the command did not stop (3 of 12 runs of
+    the test above under load). ``kill`` with a thread's id prefers that thread, so this
+    sends the signal to each thread but the main one."""
+    port = unused_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "flows.cli", "webhook", "serve", "--port", str(port), "--poll",
+         "0"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stdout.readline().startswith("benchforge webhook endpoint on")
+        with socket.create_connection(("127.0.0.1", port), timeout=10):
+            pass  # the endpoint's thread is serving
+        threads = [int(t) for t in os.listdir(f"/proc/{proc.pid}/task") if int(t) != proc.pid]
+        assert threads
+        os.kill(threads[0], signal.SIGTERM)
+        assert proc.wait(timeout=30) == 130
+    finally:
+        proc.kill()
         proc.wait(timeout=30)
 
 
