@@ -114,9 +114,19 @@ def checked(annotations: pd.DataFrame, items: pd.DataFrame) -> tuple[set[str], l
     return removed, dropped
 
 
-def _final(ctx: RunContext) -> pd.DataFrame:
-    from pipelines.families.jglue.export import final_items
+def final_items(ctx: RunContext) -> pd.DataFrame:
+    """The released pairs before the split: ``item_id`` (the ``yjcaptions_id``),
+    ``sentence1``, ``sentence2``, ``label``, ``kind``, ``images``."""
+    cols = ["item_id", "sentence1", "sentence2", "label", "kind", "images"]
+    if ctx.task.name == "jsts":
+        return pd.read_parquet(ctx.out / "sts" / "gold.parquet")[cols]
+    nli = pd.read_parquet(ctx.out / "nli" / "gold.parquet")[cols]
+    c = pd.read_parquet(ctx.out / "validation" / "contradictions.parquet")
+    c = c.rename(columns={"pair_id": "item_id"})[cols]
+    return pd.concat([nli, c], ignore_index=True)
 
+
+def _final(ctx: RunContext) -> pd.DataFrame:
     return final_items(ctx)
 
 

@@ -18,24 +18,12 @@ from pipelines.families.jglue.rounds import (
 )
 
 
-def final_items(ctx: RunContext) -> pd.DataFrame:
-    """The released pairs before the split: ``item_id`` (the ``yjcaptions_id``),
-    ``sentence1``, ``sentence2``, ``label``, ``kind``, ``images``."""
-    cols = ["item_id", "sentence1", "sentence2", "label", "kind", "images"]
-    if ctx.task.name == "jsts":
-        return pd.read_parquet(ctx.out / "sts" / "gold.parquet")[cols]
-    nli = pd.read_parquet(ctx.out / "nli" / "gold.parquet")[cols]
-    c = pd.read_parquet(ctx.out / "validation" / "contradictions.parquet")
-    c = c.rename(columns={"pair_id": "item_id"})[cols]
-    return pd.concat([nli, c], ignore_index=True)
-
-
 def split_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The recipe's split rule over the released pairs (those the final check removed
     left out, :mod:`.check`), grouped by image (a pair of two images joins both), with
     the artifact report -> OUT/split."""
     from pipelines.core.io import write_parquet
-    from pipelines.families.jglue.check import removed_ids
+    from pipelines.families.jglue.check import final_items, removed_ids
     from pipelines.splits.base import recipe_split_settings
     from pipelines.splits.run import run_split
 
