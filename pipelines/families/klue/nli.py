@@ -276,6 +276,8 @@ def hypotheses_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "premises_dropped": {k: int(v) for k, v in dropped["reason"].value_counts().items()},
             "per_source": value_counts(items["source"]),
             "per_method": {k: int(v) for k, v in items["author_label"].value_counts().items()},
+            # KLUE Table 6: mean premise and hypothesis length per source
+            "lengths": lengths_per_source(items),
         }
         return {"items.parquet": items, "dropped_premises.parquet": dropped}, info
 
@@ -372,6 +374,43 @@ def records(inputs: ExportInputs) -> dict[str, list[dict]]:
                             inputs.prefix)  # fmt: skip
 
 
+# KLUE Table 6, as printed: source -> (Avg Len Prem, Avg Len Hyp), mean characters
+TABLE_6 = {"WIKITREE": (52.81, 26.86), "POLICY": (56.73, 32.93), "WIKINEWS": (64.17, 29.11),
+           "WIKIPEDIA": (57.45, 23.70), "NSMC": (27.48, 21.49), "AIRBNB": (24.28, 18.65),
+           "Overall": (47.15, 25.46)}  # fmt: skip
+
+
+def lengths_per_source(items: pd.DataFrame) -> dict[str, dict]:
+    """KLUE Table 6's "mean character counts of premise and hypothesis sentences", per
+    source and overall, over the pairs ``items`` (``premise``, ``hypothesis``,
+    ``source``)."""
+
+    def means(frame: pd.DataFrame) -> dict:
+        def mean(column: str) -> float:
+            return round(float(frame[column].astype(str).str.len().mean()), 2)
+
+        return {"pairs": len(frame), "premise": mean("premise"), "hypothesis": mean("hypothesis")}
+
+    if not len(items):
+        return {}
+    out = {str(s): means(g) for s, g in items.groupby("source", sort=True)}
+    return {**out, "overall": means(items)}
+
+
+def table_6(lengths: dict | None) -> str:
+    """The pairs' mean lengths per source (``lengths_per_source``) and KLUE's Table 6
+    beside them; "" for a run whose hypotheses step did not measure them."""
+    if not lengths:
+        return ""
+    rows = [[s, v["pairs"], f"{v['premise']:.2f}", f"{v['hypothesis']:.2f}"]
+            for s, v in lengths.items()]  # fmt: skip
+    paper = "; ".join(f"{s} {p:.2f} and {h:.2f}" for s, (p, h) in TABLE_6.items())
+    return (
+        table(["source", "pairs written", "mean premise length", "mean hypothesis length"], rows)
+        + f"\n\nKLUE's Table 6 (mean premise and hypothesis length, characters): {paper}."
+    )
+
+
 def table_5(validation: dict | None) -> str:
     """KLUE's Table 5 with this rebuild's figures beside it (``validation``: the agreement
     step's ``nli_validation``, computed from the run's votes); "" when there is none."""
@@ -400,6 +439,7 @@ def card(facts: dict) -> CardSection:
         "per_method": dict(sorted(items["per_method"].items())),
         "writing": facts["writing"], "validation": facts["annotation"],
         "table_5": table_5((facts.get("agreement") or {}).get("nli_validation")),
+        "table_6": table_6(items.get("lengths")),
     })  # fmt: skip
 
 
