@@ -10,9 +10,12 @@ cross-check rounds (``crosscheck-a``, ``crosscheck-b``) -> ``qa`` (translation Q
 label-risk checks, ``pipelines.quality.translation_qa``) -> ``export`` (the KorSTS or
 KorNLI layout, Parquet and JSON Lines, and the data card).
 
-Ham et al. 2020, 3: the training sets were machine-translated; the dev and test sets were
-machine-translated, then post-edited by two professional translators, each of whom
-post-edited half and cross-checked the other half. The labels are the English pairs'
+Ham et al. 2020, 3.1: the training sets were machine-translated; the dev and test sets
+were machine-translated, then post-edited by professional translators; 3.1.1: two
+translators, each of whom post-edited half and cross-checked the other half. A recipe's
+``translation.mt_only_splits`` (default ``[train]``, the paper's) are the splits whose
+pairs are machine translated only: their sentences never go to the post-editing rounds,
+and a recipe of such splits alone has no Label Studio round. The labels are the English pairs'
 (label carry-over): post-editors never see them. Every pair keeps its row in the English
 file, its split, and, per sentence, how it was translated (memory exact/fuzzy with its
 score, or the model), who post-edited and who reviewed it.
@@ -44,6 +47,7 @@ from pipelines.families.kornlu.translate import (
     configs,
     crosscheck_step,
     mt_model_step,
+    plan,
     postedit_step,
     rounds,
     translate_step,
@@ -101,5 +105,6 @@ for _name, _title, _records_fn in (
         simulated=lambda recipe: bool(recipe.translation and recipe.translation.postedit.simulate),
         preflight=lambda recipe, n=_name: preflight(recipe, LABELS[n] is None, LABEL_FIELDS[n]),
         configs=configs,
+        plan=lambda recipe: plan(recipe, STEP_NAMES),
         evaluation=EVALUATIONS[_name],
     ))  # fmt: skip

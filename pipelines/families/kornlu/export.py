@@ -10,6 +10,7 @@ import pandas as pd
 from pipelines.core.stage import value_counts
 from pipelines.core.steps import Rows, RunContext, StepOutcome, declares
 from pipelines.export.family import CARD_FILES, export_code, export_settings
+from pipelines.families.kornlu.card import table_figures
 from pipelines.families.kornlu.sources import (
     HALVES,
     KORSTS_META,
@@ -77,7 +78,8 @@ def export_inputs(ctx: RunContext, arg: str = "") -> dict[str, Path]:
     inputs["relabel"] = out / "relabel" / "relabel.json"
     inputs["qa"] = out / "qa" / "qa.json"
     inputs["translate"] = out / "translate" / "translate.json"
-    for h in HALVES:
+    # no round when every split is machine translated only (Ham et al. 2020, 3.1: train)
+    for h in HALVES if ctx.recipe.translation.any_postedit else ():
         for r in ("postedit", "crosscheck"):
             inputs[f"{r}-{h}"] = out / "annotate" / f"{r}-{h}.parquet"
     return inputs
@@ -183,7 +185,8 @@ def card_facts_of(ctx: RunContext, pairs: pd.DataFrame, records: dict[str, list[
                                                     records.items()},
                    # the reference's sentences are released too (the targets of post-editing)
                    "licence": licence_facts(recipe, pd.DataFrame(
-                       {"source": [recipe.translation.source, recipe.translation.reference]}
+                       {"source": [name for part in recipe.translation.parts()
+                                   for name in (part.source, part.reference)]}
                    ).dropna())},
         "provenance": {
             "recipe": recipe.name,
@@ -196,6 +199,8 @@ def card_facts_of(ctx: RunContext, pairs: pd.DataFrame, records: dict[str, list[
             "inputs (sha256, first 12)": ", ".join(f"{k} {h[:12]}" for k, h in hashes.items()),
         },
     }  # fmt: skip
+    # Ham et al. 2020, Table 1 / Table 3: pairs and words per split, beside the paper's
+    facts["paper_table"] = table_figures(kind.name, records)
     facts["relabelling"] = json.loads(
         (out / "relabel" / "relabel.json").read_text(encoding="utf-8")
     )
@@ -204,5 +209,13 @@ def card_facts_of(ctx: RunContext, pairs: pd.DataFrame, records: dict[str, list[
             continue
         table_ = pd.read_parquet(r.annotations)
         facts[name or "annotation"] = annotation_facts(r, table_, ctx.simulated)
-    facts["annotation"] = facts.pop("postedit-a")
+    facts["annotation"] = facts.pop("postedit-a", None) or MT_ONLY_ROUND
     return facts
+
+
+# the card's main round when no split is post-edited (Ham et al. 2020, 3.1: the training
+# sets are machine translated only): nobody annotated anything
+MT_ONLY_ROUND = {"config": "none (machine translation only)", "server": "none",
+                 "project": "none", "overlap": 0, "annotators": 0, "annotations": 0,
+                 "skipped": 0, "simulated": False, "simulate": None, "timeframe": {},
+                 "mt_only": True}  # fmt: skip

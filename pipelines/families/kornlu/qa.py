@@ -26,6 +26,12 @@ QA_READS = (
 )
 
 
+def _qa_reads(ctx: RunContext, arg: str) -> dict:
+    """The translations and, when a split is post-edited, the cross-check rounds."""
+    any_pe = ctx.recipe.translation.any_postedit
+    return out_files(*(QA_READS if any_pe else QA_READS[:2]))(ctx, arg)
+
+
 def _qa_settings(ctx: RunContext, arg: str) -> list:
     from pipelines.quality.translation_qa import QaSettings
 
@@ -36,7 +42,7 @@ def _qa_settings(ctx: RunContext, arg: str) -> list:
 
 
 @declares(
-    reads=out_files(*QA_READS),
+    reads=_qa_reads,
     writes=out_files(*(f"qa/{n}" for n in (
         "pairs.parquet", "dropped.parquet", "review.parquet", "sentences.parquet", "qa.json"))),
     settings=_qa_settings,
@@ -57,6 +63,9 @@ def qa_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     def compute() -> tuple[dict, dict]:
         s = final_sentences(ctx)
         final = s.set_index("sentence_id")["final"]
+        # the QA figures describe post-editing: machine-translated-only sentences (Ham et
+        # al. 2020, 3.1: train) are counted apart
+        edited = s[s["postedit_split"].astype(bool)]
         pairs = pd.read_parquet(ctx.out / "translate" / "pairs.parquet")
         pairs["ko1"], pairs["ko2"] = pairs["s1"].map(final), pairs["s2"].map(final)
         flags = run_checks(pairs, names, settings)
@@ -91,7 +100,12 @@ def qa_step(ctx: RunContext, arg: str = "") -> StepOutcome:
                                                       part["final"].tolist()),
                 }
                 for split, part in _sentences_per_split(s, pairs).items()
+                if ctx.recipe.translation.postedited(split)
             },
+            "mt_only": {split: {"sentences": len(part), "pairs": int((pairs["split"] == split)
+                                                                     .sum())}
+                        for split, part in _sentences_per_split(s, pairs).items()
+                        if not ctx.recipe.translation.postedited(split)},
             "per_posteditor": {
                 who: {**edit_figures(part["draft"].tolist(), part["postedit"].tolist()),
                       "half": sorted(part["half"].unique().tolist())}
@@ -107,10 +121,10 @@ def qa_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             },
             "per_backend": {
                 b: edit_figures(part["draft"].tolist(), part["final"].tolist())
-                for b, part in s.groupby("backend")
+                for b, part in edited.groupby("backend")
             },
-            "not_postedited": int((~s["postedited"].fillna(False).astype(bool)).sum()),
-            "not_reviewed": int((~s["reviewed"].fillna(False).astype(bool)).sum()),
+            "not_postedited": int((~edited["postedited"].fillna(False).astype(bool)).sum()),
+            "not_reviewed": int((~edited["reviewed"].fillna(False).astype(bool)).sum()),
         }  # fmt: skip
         info = {
             "pairs": len(pairs),

@@ -106,15 +106,37 @@ class TranslationQaSpec(Strict):
         return names
 
 
+Split = Literal["train", "dev", "test"]
+
+
+class SplitSource(Strict):
+    """One more English dataset of the same recipe, making one more release split (Ham
+    et al. 2020, 3.1 translates STS-B's train, dev and test sets, and SNLI and MNLI's
+    train with XNLI's dev and test, in one process)."""
+
+    source: str
+    reference: str | None = None
+    split: Split
+
+
 class TranslationSpec(Strict):
     """Translate an English dataset (KorSTS/KorNLI, Ham et al. 2020): ``source`` names
     the corpus holding the English pairs; ``reference`` (optional) an aligned corpus of
     the same rows (the KorSTS release): its metadata columns are exported and its
-    translations are the simulated post-editors' latent target."""
+    translations are the simulated post-editors' latent target. ``other_splits`` adds
+    English datasets of other splits; ``mt_only_splits`` (Ham et al. 2020, 3.1: "the
+    translation results of the development and test sets are post-edited", the training
+    sets are machine translated only) are the splits whose pairs never go to the
+    post-editing rounds."""
 
     source: str
     reference: str | None = None
-    split: Literal["train", "dev", "test"] = "dev"  # the release split the pairs make
+    split: Split = "dev"  # the release split the pairs make
+    other_splits: list[SplitSource] = Field(default_factory=list)
+    # Ham et al. 2020, 3.1 and Table 1/3: train "Translated by Machine", dev and test
+    # "Human" (post-edited); [] sends every split to post-editing (benchforge before
+    # issue 52)
+    mt_only_splits: list[Split] = Field(default_factory=lambda: ["train"])
     source_lang: str = "en"
     target_lang: str = "ko"
     memory: MemorySpec | None = None
@@ -130,15 +152,36 @@ class TranslationSpec(Strict):
             raise ValueError("translation: give translator (an existing model) or train, not both")
         if not (self.translator or self.train or self.memory):
             raise ValueError("translation: needs translator, train or memory")
+        splits = [p.split for p in self.parts()]
+        if len(set(splits)) != len(splits):
+            raise ValueError(f"translation: one English dataset per split, not {splits}")
         return self
+
+    def parts(self) -> list[SplitSource]:
+        """Every English dataset of the recipe with its split: ``source`` first, then
+        ``other_splits``."""
+        first = SplitSource(source=self.source, reference=self.reference, split=self.split)
+        return [first, *self.other_splits]
+
+    def postedited(self, split: str) -> bool:
+        """Whether the pairs of ``split`` go to the post-editing rounds (Ham et al. 2020,
+        3.1: dev and test do, train is machine translated only)."""
+        return split not in self.mt_only_splits
+
+    @property
+    def any_postedit(self) -> bool:
+        """Whether any split of the recipe is post-edited (else no Label Studio round)."""
+        return any(self.postedited(p.split) for p in self.parts())
 
 
 def _check(recipe: Recipe, spec: TranslationSpec) -> None:
     names = [c.name for c in recipe.corpora]
-    for field in ("source", "reference"):
-        name = getattr(spec, field)
-        if name is not None and name not in names:
-            raise ValueError(f"translation.{field}: no corpus named {name!r} ({names})")
+    for n, part in enumerate(spec.parts()):
+        where = "translation." + (f"other_splits[{n - 1}]." if n else "")
+        for field in ("source", "reference"):
+            name = getattr(part, field)
+            if name is not None and name not in names:
+                raise ValueError(f"{where}{field}: no corpus named {name!r} ({names})")
 
 
 register_section(RecipeSection(

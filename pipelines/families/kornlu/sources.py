@@ -126,24 +126,23 @@ def preflight(recipe: Recipe, numeric: bool, label_field: str) -> None:
                                m.target_column)  # fmt: skip
 
 
-def sentence_id(text: str) -> str:
-    return "s-" + hashlib.sha256(text.encode()).hexdigest()[:12]
+def sentence_id(text: str, postedit: bool = True) -> str:
+    """A sentence's id: ``s-`` and its hash when it goes to post-editing, ``m-`` when it
+    is machine translated only (a sentence in both a train and a dev pair is two
+    sentences: Ham et al. 2020, 3.1 post-edits the dev copy only)."""
+    return ("s-" if postedit else "m-") + hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def source_tables(recipe: Recipe, numeric: bool, label_field: str
-                  ) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
-    """(pairs, sentences) of the recipe's English dataset: one row per pair (its split,
-    the English sentences and their ids, the label, the reference's translations and
-    metadata when given) and one per distinct English sentence (``half``: the half of the
-    pairs where it first occurs)."""
-    t = recipe.translation
+def _split_pairs(recipe: Recipe, part: object, numeric: bool, label_field: str) -> pd.DataFrame:
+    """The pairs of one English dataset (``part``: source, reference, split), checked
+    against its reference row by row."""
     corpora = {c.name: c for c in recipe.corpora}
-    src = corpora[t.source]
+    src = corpora[part.source]
     labels = None if numeric else NLI_LABELS
     pairs = read_pairs(recipe.corpus_path(src), src, label_field, labels)
     pairs = pairs.rename(columns={"sentence1": "en1", "sentence2": "en2"})
-    if t.reference:
-        ref_spec = corpora[t.reference]
+    if part.reference:
+        ref_spec = corpora[part.reference]
         ref = aligned_reference(
             pairs,
             read_pairs(recipe.corpus_path(ref_spec), ref_spec, label_field, labels),
@@ -155,14 +154,34 @@ def source_tables(recipe: Recipe, numeric: bool, label_field: str
         for col in KORSTS_META:
             if col in ref.columns:
                 pairs[col] = ref[col]
-    pairs.insert(0, "pair_id", [f"{t.split}-{r:05d}" for r in pairs["row"]])
-    pairs["split"] = t.split
+    pairs.insert(0, "pair_id", [f"{part.split}-{r:05d}" for r in pairs["row"]])
+    pairs["split"] = part.split
     pairs["source"] = src.name
     pairs["license"] = src.license
-    pairs["s1"] = [sentence_id(x) for x in pairs["en1"]]
-    pairs["s2"] = [sentence_id(x) for x in pairs["en2"]]
-    half = np.where(np.arange(len(pairs)) < (len(pairs) + 1) // 2, "a", "b")
-    pairs["half"] = half
+    return pairs
+
+
+def source_tables(recipe: Recipe, numeric: bool, label_field: str
+                  ) -> tuple[pd.DataFrame, pd.DataFrame]:  # fmt: skip
+    """(pairs, sentences) of the recipe's English datasets: one row per pair (its split,
+    the English sentences and their ids, the label, the reference's translations and
+    metadata when given, ``postedit``: whether its split goes to post-editing) and one
+    per distinct English sentence of a post-edited split and per distinct one of a
+    machine-translated-only split (Ham et al. 2020, 3.1: train is machine translated
+    only; ``half``: the half of the post-edited pairs where it first occurs, empty for a
+    sentence that is not post-edited)."""
+    t = recipe.translation
+    pairs = pd.concat([_split_pairs(recipe, part, numeric, label_field) for part in t.parts()],
+                      ignore_index=True)  # fmt: skip
+    pairs["postedit"] = [t.postedited(x) for x in pairs["split"]]
+    for k in (1, 2):
+        pairs[f"s{k}"] = [sentence_id(x, pe) for x, pe in zip(pairs[f"en{k}"], pairs["postedit"],
+                                                              strict=True)]  # fmt: skip
+    # the two post-editors each take half of the post-edited pairs (Ham et al. 2020, 3.1.1)
+    n_pe = int(pairs["postedit"].sum())
+    rank = pairs["postedit"].cumsum() - 1
+    pairs["half"] = np.where(~pairs["postedit"], "",
+                             np.where(rank < (n_pe + 1) // 2, "a", "b"))  # fmt: skip
     rows: dict[str, dict] = {}
     for p in pairs.itertuples(index=False):
         for k in (1, 2):
@@ -171,5 +190,5 @@ def source_tables(recipe: Recipe, numeric: bool, label_field: str
                 rows[sid] = {"sentence_id": sid, "english": getattr(p, f"en{k}"),
                              "reference": getattr(p, f"ref{k}", None), "half": p.half,
                              "first_pair": p.pair_id, "source": p.source,
-                             "license": p.license}  # fmt: skip
+                             "license": p.license, "postedit": bool(p.postedit)}  # fmt: skip
     return pairs, pd.DataFrame(list(rows.values()))

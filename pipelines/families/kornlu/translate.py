@@ -1,4 +1,4 @@
-"""Translation and post-editing (Ham et al. 2020, 3): the rounds, ``mt-model``,
+"""Translation and post-editing (Ham et al. 2020, 3.1 and 3.1.1): the rounds, ``mt-model``,
 ``translate``, ``postedit`` and ``crosscheck``."""
 
 from __future__ import annotations
@@ -61,12 +61,14 @@ def rounds(ctx: RunContext) -> dict[str, Round]:
     other = {"a": "b", "b": "a"}
     (_, postedit_xml), (_, crosscheck_xml) = configs(ctx.recipe)
     out_rounds = {}
-    for h in HALVES:
+    # a recipe of machine-translated-only splits (Ham et al. 2020, 3.1: train) has none
+    halves = HALVES if ctx.recipe.translation.any_postedit else ()
+    for h in halves:
         out_rounds[f"postedit-{h}"] = Round(
             out / "postedit" / f"items-{h}.parquet", postedit_xml,
             f"{prefix}-postedit-{h}", 1, spec, f"posteditor-{h}",
             out / "annotate" / f"postedit-{h}.parquet", pe.timeout, pe.poll)  # fmt: skip
-    for h in HALVES:
+    for h in halves:
         out_rounds[f"crosscheck-{h}"] = Round(
             out / "crosscheck" / f"items-{h}.parquet", crosscheck_xml,
             f"{prefix}-crosscheck-{h}", 1, spec, f"posteditor-{other[h]}",
@@ -81,6 +83,21 @@ def rounds(ctx: RunContext) -> dict[str, Round]:
             r.overlap, SimulateSpec(annotators=r.overlap, seed=sim.seed) if sim else None,
             "relabeller", out / "annotate" / "relabel.parquet", r.timeout, r.poll)  # fmt: skip
     return out_rounds
+
+
+# the steps of the post-editing rounds (Ham et al. 2020, 3.1), left out of a rebuild
+# whose splits are all machine translated only
+POSTEDIT_STEPS = ("postedit", "crosscheck", "-postedit-", "-crosscheck-")
+
+
+def plan(recipe: Recipe, steps: list[str]) -> list[str]:
+    """The rebuild's steps: ``steps`` without the post-editing and cross-check rounds when
+    every split of the recipe is machine translated only (Ham et al. 2020, 3.1: the
+    training sets are; no Label Studio round then)."""
+    if recipe.translation is None or recipe.translation.any_postedit:
+        return list(steps)
+    return [s for s in steps if s not in POSTEDIT_STEPS[:2]
+            and not any(m in s for m in POSTEDIT_STEPS[2:])]  # fmt: skip
 
 
 def _trained_dir(ctx: RunContext) -> Path:
@@ -185,9 +202,13 @@ def translate_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             sentences["english"].tolist(), memory, translator_of(ctx), t.source_lang, t.target_lang
         )
         sentences = pd.concat([sentences, lineage.drop(columns=["text"])], axis=1)
+        per_split = value_counts(pairs["split"])
         info = {
             "pairs": len(pairs),
             "sentences": len(sentences),
+            # Ham et al. 2020, 3.1: the splits machine translated only, and those post-edited
+            "mt_only": {k: v for k, v in per_split.items() if not t.postedited(k)},
+            "postedited": {k: v for k, v in per_split.items() if t.postedited(k)},
             "per_backend": value_counts(sentences["backend"]),
             "per_split": value_counts(pairs["split"]),
             "fuzzy_scores": sentences.loc[sentences["backend"] == "memory-fuzzy", "tm_score"]
@@ -243,12 +264,14 @@ def _sim_settings(ctx: RunContext, arg: str) -> list:
 )
 def postedit_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The post-editing items of each half (OUT/postedit/items-a.parquet, -b): the
-    English sentence and its draft, never the label."""
+    English sentence and its draft, never the label; only the sentences of post-edited
+    splits (Ham et al. 2020, 3.1: dev and test, never train)."""
     sentences = ctx.out / "translate" / "sentences.parquet"
     sim = _sim(ctx)
 
     def compute() -> tuple[dict, dict]:
         s = pd.read_parquet(sentences)
+        s = s[s["postedit"]].reset_index(drop=True)
         items = pd.DataFrame({"item_id": s["sentence_id"], "english": s["english"],
                               "translation": s["draft"], "half": s["half"],
                               "backend": s["backend"], "source": s["source"],
@@ -335,10 +358,12 @@ def crosscheck_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
 def final_sentences(ctx: RunContext) -> pd.DataFrame:
     """Every sentence with its draft, post-edit, final text (after the cross-check) and
-    who did what: ``accepted`` when the reviewer left the post-edit unchanged."""
+    who did what: ``accepted`` when the reviewer left the post-edit unchanged. A sentence
+    of a machine-translated-only split (Ham et al. 2020, 3.1: train) keeps its draft as
+    its final text, with no post-editor and no reviewer."""
     s = pd.read_parquet(ctx.out / "translate" / "sentences.parquet")
     parts = []
-    for h in HALVES:
+    for h in HALVES if ctx.recipe.translation.any_postedit else ():
         items = pd.read_parquet(ctx.out / "crosscheck" / f"items-{h}.parquet")
         answers = _answers(pd.read_parquet(ctx.out / "annotate" / f"crosscheck-{h}.parquet"),
                            "revision")  # fmt: skip
@@ -349,8 +374,19 @@ def final_sentences(ctx: RunContext) -> pd.DataFrame:
         items["review_report"] = items["report"].fillna("")
         parts.append(items[["item_id", "postedit", "posteditor", "postedited", "postedit_report",
                             "final", "reviewer", "reviewed", "review_report"]])  # fmt: skip
-    done = pd.concat(parts, ignore_index=True).rename(columns={"item_id": "sentence_id"})
-    out = s.merge(done, on="sentence_id", how="left")
+    columns = ["sentence_id", "postedit", "posteditor", "postedited", "postedit_report",
+               "final", "reviewer", "reviewed", "review_report"]  # fmt: skip
+    done = (pd.concat(parts, ignore_index=True).rename(columns={"item_id": "sentence_id"})
+            if parts else pd.DataFrame(columns=columns))  # fmt: skip
+    out = s.rename(columns={"postedit": "postedit_split"}).merge(done, on="sentence_id",
+                                                                 how="left")  # fmt: skip
+    mt = ~out["postedit_split"].astype(bool)
+    out["postedit"] = out["postedit"].astype(object).where(~mt, out["draft"])
+    out["final"] = out["final"].astype(object).where(~mt, out["draft"])
+    for col in ("posteditor", "postedit_report", "reviewer", "review_report"):
+        out[col] = out[col].astype(object).where(~mt, "")
+    for col in ("postedited", "reviewed"):
+        out[col] = out[col].astype(object).where(~mt, False).astype(bool)
     out["final"] = out["final"].astype(str).str.strip()
     out["accepted"] = out["reviewed"] & (out["final"] == out["postedit"].astype(str).str.strip())
     out["unchanged"] = out["final"] == out["draft"].astype(str).str.strip()
