@@ -270,7 +270,7 @@ def test_duplicate_records_counted_from_the_release_tables():
 
 
 def test_translation_far_from_the_paper_and_a_cross_check_that_changes_nothing():
-    """KorSTS (Ham et al. 2020, 3): BLEU 73.26 and 53% unchanged on the paper's dev and
+    """KorSTS (Ham et al. 2020, 3.1.1): BLEU 73.26 and 53% unchanged on the paper's dev and
     test; the demo's 20.7 and 15% are raised, figures within the gap are not; a reviewer
     accepting 99% unchanged is raised, 95% is not (``max_accept_share``)."""
     facts = {"task_kind": "korsts", "translation_qa": {"figures": {
@@ -282,9 +282,9 @@ def test_translation_far_from_the_paper_and_a_cross_check_that_changes_nothing()
     found = _rule("translation-far-from-paper", facts)
     assert found == [
         "**Translation far from the paper's**: dev BLEU from MT draft to final 20.7 against "
-        "73.3 in Ham et al. 2020, 3 (more than 50% apart, `card.max_paper_gap`).",
+        "73.3 in Ham et al. 2020, 3.1.1 (more than 50% apart, `card.max_paper_gap`).",
         "**Translation far from the paper's**: dev unchanged share from MT draft to final 15% "
-        "against 53% in Ham et al. 2020, 3 (more than 50% apart, `card.max_paper_gap`).",
+        "against 53% in Ham et al. 2020, 3.1.1 (more than 50% apart, `card.max_paper_gap`).",
         "**The cross-check changed almost nothing**: reviewer a left 196 of 197 post-edits "
         "unchanged (99%; more than 95%, `card.max_accept_share`).",
     ]
