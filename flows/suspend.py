@@ -266,8 +266,12 @@ def serve(port: int = DEFAULT_PORT, poll: float = 30.0, host: str = "127.0.0.1",
         _start_without_signals(thread)
         log.info("benchforge webhook endpoint on http://%s:%d/label-studio (waits in %s)",
                  host, port, waits)  # fmt: skip
-        while not stop.wait(poll if poll > 0 else 3600):
-            if poll > 0:
+        # short waits: a signal the kernel gives another thread (a library's own native
+        # thread) is only acted on when the main thread wakes, so it never sleeps long
+        due = time.monotonic() + poll
+        while not stop.wait(0.25):
+            if poll > 0 and time.monotonic() >= due:
+                due = time.monotonic() + poll
                 with _Handler.lock:
                     check_waits()
     finally:
