@@ -82,8 +82,9 @@ def translate_flow(recipe_path: str, out_dir: str) -> dict:
 
     recipe = load_recipe(recipe_path)
     kind = task_kind(recipe.task)
+    # these two steps only, whatever the family's plan for the whole rebuild
     first = dataclasses.replace(kind, steps=[s for s in ("mt-model", "translate")
-                                             if s in kind.steps])  # fmt: skip
+                                             if s in kind.steps], plan=None)  # fmt: skip
     ctx = RunContext(recipe, Path(recipe_path), Path(out_dir), first, False)
     return run_steps(ctx, Path(out_dir) / "translate-run.json")
 
