@@ -1,6 +1,6 @@
 """Train a small machine-translation model here (``benchforge translators train``).
 
-KorSTS and KorNLI (Ham et al. 2020, 3) machine-translated their English sources, then had
+KorSTS and KorNLI (Ham et al. 2020, 3.1) machine-translated their English sources, then had
 the evaluation sets post-edited. No model hub can be reached here, so benchforge trains
 its own translator from parallel sentences (a TSV or CSV with ``source`` and ``target``
 columns, e.g. STS-B train English with KorSTS train Korean): a joint sentencepiece
@@ -338,8 +338,8 @@ def model_card(m: dict) -> str:
         "",
         "A small Marian encoder-decoder trained from scratch by `benchforge translators "
         "train` (pipelines/models/train_mt.py) on the parallel sentences below. It is a "
-        "**weak** translator: its drafts are meant to be post-edited (KorSTS/KorNLI, Ham et "
-        "al. 2020, 3), never released as they are.",
+        "**weak** translator: its drafts are meant to be post-edited (KorSTS/KorNLI dev and "
+        "test, Ham et al. 2020, 3.1); a machine-translated-only train split releases them.",
         "",
         "## Data",
         "",

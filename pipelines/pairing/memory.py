@@ -1,4 +1,4 @@
-"""A translation memory, and translation with lineage (KorSTS/KorNLI, Ham et al. 2020, 3).
+"""A translation memory, and translation with lineage (KorSTS/KorNLI, Ham et al. 2020, 3.1).
 
 A team that rebuilds a translated benchmark usually has translations already: a previous
 release, a client's glossary, its own post-edits. :class:`TranslationMemory` is such a

@@ -7,7 +7,7 @@ dropped with its reason:
 
 - ``rtt_empty``: the forward or the back translation is empty;
 - ``rtt_identical``: the round trip equals the source after normalisation (NFKC, case,
-  letters and digits only). KorSTS (Ham et al. 2020, 3) saw near-identical pairs
+  letters and digits only). KorSTS (Ham et al. 2020, 5) saw pairs scored 4 or more
   collapse into identical ones after translation; such a pair teaches nothing;
 - ``rtt_length_ratio``: the round trip's length over the source's is outside
   ``[min_length_ratio, max_length_ratio]`` (a truncated or runaway generation);

@@ -1,4 +1,4 @@
-"""Translation QA of a translated benchmark (KorSTS/KorNLI, Ham et al. 2020, 3 and 4).
+"""Translation QA of a translated benchmark (KorSTS/KorNLI, Ham et al. 2020, 3.1.1 and 5).
 
 Two kinds of figures:
 
