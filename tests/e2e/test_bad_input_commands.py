@@ -270,8 +270,8 @@ def test_a_translated_split_outside_the_releases_names_is_refused_at_load(tmp_pa
     """``translation.split: validation`` wrote validation.tsv, a split ``evaluate`` (and
     every loader of the layout) cannot find: only train, dev and test are accepted."""
     text = (ROOT / "recipes" / "kornli-demo.yaml").read_text(encoding="utf-8")
-    assert "\n  split: dev\n" in text
-    text = text.replace("\n  split: dev\n", "\n  split: validation\n")
+    text, changed = re.subn(r"\n  split: dev\b[^\n]*\n", "\n  split: validation\n", text, count=1)
+    assert changed == 1
     recipe = tmp_path / "kornli.yaml"
     recipe.write_text(text.replace("../data/", f"{ROOT}/data/"), encoding="utf-8")
     out = tmp_path / "out"

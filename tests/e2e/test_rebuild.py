@@ -284,6 +284,9 @@ def small_nli_recipe(folder: Path, name: str) -> Path:
     recipe["annotation"]["writing"]["config"] = str(
         ROOT / "annotation_configs" / "nli_hypothesis.xml"
     )
+    for section in (recipe["annotation"], recipe["annotation"]["writing"]):
+        if section.get("guideline"):  # the recipe's own guideline, from the repository
+            section["guideline"] = str((ROOT / "recipes" / section["guideline"]).resolve())
     recipe["split"]["eval_fraction"] = 0.3
     recipe["split"]["hypothesis_model"] = {"epochs": 2}
     path = folder / f"{name}.yaml"
