@@ -194,6 +194,9 @@ def _ner_recipe(folder: Path, settings: dict) -> Path:
     ner["public_figures"] = str((ROOT / "recipes" / ner["public_figures"]).resolve())
     ner["tagger"]["train_limit"] = 200
     ner["tagger"]["settings"] = settings
+    # its own project names: a server's older klue-ner-demo project (another interface)
+    # would refuse the run before the tagger is judged
+    recipe["name"] = f"guard-ner-{folder.name[-12:]}-{os.getpid()}"
     recipe["annotation"]["config"] = str(ROOT / "annotation_configs" / "ner.xml")
     path = folder / "klue-ner.yaml"
     path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
@@ -209,7 +212,8 @@ def test_a_ner_tagger_that_learnt_nothing_stops_the_rebuild_before_any_label(tmp
                                   "epochs": 1, "lr": 1e-9})  # fmt: skip
     out = tmp_path / "out"
     proc = subprocess.run(
-        [sys.executable, "-m", "flows.cli", "rebuild", str(path), "--out", str(out)],
+        [sys.executable, "-m", "flows.cli", "rebuild", str(path), "--out", str(out),
+         "--stop-server"],  # a Label Studio this run starts is not left running
         cwd=ROOT, capture_output=True, text=True, timeout=900, env=os.environ.copy(),
     )  # fmt: skip
     assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
