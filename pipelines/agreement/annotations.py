@@ -10,16 +10,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pipelines.agreement.measures import (
-    _round,
-    alpha,
-)
 from pipelines.agreement.settings import (
     AgreementError,
     AgreementSettingsBase,
 )
 from pipelines.annotation.label_config import REPORT_FIELDS
 from pipelines.core.io import read_table
+from pipelines.measures.reliability import alpha, round_figure
 
 
 def read_annotations(path: Path) -> pd.DataFrame:
@@ -186,8 +183,8 @@ def annotator_figures(
                 "annotator_id": annotator,
                 "items": int((~np.isnan(own)).sum()),
                 "shared_items": int(shared.sum()),
-                "pearson": _round(r),
-                "alpha": _round(a),
+                "pearson": round_figure(r),
+                "alpha": round_figure(a),
             }
         )
     return pd.DataFrame(rows, columns=["annotator_id", "items", "shared_items", "pearson", "alpha"])
@@ -218,9 +215,9 @@ def label_agreement(ratings: pd.DataFrame, gold: pd.DataFrame) -> pd.DataFrame:
             "annotator_id": annotator,
             "items": int(len(own)),
             "gold_items": len(with_gold),
-            "gold_agreement": _round(sum(v == gold_of[i] for i, v in with_gold) / len(with_gold))
-            if with_gold else None,
-            "others_agreement": _round(same / compared) if compared else None,
+            "gold_agreement": round_figure(sum(v == gold_of[i] for i, v in with_gold)
+                                           / len(with_gold)) if with_gold else None,
+            "others_agreement": round_figure(same / compared) if compared else None,
         })  # fmt: skip
     return pd.DataFrame(rows, columns=["annotator_id", "items", "gold_items", "gold_agreement",
                                        "others_agreement"])  # fmt: skip

@@ -53,14 +53,6 @@ from pipelines.agreement.annotations import (  # noqa: F401 - re-exported
     read_annotations,
     split_annotations,
 )
-from pipelines.agreement.measures import (  # noqa: F401 - re-exported: the rules' figures
-    _round,
-    alpha,
-    alphas,
-    fleiss,
-    numeric_values,
-    reliability_matrix,
-)
 from pipelines.agreement.review import MODES, report_hits, review_decision
 from pipelines.agreement.screening import PeopleScreen, screen_people
 from pipelines.agreement.settings import (  # noqa: F401 - re-exported
@@ -77,6 +69,7 @@ from pipelines.agreement.settings import (  # noqa: F401 - re-exported
     recipe_agreement_settings,
 )
 from pipelines.annotation.values import VALUE_TYPES
+from pipelines.measures.reliability import alphas, numeric_values, reliability_matrix
 
 # ------------------------------------------------------------------------------ rules
 

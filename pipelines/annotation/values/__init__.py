@@ -36,10 +36,10 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 import pandas as pd
 
-from pipelines.agreement.measures import alphas, fleiss
 from pipelines.annotation.label_config import Control
 from pipelines.core import plugins
 from pipelines.core.registry import Registry
+from pipelines.measures.reliability import alphas, fleiss
 
 
 class Person(Protocol):

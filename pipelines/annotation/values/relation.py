@@ -20,7 +20,6 @@ import json
 import numpy as np
 import pandas as pd
 
-from pipelines.agreement.measures import pairwise_set_f1
 from pipelines.annotation.label_config import Control
 from pipelines.annotation.values import (
     Person,
@@ -30,6 +29,7 @@ from pipelines.annotation.values import (
     register_value_type,
 )
 from pipelines.annotation.values.spans import span_id
+from pipelines.measures.set_agreement import pairwise_set_f1
 
 
 def relations_of(value: str) -> list[tuple]:

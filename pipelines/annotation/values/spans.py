@@ -31,7 +31,6 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from pipelines.agreement.measures import _round, alpha, pairwise_set_f1
 from pipelines.annotation.label_config import Control
 from pipelines.annotation.values import (
     Person,
@@ -42,6 +41,8 @@ from pipelines.annotation.values import (
     register_value_type,
     spans_of,
 )
+from pipelines.measures.reliability import alpha, round_figure
+from pipelines.measures.set_agreement import pairwise_set_f1
 
 NO_ANSWER = "no_answer"
 
@@ -92,7 +93,7 @@ def character_alpha(ratings: pd.DataFrame, lengths: dict[str, int] | None = None
         columns.append(block)
     if not columns:
         return None
-    return _round(alpha(np.hstack(columns), "nominal"))
+    return round_figure(alpha(np.hstack(columns), "nominal"))
 
 
 class SpanSet(ValueType):
@@ -193,8 +194,8 @@ class AnswerSpan(ValueType):
                 f1 += answer_f1(a, b)
         if not pairs:
             return {"exact_match": None, "character_f1": None, "pairs": 0}
-        return {"exact_match": _round(exact / pairs), "character_f1": _round(f1 / pairs),
-                "pairs": int(pairs)}  # fmt: skip
+        return {"exact_match": round_figure(exact / pairs),
+                "character_f1": round_figure(f1 / pairs), "pairs": int(pairs)}  # fmt: skip
 
     def simulate(
         self, control: Control, data: dict, who: Person, rng: np.random.Generator, seed: int

@@ -25,7 +25,6 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from pipelines.agreement.measures import _round
 from pipelines.annotation.label_config import Control
 from pipelines.annotation.values import (
     Person,
@@ -34,6 +33,7 @@ from pipelines.annotation.values import (
     keep_rate,
     register_value_type,
 )
+from pipelines.measures.reliability import round_figure
 
 WORD_ID = re.compile(r"^w(\d+)$")
 
@@ -101,7 +101,11 @@ class DependencyTree(ValueType):
                     both += x == y
         if not words:
             return {"uas": None, "las": None, "pairs": pairs}
-        return {"uas": _round(heads / words), "las": _round(both / words), "pairs": pairs}
+        return {
+            "uas": round_figure(heads / words),
+            "las": round_figure(both / words),
+            "pairs": pairs,
+        }
 
     def simulate(
         self, control: Control, data: dict, who: Person, rng: np.random.Generator, seed: int

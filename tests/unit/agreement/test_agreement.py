@@ -11,16 +11,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipelines.agreement.measures import alpha
 from pipelines.agreement.rules import (
     AgreementError,
     AgreementSettings,
     agree,
-    alphas,
     annotator_figures,
-    fleiss,
-    reliability_matrix,
 )
+from pipelines.measures.reliability import alpha, alphas, fleiss, reliability_matrix
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -93,7 +90,7 @@ def test_fleiss_kappa_matches_statsmodels(seed):
     statsmodels' value on random count tables, and on the published example."""
     from statsmodels.stats.inter_rater import fleiss_kappa as reference
 
-    from pipelines.agreement.measures import fleiss_kappa
+    from pipelines.measures.reliability import fleiss_kappa
 
     rng = np.random.default_rng(seed)
     raters, cats = int(rng.integers(2, 8)), int(rng.integers(2, 6))

@@ -1,17 +1,13 @@
-"""Agreement measures shared by the rules and the annotation value types.
+"""Chance-corrected agreement of ratings, shared by the agreement rules and the
+annotation value types (below both: ``pyproject.toml``'s layers).
 
 Krippendorff's alpha (the ``krippendorff`` package) at the levels a value's scale
-allows, Fleiss' kappa (checked against statsmodels), and the pairwise set measures of
-structured values (spans, relations, trees): a set element is counted as agreed when
-both annotators give exactly it, and the figure is the micro-averaged F1 over every pair
-of annotators on the items they share (entity-level F1 as seqeval computes it for one
-pair, ``tests``)."""
+allows, and Fleiss' kappa (checked against statsmodels). ``ratings`` is a long table:
+``item_id``, ``annotator_id``, ``value``. Figures are rounded by :func:`round_figure`."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Iterable
-from itertools import combinations
 
 import numpy as np
 import pandas as pd
@@ -53,10 +49,11 @@ def alphas(ratings: pd.DataFrame) -> dict[str, float | None]:
     if values is None:
         codes = pd.Series(pd.factorize(ratings["value"].astype(str))[0], index=ratings.index)
         matrix = reliability_matrix(ratings, codes.astype(float)).to_numpy()
-        return {"nominal": _round(alpha(matrix, "nominal"))}
+        return {"nominal": round_figure(alpha(matrix, "nominal"))}
     matrix = reliability_matrix(ratings, values).to_numpy()
     return {
-        level: _round(alpha(matrix, level)) for level in ("nominal", "ordinal", "interval", "ratio")
+        level: round_figure(alpha(matrix, level))
+        for level in ("nominal", "ordinal", "interval", "ratio")
     }
 
 
@@ -89,31 +86,12 @@ def fleiss(ratings: pd.DataFrame) -> dict:
     with np.errstate(divide="ignore", invalid="ignore"):
         kappa = fleiss_kappa(table) if len(cats) > 1 else float("nan")
     return {
-        "kappa": _round(None if math.isnan(kappa) else kappa),
+        "kappa": round_figure(None if math.isnan(kappa) else kappa),
         "items": int(len(used)),
         "raters_per_item": n,
     }
 
 
-def _round(x: float | None, digits: int = 4) -> float | None:
+def round_figure(x: float | None, digits: int = 4) -> float | None:
+    """``x`` rounded to ``digits`` places; None for None or NaN (an undefined figure)."""
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(x, digits)
-
-
-def pairwise_set_f1(ratings: pd.DataFrame, elements: Callable[[str], Iterable[Hashable]]) -> dict:
-    """Micro F1 between every pair of annotators of an item over the set elements of
-    their values (``elements(value)``: spans as (start, end, label), relations, arcs),
-    summed over the pairs: ``2 * agreed / (|A| + |B|)``. ``pairs``: the annotator pairs
-    compared; ``exact``: the share of pairs whose sets are equal. None when no item has
-    two annotators."""
-    agreed = total = pairs = exact = 0
-    for _, group in ratings.groupby("item_id", sort=True):
-        sets = [frozenset(elements(v)) for v in group["value"]]
-        for a, b in combinations(sets, 2):
-            pairs += 1
-            agreed += len(a & b)
-            total += len(a) + len(b)
-            exact += a == b
-    if not pairs:
-        return {"f1": None, "pairs": 0, "exact": None}
-    f1 = 1.0 if total == 0 else 2 * agreed / total
-    return {"f1": _round(f1), "pairs": pairs, "exact": _round(exact / pairs)}
