@@ -116,7 +116,7 @@ def jcqa_filter(args: argparse.Namespace) -> int:
 
     from pipelines.core.io import write_json, write_parquet, write_text
     from pipelines.export.records import jsonl
-    from pipelines.quality.jcqa import read_questions, report, run_filters
+    from pipelines.families.jcqa.filters import read_questions, report, run_filters
 
     frames = []
     for path in args.files:

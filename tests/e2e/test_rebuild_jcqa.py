@@ -15,7 +15,7 @@ import yaml
 from test_rebuild import load_release, rebuild
 
 from pipelines.annotation import annotate
-from pipelines.quality.jcqa import read_questions, run_filters
+from pipelines.families.jcqa.filters import read_questions, run_filters
 
 ROOT = Path(__file__).resolve().parents[2]
 ROUNDS = ("synonyms", "writing", "distractors", "answers")

@@ -73,7 +73,7 @@ def test_agreement_inputs_are_gold_or_an_error_naming_the_row(rows):
 def test_jcqa_questions_that_are_not_text_or_labels_out_of_range_name_the_line(tmp_path):
     """Case 10/12: ``"question": null`` was a TypeError; label 9 and a repeated q_id
     were accepted."""
-    from pipelines.quality.jcqa import JcqaError, read_questions
+    from pipelines.families.jcqa.filters import JcqaError, read_questions
 
     good = {"q_id": 1, "question": "問い", **{f"choice{i}": f"c{i}" for i in range(5)},
             "label": 2}  # fmt: skip

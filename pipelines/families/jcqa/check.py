@@ -2,7 +2,7 @@
 based on automatic pattern matching and manual checking."
 
 The paper names no pattern. benchforge's automatic pattern matching (``check-items``)
-runs JGLUE's own question filters (:mod:`pipelines.quality.jcqa`: ``contains_choice``,
+runs JGLUE's own question filters (:mod:`pipelines.families.jcqa.filters`: ``contains_choice``,
 ``xx_characters``, ``no_question_mark``, ``spelling_variants``) over each kept question
 with its five final choices, and adds ``repeated_question`` (the same question text,
 after NFKC and without spaces, as a question kept before it). The matched questions go to
@@ -31,7 +31,7 @@ def _text(s: str) -> str:
 def pattern_matches(questions: pd.DataFrame) -> pd.Series:
     """What matched each question (``""``: nothing): the first of JGLUE's question
     filters it fails, else ``repeated_question``."""
-    from pipelines.quality.jcqa import JCQA_FILTERS
+    from pipelines.families.jcqa.filters import JCQA_FILTERS
 
     seen: set[str] = set()
     out = []

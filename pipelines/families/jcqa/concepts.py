@@ -13,7 +13,7 @@ is a :class:`TriplesError` naming the file and the line.
 ``sets_per_group`` sets of three distinct targets from each group (seeded); every group
 that gives none has a row with its reason (``relation_not_used``,
 ``fewer_than_three_targets``), and every set with two targets that are spelling
-variants (the same UniDic lemmas, ``pipelines.quality.jcqa``'s filter, e.g. レンガ and
+variants (the same UniDic lemmas, ``pipelines.families.jcqa.filters``'s filter, e.g. レンガ and
 煉瓦) is dropped as ``spelling_variants``.
 """
 
@@ -143,7 +143,7 @@ def question_sets(
     """(sets, dropped): ``set_id``, ``source``, ``relation``, ``side`` (``head``: the
     source is the head, the targets its tails; ``tail``: the other way), ``targets``
     (three); dropped groups and sets with their reason (module docstring)."""
-    from pipelines.quality.jcqa import spelling_variants
+    from pipelines.families.jcqa.filters import spelling_variants
 
     rng = np.random.default_rng(seed)
     sets, dropped = [], []

@@ -4,7 +4,7 @@ Per split (``train``, ``valid``, ``test``, JGLUE's names) in OUT/dataset:
 ``<split>.json`` (JSON Lines of ``q_id``, ``question``, ``choice0`` .. ``choice4``,
 ``label``: JGLUE's fields) and ``<split>.parquet`` (with the question set, its source
 concept and relation, the answer and the licence). The release is read back with
-``pipelines.quality.jcqa``'s reader and every question passes its filters, or the export
+``pipelines.families.jcqa.filters``'s reader and every question passes its filters, or the export
 fails (the self-test JGLUE's release passes).
 """
 
@@ -55,7 +55,7 @@ def self_test(text: str) -> None:
     """The release reads back and passes JCommonsenseQA's filters."""
     import tempfile
 
-    from pipelines.quality.jcqa import read_questions, run_filters
+    from pipelines.families.jcqa.filters import read_questions, run_filters
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "split.json"

@@ -305,7 +305,7 @@ def _as_question(question: str, choices: list[str]) -> dict:
 def questions_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The written questions through the three question filters (JGLUE's writing
     guideline); each task without a kept question has its reason."""
-    from pipelines.quality.jcqa import JCQA_FILTERS
+    from pipelines.families.jcqa.filters import JCQA_FILTERS
 
     def compute() -> tuple[dict, dict]:
         items = pd.read_parquet(ctx.out / "writing" / "items.parquet")
@@ -395,7 +395,7 @@ def check_distractors(
     two ``@``-separated words; ``existing_choice`` when one repeats a choice already there
     or a spelling variant of it (the same UniDic lemmas); ``distractor_in_question``
     when one is a word of the question (JGLUE's distractor guideline)."""
-    from pipelines.quality.jcqa import spelling_variants
+    from pipelines.families.jcqa.filters import spelling_variants
 
     parts = [p.strip() for p in written.replace("＠", "@").split("@")]
     if len(parts) != 2 or not all(parts):

@@ -31,7 +31,7 @@ XX_CHARACTERS = re.compile(r"([0-9０-９一二三四五六七八九十何]+|[Xx
 QUESTION_MARKS = ("？", "?")
 
 Filter = Callable[[dict], str | None]  # a question -> why it fails (None: it passes)
-JCQA_FILTERS: Registry[Filter] = Registry("JCommonsenseQA filter", "pipelines.quality",
+JCQA_FILTERS: Registry[Filter] = Registry("JCommonsenseQA filter", None,
                                           "JGLUE 3.4.2 question filters")  # fmt: skip
 
 
