@@ -21,6 +21,7 @@ from tqdm.auto import tqdm
 
 from pipelines.core.code import code_key
 from pipelines.core.io import folder_stamp, output_lock, write_outputs
+from pipelines.core.line_files import InputError
 from pipelines.core.recipe import (
     ClassifierSettings,
     CorpusSpec,
@@ -31,7 +32,7 @@ from pipelines.core.recipe import (
     settings_key,
 )
 from pipelines.core.stage import StageResult, StageStats, value_counts
-from pipelines.ingest.readers import InputError, file_fingerprint, read_documents
+from pipelines.ingest.readers import file_fingerprint, read_documents
 from pipelines.ingest.segment import SENTENCE_COLUMNS
 from pipelines.ingest.shards import (
     CLEANING_FIELDS,

@@ -181,7 +181,8 @@ def read_text(path: str | Path, encoding: str = "utf-8") -> str:
     gzip, or bytes that do not decode are a :class:`TextFileError` whose message is
     ``file:line: problem`` (issue 51: an undecodable JSQuAD JSON, NER TSV or KB file
     gave a ``UnicodeDecodeError`` traceback). Every reader of a file a recipe names
-    uses it (or ``pipelines.ingest.readers`` for corpora)."""
+    uses it (or ``pipelines.core.line_files`` for JSON Lines, CSV and TSV files, the
+    corpora's included)."""
     import gzip
 
     path = Path(path)

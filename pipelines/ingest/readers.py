@@ -5,17 +5,15 @@ so that an encoding error names the exact line. A UTF-8 byte order mark at the s
 file (spreadsheet exports write one) is skipped. ``check_corpus_file`` runs before any
 work starts: a missing, empty or undecodable file fails in seconds. Bad input raises
 :class:`InputError` with ``file:line: problem``; nothing is written before the whole
-corpus has been read, so earlier outputs stay intact.
+corpus has been read, so earlier outputs stay intact. The line-by-line reading of
+JSON Lines, CSV and TSV files is ``pipelines.core.line_files``'.
 """
 
 from __future__ import annotations
 
 import codecs
-import csv
 import functools
-import gzip
 import json
-import sys
 from collections.abc import Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -23,8 +21,8 @@ from pathlib import Path
 import pandas as pd
 from tqdm.auto import tqdm
 
-from pipelines.core.errors import BenchforgeError
 from pipelines.core.io import sha256_file
+from pipelines.core.line_files import InputError, decoded_lines, iter_rows
 from pipelines.core.recipe import CorpusSpec
 from pipelines.core.stage import StageResult, split_by_reason
 
@@ -44,46 +42,6 @@ DOCUMENT_COLUMNS = [
 
 PROGRESS_BYTES = 8 << 20  # show a progress bar when reading files larger than this
 
-csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
-
-
-class InputError(BenchforgeError, ValueError):
-    """Unusable input; the message starts with ``file:line:``."""
-
-
-def _open_binary(path: Path):  # noqa: ANN202 - a binary file object
-    if not path.exists():
-        raise InputError(f"{path}: file not found")
-    if not path.is_file():
-        raise InputError(f"{path}: not a file")
-    with open(path, "rb") as fh:
-        magic = fh.read(2)
-    if magic == b"\x1f\x8b":
-        return gzip.open(path, "rb")
-    return open(path, "rb")
-
-
-def _decoded_lines(path: Path, encoding: str) -> Iterator[tuple[int, str]]:
-    with _open_binary(path) as fh:
-        lineno = 0
-        try:
-            for lineno, raw in enumerate(fh, start=1):  # noqa: B007 - used in except
-                if lineno == 1 and raw.startswith(codecs.BOM_UTF8) and _is_utf8(encoding):
-                    raw = raw[len(codecs.BOM_UTF8) :]  # spreadsheet exports write one
-                try:
-                    yield lineno, raw.decode(encoding)
-                except UnicodeDecodeError as exc:
-                    raise InputError(
-                        f"{path}:{lineno}: cannot decode as {encoding} "
-                        f"(byte {exc.start} of the line: {raw[exc.start : exc.start + 4]!r})"
-                    ) from None
-        except (OSError, EOFError) as exc:
-            raise InputError(f"{path}:{lineno + 1}: cannot read: {exc}") from None
-
-
-def _is_utf8(encoding: str) -> bool:
-    return codecs.lookup(encoding).name in ("utf-8", "utf-8-sig")
-
 
 def check_corpus_file(corpus: CorpusSpec, path: Path) -> None:
     """Before any work (and before a server or cluster starts): the file exists, is not
@@ -97,7 +55,7 @@ def check_corpus_file(corpus: CorpusSpec, path: Path) -> None:
         stat = path.stat()
         stamp = (stat.st_size, stat.st_mtime_ns)
     except OSError:
-        stamp = None  # _decoded_lines names the problem
+        stamp = None  # decoded_lines names the problem
     _check_file(path, corpus.model_dump_json(), stamp)
 
 
@@ -109,7 +67,7 @@ def _check_file(path: Path, spec: str, stamp: tuple | None) -> None:
     except LookupError:
         raise InputError(f"{path}: unknown encoding {corpus.encoding!r}") from None
     n = 0
-    for n, _ in _decoded_lines(path, corpus.encoding):  # noqa: B007
+    for n, _ in decoded_lines(path, corpus.encoding):  # noqa: B007
         pass
     if n == 0 and not corpus.allow_empty:
         raise InputError(
@@ -124,69 +82,10 @@ def iter_records(corpus: CorpusSpec, path: Path) -> Iterator[tuple[int, dict | N
     """Yield ``(line, record)`` for every document of the corpus file; a blank line of
     a JSON Lines, CSV or TSV file yields ``(line, None)`` so that it is counted too."""
     if corpus.format == "txt":
-        for lineno, line in _decoded_lines(path, corpus.encoding):
+        for lineno, line in decoded_lines(path, corpus.encoding):
             yield lineno, {"text": line.rstrip("\r\n")}
         return
     yield from iter_rows(path, corpus.format, corpus.encoding, corpus.has_header, corpus.columns)
-
-
-def iter_rows(
-    path: Path,
-    fmt: str,
-    encoding: str = "utf-8",
-    has_header: bool = True,
-    columns: list[str] | None = None,
-) -> Iterator[tuple[int, dict | None]]:
-    """``(line, record)`` of a JSON Lines, CSV or TSV file (gzipped or not; TSV unquoted,
-    as the KLUE, KorSTS and KorNLI releases write it): a record is a dict by the header
-    (or ``columns``), a blank line ``None``. Undecodable bytes, malformed JSON and a row
-    with the wrong number of fields are an :class:`InputError` naming ``file:line``."""
-    if fmt == "jsonl":
-        for lineno, line in _decoded_lines(path, encoding):
-            if not line.strip():
-                yield lineno, None
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(
-                    f"{path}:{lineno}: malformed JSON: {exc.msg} (column {exc.colno})"
-                ) from None
-            if not isinstance(record, dict):
-                raise InputError(
-                    f"{path}:{lineno}: expected a JSON object, got {type(record).__name__}"
-                )
-            yield lineno, record
-        return
-    delimiter = "\t" if fmt == "tsv" else ","
-    quoting = csv.QUOTE_NONE if fmt == "tsv" else csv.QUOTE_MINIMAL
-    lines = (line for _, line in _decoded_lines(path, encoding))
-    reader = csv.reader(lines, delimiter=delimiter, quoting=quoting)
-    header = columns
-    try:
-        if has_header:
-            first = next(reader, None)
-            if first is None:
-                return
-            header = columns or [h.strip().lstrip("\ufeff") for h in first]
-        assert header is not None
-        for row in reader:
-            if not row or (len(row) == 1 and not row[0].strip()):
-                yield reader.line_num, None
-                continue
-            if len(row) != len(header):
-                raise InputError(
-                    f"{path}:{reader.line_num}: expected {len(header)} columns "
-                    f"({', '.join(header)}), found {len(row)}"
-                )
-            yield reader.line_num, dict(zip(header, row, strict=True))
-    except csv.Error as exc:
-        raise InputError(f"{path}:{reader.line_num}: malformed {fmt}: {exc}") from None
-
-
-def delimited_format(path: Path) -> str:
-    """``tsv`` for a ``.tsv``/``.txt`` file (gzipped or not), else ``csv``."""
-    return "tsv" if {".tsv", ".txt"} & set(path.suffixes) else "csv"
 
 
 def _field(record: dict, name: str, path: Path, lineno: int) -> object:
@@ -318,52 +217,3 @@ def file_fingerprint(path: Path) -> str:
     if not path.is_file():
         raise InputError(f"{path}: file not found")
     return sha256_file(path)
-
-
-# a text field of a structured source file (a release, seeds, an English dataset) longer
-# than this is refused: no sentence, passage or answer is (ingest drops a document over
-# filters.noise.max_document_chars, 100,000 by default, as too_long_document)
-MAX_FIELD_CHARS = 100_000
-
-
-def field_problem(value: object) -> str | None:
-    """Why a text field of a structured source file cannot be carried into a release
-    (issue 51: NUL bytes and 360,000-character fields were): a C0 control character
-    other than tab and line breaks, or more than :data:`MAX_FIELD_CHARS` characters;
-    None when it can (or it is not text)."""
-    if not isinstance(value, str):
-        return None
-    bad = next((ch for ch in value if ord(ch) < 32 and ch not in "\t\n\r"), None)
-    if bad is not None:
-        return f"holds the control character U+{ord(bad):04X} at character {value.index(bad)}"
-    if len(value) > MAX_FIELD_CHARS:
-        return f"is {len(value):,} characters long (more than {MAX_FIELD_CHARS:,})"
-    return None
-
-
-def read_json_lines(path: Path, required: Iterable[str], error: type[Exception]) -> list[dict]:
-    """The objects of a JSON Lines file, each with its 1-based ``line``; malformed JSON,
-    a line that is not an object, one that lacks a ``required`` field, or a text field
-    with a control character or over :data:`MAX_FIELD_CHARS` (:func:`field_problem`)
-    raises ``error`` naming the file, the line and the field (blank lines are skipped;
-    a file with no record is an error). JGLUE's releases, JCommonsenseQA and KoBEST's
-    sources and seeds use it."""
-    required = list(required)
-    rows = []
-    try:
-        for line, record in iter_rows(Path(path), "jsonl"):
-            if record is None:
-                continue
-            missing = [k for k in required if k not in record]
-            if missing:
-                raise error(f"{path}:{line}: no {missing} (fields: {sorted(record)})")
-            for key, value in record.items():
-                why = field_problem(value)
-                if why:
-                    raise error(f"{path}:{line}: field {key!r} {why}")
-            rows.append({**record, "line": line})
-    except InputError as exc:
-        raise error(str(exc)) from None
-    if not rows:
-        raise error(f"{path}: no records")
-    return rows

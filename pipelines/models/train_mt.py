@@ -71,9 +71,9 @@ class MtSettings:
 
 def read_parallel(path: Path, source: str = "source", target: str = "target") -> pd.DataFrame:
     """``line``, ``source``, ``target`` sentence pairs of a TSV (no quoting) or CSV file
-    with a header (``pipelines.ingest.readers.iter_rows``); a missing column or an empty
+    with a header (``pipelines.core.line_files.iter_rows``); a missing column or an empty
     cell names the line, a wrong number of fields is the reader's error."""
-    from pipelines.ingest.readers import delimited_format, iter_rows
+    from pipelines.core.line_files import delimited_format, iter_rows
 
     out = []
     for line, record in iter_rows(path, delimited_format(path)):

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipelines.agreement.rules import AgreementError, AgreementSettings, agree
-from pipelines.ingest.readers import InputError, iter_rows
+from pipelines.core.line_files import InputError, iter_rows
 
 FAST = settings(max_examples=60, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip

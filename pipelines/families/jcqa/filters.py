@@ -85,7 +85,7 @@ def read_questions(path: Path) -> pd.DataFrame:
     choice0..4, label); a malformed line, a missing field, a question or choice that is
     not text (``null``, a number), a label that is not 0-4 or a repeated ``q_id`` names
     the file and line (issue 32)."""
-    from pipelines.ingest.readers import read_json_lines
+    from pipelines.core.line_files import read_json_lines
 
     rows = read_json_lines(path, ["q_id", "question", *CHOICES], JcqaError)
     seen: dict[object, int] = {}

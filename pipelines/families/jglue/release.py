@@ -49,7 +49,7 @@ def read_release(path: Path) -> pd.DataFrame:
     """The pairs of a JSTS or JNLI release file: ``FIELDS``, the parsed id
     (:func:`parse_pair_id`), ``task`` (jsts for a 0-5 label, jnli for an NLI label),
     ``file`` and ``line``. A bad line names the file and the line."""
-    from pipelines.ingest.readers import read_json_lines
+    from pipelines.core.line_files import read_json_lines
 
     rows = read_json_lines(path, FIELDS, ReleaseError)
     out = []

@@ -86,7 +86,7 @@ QUADRUPLE_COLUMNS = ["quadruple_id", "sample_id", "template_id", "prompt_id", "p
 def read_prompts(path: Path) -> tuple[Prompt, ...]:
     """Prompts from a TSV in the release's layout (prompt_id, instruction, context,
     question, a, b, c, answer, unknown; ``\\n`` written as a backslash and n)."""
-    from pipelines.ingest.readers import InputError, iter_rows
+    from pipelines.core.line_files import InputError, iter_rows
 
     need = ["prompt_id", "instruction", "context", "question", "a", "b", "c", "answer",
             "unknown"]  # fmt: skip

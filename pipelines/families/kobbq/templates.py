@@ -188,7 +188,7 @@ def read_templates(path: Path, categories: dict[str, str] | None = None) -> list
     list gives, or fewer forms in a text than the slot has fillers is a
     :class:`TemplateError` naming the file and the line. More forms than fillers (two
     release rows) is kept, with a warning: the extra forms are never used."""
-    from pipelines.ingest.readers import InputError, iter_rows
+    from pipelines.core.line_files import InputError, iter_rows
 
     categories = categories or CATEGORIES
     out: list[Template] = []

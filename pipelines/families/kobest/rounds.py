@@ -171,8 +171,8 @@ def preflight(recipe: Recipe) -> None:
 def _source_rows(recipe: Recipe, task: KobestTask) -> pd.DataFrame:
     """The source corpus as a table (JSON Lines, gzip allowed); a malformed line, or a
     row missing a given field or holding it empty, is an error naming the file and line."""
+    from pipelines.core.line_files import read_json_lines
     from pipelines.core.recipe import RecipeError
-    from pipelines.ingest.readers import read_json_lines
 
     path = _corpus(recipe, recipe.kobest.source)
     need = ("review", "rating") if task.name == "sentineg" else task.given

@@ -74,7 +74,7 @@ def read_seeds(path: Path, task: str = "copa") -> pd.DataFrame:
     """A task's seeds (``SEED_FIELDS``); a missing file, a malformed line, one missing a
     field or holding it empty, or a repeated ``id`` is a :class:`SeedsError` naming the
     file and line."""
-    from pipelines.ingest.readers import read_json_lines
+    from pipelines.core.line_files import read_json_lines
 
     if task not in SEED_FIELDS:
         known = sorted(SEED_FIELDS)

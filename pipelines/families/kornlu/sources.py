@@ -45,7 +45,7 @@ def read_pairs(path: Path, corpus: object, label_field: str, labels: tuple[str, 
     missing column, a wrong number of fields, an empty sentence, a sentence with a
     control character or over ``MAX_FIELD_CHARS`` characters, or a bad label names the
     file and the line."""
-    from pipelines.ingest.readers import field_problem, iter_rows
+    from pipelines.core.line_files import field_problem, iter_rows
 
     if not path.is_file():
         raise SourceError(f"{path}: file not found")

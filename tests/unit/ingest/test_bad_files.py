@@ -238,7 +238,7 @@ def test_a_corpus_document_with_a_nul_is_dropped_with_its_reason(tmp_path):
 def test_a_structured_source_field_with_a_nul_or_360000_characters_is_refused(
     tmp_path, value, message
 ):
-    from pipelines.ingest.readers import InputError, read_json_lines
+    from pipelines.core.line_files import InputError, read_json_lines
 
     path = tmp_path / "seeds.jsonl"
     rows = [{"id": "a", "paragraph": "짧은 글"}, {"id": "b", "paragraph": value}]

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from pipelines.core.line_files import InputError
 from pipelines.core.recipe import CorpusSpec
-from pipelines.ingest.readers import InputError, read_documents
+from pipelines.ingest.readers import read_documents
 
 
 def spec(**kw) -> CorpusSpec:
