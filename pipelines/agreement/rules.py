@@ -588,6 +588,16 @@ def _reason_counts(dropped: list[dict], kind: str) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
+def agreement_code(settings: AgreementSettingsBase, value_type: str) -> list[str]:
+    """The modules that compute an agreement, the code roots of its cache key
+    (``pipelines.core.code.cache_key``): the rule's module (registered by name), this
+    module (``agree``, the screening and review rules it imports) and the module of the
+    answers' value type, whose measures give the figures. Editing one of them (or what
+    it imports) rewrites the agreement's outputs."""
+    return [AGREEMENT_RULES.get(settings.rule).apply.__module__, __name__,
+            type(VALUE_TYPES.get(value_type)).__module__]  # fmt: skip
+
+
 def run_agree(
     path: Path,
     settings: AgreementSettingsBase,
@@ -597,10 +607,11 @@ def run_agree(
     reviews: pd.DataFrame | None = None,
 ) -> dict:
     """Read ``path``, apply the rule, write gold.parquet, dropped.parquet and
-    agreement.json (atomically, manifest last; a rerun with the same input and settings
-    rewrites nothing). Returns the figures, with ``written``. When no item keeps a gold
-    label the step stops (AgreementError naming the figures and settings) and writes
-    nothing: an empty gold table would only fail later, in the split. With ``people``
+    agreement.json (atomically, manifest last; a rerun with the same input, settings and
+    code, :func:`agreement_code`, rewrites nothing). Returns the figures, with
+    ``written``. When no item keeps a gold label the step stops (AgreementError naming
+    the figures and settings) and writes nothing: an empty gold table would only fail
+    later, in the split. With ``people``
     the annotation rows it excludes are written to excluded_annotations.parquet with
     their reasons."""
     from pipelines.core.io import output_lock
@@ -628,18 +639,19 @@ def run_agree(
 def _write_agree(path: Path, settings: AgreementSettingsBase, out: Path, result: dict,
                  people: PeopleScreen | None = None,
                  reviews: pd.DataFrame | None = None) -> dict:  # fmt: skip
-    from pipelines.core.io import sha256_file, write_outputs
+    from pipelines.core.code import cache_key
+    from pipelines.core.io import write_outputs
 
-    key = {"input": sha256_file(path), "settings": asdict(settings),
-           "value_type": result["figures"]["value_type"]}  # fmt: skip
+    value_type = result["figures"]["value_type"]
+    parts = {"settings": asdict(settings), "value_type": value_type}
     tables = {"gold.parquet": result["gold"], "dropped.parquet": result["dropped"]}
     if people is not None:
-        key["people"] = people.key()
+        parts["people"] = people.key()
         tables["excluded_annotations.parquet"] = result["excluded"]
     if reviews is not None:
-        key["reviews"] = json.loads(reviews.drop(columns=["annotation_id"], errors="ignore")
-                                    .to_json(orient="records"))  # fmt: skip
+        parts["reviews"] = json.loads(reviews.drop(columns=["annotation_id"], errors="ignore")
+                                      .to_json(orient="records"))  # fmt: skip
+    key = cache_key({"annotations": path}, parts, agreement_code(settings, value_type))
     figures = {**result["figures"], "input": str(path)}
-    written = write_outputs(out, json.dumps(key, sort_keys=True), tables,
-                            {"agreement.json": figures})  # fmt: skip
+    written = write_outputs(out, key, tables, {"agreement.json": figures})
     return {**figures, "written": written}

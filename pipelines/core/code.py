@@ -11,8 +11,10 @@ templates they render (``*.j2``: a family's card text).
 :func:`cache_key` is the one cache key of benchforge: a result is current when the
 SHA-256 of the files it read, its settings and the code key of the modules that
 computed it are unchanged. The rebuild's orchestrator derives it from a step's
-declaration (``pipelines.core.steps.declares``); the ingest and pair flows build their
-task keys from the same parts.
+declaration (``pipelines.core.steps.declares``); the split and agreement stages
+(``pipelines.splits.run.split_code``, ``pipelines.agreement.rules.agreement_code``) key
+their outputs with it; the ingest and pair flows build their task keys from the same
+parts.
 """
 
 from __future__ import annotations

@@ -1,5 +1,10 @@
 """``run_split``: read the gold items, apply the registered split rule, write the
-splits and the artifact report (``pipelines.splits.artifacts``) atomically."""
+splits and the artifact report (``pipelines.splits.artifacts``) atomically.
+
+A split is cached on benchforge's one cache key (``pipelines.core.code.cache_key``): the
+inputs' SHA-256, the rule's settings and language, and the code of :func:`split_code`. A
+rerun with all three unchanged recomputes nothing; editing the rule's module, the report
+or the language pack reruns it."""
 
 from __future__ import annotations
 
@@ -20,6 +25,16 @@ def split_with_figures(
     """The split of every item (``SPLIT_COLUMNS`` first, then rule-specific columns) and
     the rule's own figures for the report."""
     return SPLIT_RULES.get(settings.rule).split(items, settings, language(lang))
+
+
+def split_code(settings: SplitSettingsBase, lang: str = DEFAULT_LANGUAGE) -> list[str]:
+    """The modules that compute a split, the code roots of its cache key
+    (``pipelines.core.code.cache_key``): the rule's module (registered by name, so on no
+    import path of this one), this module with the artifact report, and the language
+    pack whose morphemes the rule and the report compare. Editing one of them (or what
+    it imports) reruns a cached split; editing another rule's module does not."""
+    return [SPLIT_RULES.get(settings.rule).split.__module__, __name__,
+            "pipelines.splits.artifacts", language(lang).tagged.__module__]  # fmt: skip
 
 
 def split_items(items: pd.DataFrame, settings: SplitSettingsBase) -> pd.DataFrame:
@@ -57,7 +72,8 @@ def run_split(
     require: tuple[str, ...] = (),
 ) -> dict:
     """Split the gold items (joined with ``items_path`` for their texts), write
-    splits.parquet, artifacts.json and artifacts.md atomically; return a summary.
+    splits.parquet, artifacts.json and artifacts.md atomically (nothing, ``written``
+    False, when the outputs of the same key are there); return a summary.
     ``require``: columns the user named (``--source-column``) that must exist, where the
     default ones may be absent."""
     from pipelines.core.io import output_lock
@@ -107,7 +123,8 @@ def _run_split(
     lang: str,
     require: tuple[str, ...] = (),
 ) -> dict:
-    from pipelines.core.io import outputs_current, sha256_file, write_outputs
+    from pipelines.core.code import cache_key
+    from pipelines.core.io import outputs_current, write_outputs
     from pipelines.splits.artifacts import artifact_report, report_markdown
 
     gold = read_table(gold_path)
@@ -124,10 +141,9 @@ def _run_split(
                 f"{items_path}: no texts for gold item {frame['item_id'][lost].iloc[0]!r}"
             )
     sources = [str(gold_path)] + ([str(items_path)] if items_path else [])
-    key = json.dumps(
-        {"inputs": [sha256_file(p) for p in sources], "settings": asdict(settings), "lang": lang},
-        sort_keys=True,
-    )
+    inputs = {"gold": gold_path, **({"items": items_path} if items_path else {})}
+    key = cache_key(inputs, {"settings": asdict(settings), "lang": lang},
+                    split_code(settings, lang))  # fmt: skip
     names = ["splits.parquet", "artifacts.json", "artifacts.md"]
     if outputs_current(out, key, names):  # a rerun: nothing to recompute (nli trains models)
         figures = json.loads((out / "artifacts.json").read_text(encoding="utf-8"))
