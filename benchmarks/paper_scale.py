@@ -291,7 +291,7 @@ def _steps_of(out: Path) -> list[str] | None:
         return None
     from flows.rebuild import steps_of
     from pipelines.core.recipe import load_recipe
-    from pipelines.families import task_kind
+    from pipelines.rebuild.kinds import task_kind
 
     recipe = load_recipe(Path(data["recipe"]))
     return steps_of(task_kind(recipe.task), recipe)

@@ -2,11 +2,13 @@
 released dataset and its data card.
 
 The orchestrator knows no dataset family by name. The recipe's ``task`` names a
-registered task kind (``pipelines.families``: ``klue-sts``, ``klue-nli``, ``klue-ynat``);
-the kind lists its steps, and each is looked up in the step registry
-(``pipelines.core.steps.STEPS``: the family's own steps under ``<kind>:<step>``, the
-shared ones - ingest, pairs, push/simulate/wait/pull of an annotation round, agree,
-split, export - in ``flows/steps.py``) and run as a Prefect task, in order. Each step
+registered task kind (``pipelines.rebuild.kinds``, one per package of
+``pipelines.families``: ``klue-sts``, ``klue-nli``, ``klue-ynat``, ...); the kind lists
+its steps, and each is looked up in the step registry (``pipelines.core.steps.STEPS``:
+the family's own steps under ``<kind>:<step>``, the shared ones in ``pipelines.rebuild``
+- agree, split, export, the people rounds', harness - and, for those that run Prefect
+subflows and tasks - ingest, pairs, push/simulate/wait/pull of an annotation round -
+in ``flows/steps.py``) and run as a Prefect task, in order. Each step
 writes its outputs under OUT atomically with a manifest and skips itself on a rerun when
 its inputs, settings and code are unchanged: a step declares its files and settings
 (``pipelines.core.steps.declares``), has its inputs checked before it runs (a missing one
@@ -44,15 +46,15 @@ from pipelines.core.steps import (
     step_cache,
     step_function,
 )
-from pipelines.families import TaskKind, task_kind
 from pipelines.preflight import check_rebuild_recipe
+from pipelines.rebuild.kinds import TaskKind, task_kind
 
 
 def steps_of(kind: TaskKind, recipe: Recipe | None = None) -> list[str]:
     """The step names of ``kind`` (for ``recipe`` when the kind plans its steps), each
     checked against the registry (a typo in a task kind fails before any work, naming the
     nearest step)."""
-    import flows.steps  # noqa: F401 - registers the shared steps
+    import flows.steps  # noqa: F401 - registers the steps that run Prefect
 
     names = kind.steps_for(recipe)
     for name in names:

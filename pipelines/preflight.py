@@ -17,10 +17,10 @@ from pathlib import Path
 
 from pipelines.annotation.label_config import LabelConfigError, parse_label_config
 from pipelines.core.recipe import Recipe, RecipeError
-from pipelines.families import task_kind
-from pipelines.families.people import check_people
 from pipelines.ingest.readers import check_corpus_file
 from pipelines.models.classifier import ClassifierError, check_detector
+from pipelines.rebuild.kinds import task_kind
+from pipelines.rebuild.people import check_people
 
 
 def check_ingest_inputs(recipe: Recipe, recipe_path: Path | str) -> None:

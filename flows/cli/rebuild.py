@@ -89,8 +89,8 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, recipe: Recipe, out: Path) -> int:
     from flows.runtime import prefect_server
     from pipelines.annotation import ls_server
-    from pipelines.families import task_kind
     from pipelines.preflight import check_ingest_inputs, check_rebuild_recipe
+    from pipelines.rebuild.kinds import task_kind
 
     check_rebuild_recipe(recipe, args.recipe)
     if not (recipe.pairing and recipe.pairing.input):
@@ -145,7 +145,7 @@ def check_rounds(recipe: Recipe, path: Path, out: Path, reuse: bool) -> None:
     project, when it exists, was made with the same config and overlap."""
     from pipelines.annotation.annotate import check_project
     from pipelines.core.steps import RunContext
-    from pipelines.families import task_kind
+    from pipelines.rebuild.kinds import task_kind
 
     ctx = RunContext(recipe, path, out, task_kind(recipe.task), False)
     try:

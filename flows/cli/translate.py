@@ -78,7 +78,7 @@ def translate_flow(recipe_path: str, out_dir: str) -> dict:
     from flows.rebuild import run_steps
     from pipelines.core.recipe import load_recipe
     from pipelines.core.steps import RunContext
-    from pipelines.families import task_kind
+    from pipelines.rebuild.kinds import task_kind
 
     recipe = load_recipe(recipe_path)
     kind = task_kind(recipe.task)

@@ -98,7 +98,9 @@ class RunContext:
 
 
 StepFn = Callable[[RunContext, str], StepOutcome]
-STEPS: Registry[StepFn] = Registry("step", "pipelines.families", "rebuild steps")
+STEPS: Registry[StepFn] = Registry(
+    "step", ("pipelines.rebuild", "pipelines.families"), "rebuild steps"
+)
 
 
 Paths = Callable[[RunContext, str], dict[str, Path]]

@@ -607,7 +607,7 @@ def test_every_kind_with_rounds_checks_label_studio_before_its_first_step(tmp_pa
     their first step, then retried a dead server for up to 305 s and ended in a
     traceback."""
     from pipelines.core.recipe import load_recipe
-    from pipelines.families import task_kind
+    from pipelines.rebuild.kinds import task_kind
 
     loaded = load_recipe(ROOT / "recipes" / f"{recipe}.yaml")
     assert task_kind(loaded.task).uses_label_studio(loaded)

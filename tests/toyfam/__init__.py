@@ -17,8 +17,8 @@ from pipelines.annotation.values import ValueType, region, register_value_type
 from pipelines.core.plugins import RecipeSection, register_section
 from pipelines.core.recipe import Strict
 from pipelines.core.steps import STEPS, Rows, StepOutcome, cached, declares, out_files
-from pipelines.families import TaskKind, register_task
 from pipelines.lang import Language, language, register_language
+from pipelines.rebuild.kinds import TaskKind, register_task
 
 register_language(
     Language(

@@ -264,7 +264,7 @@ def test_registries_list_their_members_and_name_the_nearest():
         block = proc.stdout.split(f"{kind} (")[1].split("\n\n")[0]
         for member in members:
             assert re.search(rf"^  {re.escape(member)}\s", block, flags=re.M), (kind, member)
-    from pipelines.families import task_kind
+    from pipelines.rebuild.kinds import task_kind
 
     with pytest.raises(UnknownName, match="did you mean 'klue-sts'"):
         task_kind("klue-stss")

@@ -11,7 +11,6 @@ Modules: :mod:`.concepts` (triples and question sets), :mod:`.steps`, :mod:`.exp
 from pipelines.core.steps import STEPS
 from pipelines.evaluation.spec import JGLUE_FILES, multiple_choice
 from pipelines.export.citations import JGLUE_BIBTEX
-from pipelines.families import TaskKind, register_task
 from pipelines.families.jcqa import section  # noqa: F401 - the recipe section
 from pipelines.families.jcqa.card import card
 from pipelines.families.jcqa.check import check_items_step, check_step
@@ -30,6 +29,7 @@ from pipelines.families.jcqa.steps import (
     synonyms_step,
     writing_items_step,
 )
+from pipelines.rebuild.kinds import TaskKind, register_task
 
 for _step, _fn in (
     ("question-sets", question_sets_step),

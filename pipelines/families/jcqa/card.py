@@ -7,8 +7,8 @@ from pathlib import Path
 
 from pipelines.core.markdown import table
 from pipelines.export.card_section import CardSection, from_template
-from pipelines.export.family import round_paragraph
 from pipelines.families.jcqa.section import RELATIONS
+from pipelines.rebuild.export import round_paragraph
 
 TEMPLATE = Path(__file__).with_name("card.md.j2")
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pandas as pd
 
 from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
-from pipelines.export.family import export_dataset, family_export, json_inputs
 from pipelines.families.jcqa.steps import kept_questions, rounds, spec_of
+from pipelines.rebuild.export import export_dataset, family_export, json_inputs
 
 SPLIT_NAMES = {"train": "train", "dev": "valid", "test": "test"}
 PAPER_SIZES = {"source": "JGLUE v1.3 README", "train": 8939, "dev": 1119, "test": 1118}

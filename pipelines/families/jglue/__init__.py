@@ -37,7 +37,6 @@ construction rules of JGLUE 3.2, :mod:`.section` the ``jglue:`` recipe section,
 from pipelines.core.steps import STEPS
 from pipelines.evaluation.spec import JGLUE_FILES, classification, regression
 from pipelines.export.citations import JGLUE_BIBTEX
-from pipelines.families import TaskKind, register_task
 from pipelines.families.jglue import section  # noqa: F401 - the recipe section
 from pipelines.families.jglue.card import card
 from pipelines.families.jglue.check import check_items_step, check_step
@@ -45,6 +44,7 @@ from pipelines.families.jglue.export import export_step, split_step
 from pipelines.families.jglue.nli import nli_step, validation_step, writing_items_step, written_step
 from pipelines.families.jglue.rounds import configs, preflight, rounds, task_rounds
 from pipelines.families.jglue.steps import captions_step, pairs_step, sts_step
+from pipelines.rebuild.kinds import TaskKind, register_task
 
 for _step, _fn in (
     ("captions", captions_step),

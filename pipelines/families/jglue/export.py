@@ -8,7 +8,6 @@ from pathlib import Path
 import pandas as pd
 
 from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
-from pipelines.export.family import export_dataset, family_export, json_inputs
 from pipelines.families.jglue.rounds import (
     SPLIT_NAMES,
     _rules,
@@ -16,6 +15,7 @@ from pipelines.families.jglue.rounds import (
     rounds,
     with_contradictions,
 )
+from pipelines.rebuild.export import export_dataset, family_export, json_inputs
 
 
 def split_step(ctx: RunContext, arg: str = "") -> StepOutcome:

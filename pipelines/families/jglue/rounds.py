@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pipelines.annotation.rounds import Round
 from pipelines.core.steps import Paths, RunContext
-from pipelines.families import Round
 
 if TYPE_CHECKING:
     from pipelines.core.recipe import Recipe

@@ -47,28 +47,22 @@ from pathlib import Path
 
 import pandas as pd
 
+from pipelines.annotation.rounds import Round
 from pipelines.annotation.values import canonical_json, spans_of
 from pipelines.core.io import TextFileError, read_text, write_json, write_text
 from pipelines.core.stage import split_by_reason, value_counts
 from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached, declares, out_files
 from pipelines.evaluation.spec import tagging
-from pipelines.export.card_section import from_template
+from pipelines.export.card_section import CardSection, from_template
 from pipelines.export.data_card import annotation_round, inline
 from pipelines.export.records import SPLITS, split_rows
-from pipelines.families import (
-    CardSection,
-    ExportInputs,
-    Round,
-    SharedSteps,
-    TaskKind,
-    register_task,
-    simulation,
-)
 from pipelines.families.klue import ner_section  # noqa: F401 - the recipe section
 from pipelines.families.klue.hub import hub
 from pipelines.families.klue.kmou import train_on_kmou
 from pipelines.families.klue.ner_layout import NerRelease, NerSentence, write_layout
 from pipelines.models.char_tagger import TYPES, bio_tags
+from pipelines.rebuild.kinds import ExportInputs, SharedSteps, TaskKind, register_task
+from pipelines.rebuild.rounds import simulation
 
 CONFIGS = Path(__file__).resolve().parents[3] / "annotation_configs"
 PREDICTION = "ls_prediction"

@@ -41,22 +41,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pipelines.annotation.rounds import Round
 from pipelines.core.stage import value_counts
 from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached, declares, out_files
 from pipelines.evaluation.spec import classification
-from pipelines.export.card_section import from_template
+from pipelines.export.card_section import CardSection, from_template
 from pipelines.export.data_card import annotation_round, inline, table
 from pipelines.export.records import SPLITS, split_rows
-from pipelines.families import (
-    CardSection,
-    ExportInputs,
-    Round,
-    SharedSteps,
-    TaskKind,
-    register_task,
-    simulation,
-)
 from pipelines.families.klue.hub import hub
+from pipelines.rebuild.kinds import ExportInputs, SharedSteps, TaskKind, register_task
+from pipelines.rebuild.rounds import simulation
 
 LABELS = ("entailment", "contradiction", "neutral")
 # KLUE Table 5 (validation statistics), as printed: figure -> (its name in the table,

@@ -43,22 +43,16 @@ from pipelines.core.io import TextFileError, control_character_line, read_text, 
 from pipelines.core.stage import split_by_reason, value_counts
 from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached, declares, out_files
 from pipelines.evaluation.spec import Evaluation, field_of
-from pipelines.export.card_section import from_template
+from pipelines.export.card_section import CardSection, from_template
 from pipelines.export.data_card import annotation_round, inline
 from pipelines.export.records import SPLITS, split_rows
-from pipelines.families import (
-    CardSection,
-    ExportInputs,
-    SharedSteps,
-    TaskKind,
-    one_round,
-    register_task,
-)
 from pipelines.families.klue import re_section  # noqa: F401 - the recipe section
 from pipelines.families.klue.hub import hub
 from pipelines.families.klue.kmou import train_on_kmou
 from pipelines.families.klue.ner import length_reasons
 from pipelines.families.klue.re_section import RE_TYPES
+from pipelines.rebuild.kinds import ExportInputs, SharedSteps, TaskKind, register_task
+from pipelines.rebuild.rounds import one_round
 
 RELATIONS = Path(__file__).with_name("re_relations.json")
 OTHER = "other"  # the answer that sends an annotator to "show all relations"

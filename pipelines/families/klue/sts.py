@@ -41,19 +41,13 @@ from pipelines.core.steps import (
     out_files,
 )
 from pipelines.evaluation.spec import regression
-from pipelines.export.card_section import from_template
+from pipelines.export.card_section import CardSection, from_template
 from pipelines.export.data_card import annotation_round, inline, table
 from pipelines.export.records import SPLITS, split_rows
-from pipelines.families import (
-    CardSection,
-    ExportInputs,
-    SharedSteps,
-    TaskKind,
-    one_round,
-    register_task,
-)
 from pipelines.families.klue.hub import hub
 from pipelines.families.klue.sampling import sample_evenly
+from pipelines.rebuild.kinds import ExportInputs, SharedSteps, TaskKind, register_task
+from pipelines.rebuild.rounds import one_round
 
 ITEM_COLUMNS = ["item_id", "sentence1", "sentence2", "source", "method", "score", "license"]
 

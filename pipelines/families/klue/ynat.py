@@ -27,20 +27,14 @@ import pandas as pd
 from pipelines.core.stage import split_by_reason, value_counts
 from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached, declares, out_files
 from pipelines.evaluation.spec import classification
-from pipelines.export.card_section import from_template
+from pipelines.export.card_section import CardSection, from_template
 from pipelines.export.data_card import annotation_round, inline
 from pipelines.export.records import SPLITS, split_rows
-from pipelines.families import (
-    CardSection,
-    ExportInputs,
-    SharedSteps,
-    TaskKind,
-    one_round,
-    register_task,
-)
 from pipelines.families.klue.hub import hub
 from pipelines.families.klue.sampling import sample_evenly
 from pipelines.lang import language
+from pipelines.rebuild.kinds import ExportInputs, SharedSteps, TaskKind, register_task
+from pipelines.rebuild.rounds import one_round
 
 TOPICS = ("IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치")  # YNAT's seven
 DEFAULT_TOPIC = "생활문화"

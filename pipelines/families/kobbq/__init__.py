@@ -13,7 +13,6 @@
 
 from pipelines.core.steps import STEPS
 from pipelines.evaluation.spec import Evaluation, field_of
-from pipelines.families import TaskKind, register_task
 from pipelines.families.kobbq import section  # noqa: F401 - the kobbq: recipe section
 from pipelines.families.kobbq.card import card
 from pipelines.families.kobbq.export import export_step
@@ -29,6 +28,7 @@ from pipelines.families.kobbq.steps import (
     survey_items_step,
     survey_step,
 )
+from pipelines.rebuild.kinds import TaskKind, register_task
 
 STEP_NAMES = [
     "survey-items", "push-survey", "simulate-survey", "wait-survey", "pull-survey",

@@ -8,9 +8,8 @@ from pathlib import Path
 import pandas as pd
 
 from pipelines.core.markdown import settings_table, table
-from pipelines.export.card_section import from_template
-from pipelines.export.family import round_paragraph
-from pipelines.families import CardSection
+from pipelines.export.card_section import CardSection, from_template
+from pipelines.rebuild.export import round_paragraph
 
 TEMPLATE = Path(__file__).with_name("card.md.j2")
 

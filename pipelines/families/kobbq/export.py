@@ -9,8 +9,8 @@ from pathlib import Path
 import pandas as pd
 
 from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
-from pipelines.export.family import export_dataset, family_export
 from pipelines.families.kobbq.steps import rounds
+from pipelines.rebuild.export import export_dataset, family_export
 
 
 def records_of(samples: pd.DataFrame) -> list[dict]:
@@ -37,7 +37,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     the release writes them), JSON Lines and Parquet (with ``license``), the survey's
     targets, the baselines' scores on the evaluation set (always "unknown", always the
     biased answer: the bounds), the readers' scores when there was a check round, and
-    the data card (``pipelines.export.family``)."""
+    the data card (``pipelines.rebuild.export``)."""
     from pipelines.export.records import jsonl
     from pipelines.families.kobbq.templates import release_tsv
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from pipelines.annotation.rounds import Round
 from pipelines.core.steps import (
     STEPS,
     Paths,
@@ -33,7 +34,6 @@ from pipelines.core.steps import (
     declares,
     out_files,
 )
-from pipelines.families import Round
 
 if TYPE_CHECKING:
     from pipelines.core.recipe import Recipe

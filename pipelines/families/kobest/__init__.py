@@ -37,7 +37,6 @@ This module registers the five task kinds.
 
 from pipelines.core.steps import STEPS
 from pipelines.evaluation.spec import classification, multiple_choice
-from pipelines.families import TaskKind, register_task
 from pipelines.families.kobest import section  # noqa: F401 - the recipe section
 from pipelines.families.kobest.card import card
 from pipelines.families.kobest.export import export_step
@@ -52,6 +51,7 @@ from pipelines.families.kobest.revision import (
 from pipelines.families.kobest.rounds import configs, plan, preflight, rounds
 from pipelines.families.kobest.tasks import KOBEST_TASKS, kobest_task
 from pipelines.families.kobest.writing import prompts_step, reviewed_step, written_step
+from pipelines.rebuild.kinds import TaskKind, register_task
 
 # SentiNeg's test set (2.6): its own steps, registered for that task only
 STEPS.add("kobest-sentineg:candidates", candidates_step,

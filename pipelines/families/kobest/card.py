@@ -7,9 +7,9 @@ from pathlib import Path
 
 from pipelines.core.markdown import table
 from pipelines.export.card_section import CardSection, from_template
-from pipelines.export.family import inline_counts, round_paragraph
 from pipelines.families.kobest.export import iteration_rows
 from pipelines.families.kobest.tasks import kobest_task
+from pipelines.rebuild.export import inline_counts, round_paragraph
 
 TEMPLATE = Path(__file__).with_name("card.md.j2")
 REVIEW_COLUMNS = ["review", "items", "partial-input accuracy", "majority baseline", "cues",

@@ -7,7 +7,6 @@ from pathlib import Path
 import pandas as pd
 
 from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
-from pipelines.export.family import export_dataset, family_export, inline_counts, json_inputs
 from pipelines.families.kobest.revision import (
     current_items,
 )
@@ -17,6 +16,7 @@ from pipelines.families.kobest.rounds import (
     rounds,
 )
 from pipelines.families.kobest.tasks import KobestTask
+from pipelines.rebuild.export import export_dataset, family_export, inline_counts, json_inputs
 
 
 def negated(ctx: RunContext) -> bool:

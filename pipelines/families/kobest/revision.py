@@ -20,7 +20,6 @@ from pipelines.core.steps import (
     out_files,
     step_function,
 )
-from pipelines.export.family import inline_counts
 from pipelines.families.kobest.rounds import (
     DROP_COLUMNS,
     _lang,
@@ -32,6 +31,7 @@ from pipelines.families.kobest.rounds import (
 from pipelines.families.kobest.writing import (
     apply_round,
 )
+from pipelines.rebuild.export import inline_counts
 
 
 @declares(

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from pipelines.annotation.rounds import Round
 from pipelines.core.steps import RunContext
-from pipelines.families import Round
 from pipelines.families.kobest.tasks import KobestTask, kobest_task
 
 if TYPE_CHECKING:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from pipelines.annotation.rounds import Round
 from pipelines.core.stage import value_counts
 from pipelines.core.steps import Rows, RunContext, StepOutcome, cached, declares, out_files
-from pipelines.families import Round
 from pipelines.families.kobest.rounds import (
     DROP_COLUMNS,
     _corpus,

@@ -37,7 +37,6 @@ kinds.
 
 from pipelines.core.steps import STEPS
 from pipelines.evaluation.spec import classification, regression
-from pipelines.families import TaskKind, register_task
 from pipelines.families.kornlu import section  # noqa: F401 - the recipe section
 from pipelines.families.kornlu.card import card
 from pipelines.families.kornlu.export import export_step, kornli_records, korsts_records
@@ -52,6 +51,7 @@ from pipelines.families.kornlu.translate import (
     rounds,
     translate_step,
 )
+from pipelines.rebuild.kinds import TaskKind, register_task
 
 # the Hub's card (pipelines.export.hf_card): the task category and the paper's BibTeX
 HUB_CATEGORY = {"korsts": "sentence-similarity", "kornli": "text-classification"}

@@ -9,12 +9,12 @@ import pandas as pd
 
 from pipelines.core.stage import value_counts
 from pipelines.core.steps import Rows, RunContext, StepOutcome, declares
-from pipelines.export.family import CARD_FILES, export_code, export_settings
 from pipelines.families.kornlu.card import table_figures
 from pipelines.families.kornlu.sources import (
     HALVES,
     KORSTS_META,
 )
+from pipelines.rebuild.export import CARD_FILES, export_code, export_settings
 
 # ----------------------------------------------------------------------------- export
 

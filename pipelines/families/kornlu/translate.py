@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from pipelines.annotation.rounds import Round
 from pipelines.core.stage import value_counts
 from pipelines.core.steps import Rows, RunContext, StepOutcome, cached, declares, out_files
-from pipelines.families import Round
 from pipelines.families.kornlu.sources import (
     HALVES,
     LABEL_FIELDS,

@@ -18,7 +18,6 @@ labelled as a stand-in in the recipe and its card.
 from pipelines.core.steps import STEPS
 from pipelines.evaluation.spec import JGLUE_FILES, classification
 from pipelines.export.citations import JGLUE_BIBTEX
-from pipelines.families import TaskKind, register_task
 from pipelines.families.marc import section  # noqa: F401 - the recipe section
 from pipelines.families.marc.card import card
 from pipelines.families.marc.export import export_step
@@ -29,6 +28,7 @@ from pipelines.families.marc.steps import (
     rounds,
     split_step,
 )
+from pipelines.rebuild.kinds import TaskKind, register_task
 
 for _step, _fn in (
     ("reviews", reviews_step),

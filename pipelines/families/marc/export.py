@@ -17,8 +17,8 @@ from pathlib import Path
 import pandas as pd
 
 from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
-from pipelines.export.family import export_dataset, family_export, json_inputs
 from pipelines.families.marc.steps import rounds, spec_of
+from pipelines.rebuild.export import export_dataset, family_export, json_inputs
 
 SPLIT_NAMES = {"train": "train", "dev": "valid", "test": "test"}  # JGLUE calls dev "valid"
 # the JGLUE v1.3 README's table (data/demo/jglue/README.jglue-upstream.md)

@@ -18,9 +18,11 @@ import json
 import numpy as np
 import pandas as pd
 
+from pipelines.annotation.rounds import Round
 from pipelines.core.stage import value_counts
 from pipelines.core.steps import Rows, RunContext, StepOutcome, cached, declares, out_files
-from pipelines.families import Round, simulation, split_over
+from pipelines.rebuild.rounds import simulation
+from pipelines.rebuild.split import split_over
 
 
 def spec_of(ctx: RunContext) -> object:

@@ -19,7 +19,6 @@ Modules: :mod:`.sources` (article readers and scorers, paragraph drawing),
 from pipelines.core.steps import STEPS
 from pipelines.evaluation.spec import extractive_qa
 from pipelines.export.citations import JGLUE_BIBTEX, KLUE_BIBTEX
-from pipelines.families import TaskKind, register_task
 from pipelines.families.reading import section  # noqa: F401 - the recipe section
 from pipelines.families.reading.card import card
 from pipelines.families.reading.export import export_step
@@ -34,6 +33,7 @@ from pipelines.families.reading.steps import (
     validation_items_step,
     writing_items_step,
 )
+from pipelines.rebuild.kinds import TaskKind, register_task
 
 KINDS = ("jsquad", "klue-mrc")
 for _step, _fn in (

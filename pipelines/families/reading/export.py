@@ -24,9 +24,9 @@ from pathlib import Path
 import pandas as pd
 
 from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
-from pipelines.export.family import export_dataset, family_export, json_inputs
 from pipelines.families.reading.squad import SquadRelease, SquadStyle, read_squad, write_squad
 from pipelines.families.reading.steps import rounds, spec_of
+from pipelines.rebuild.export import export_dataset, family_export, json_inputs
 
 SPLIT_NAMES = {
     "jsquad": {"train": "train", "dev": "valid", "test": "test"},

@@ -19,9 +19,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pipelines.annotation.rounds import Round
 from pipelines.core.stage import value_counts
 from pipelines.core.steps import Rows, RunContext, StepOutcome, cached, declares, out_files
-from pipelines.families import Round, spec_config, spec_round, split_over
+from pipelines.rebuild.rounds import spec_config, spec_round
+from pipelines.rebuild.split import split_over
 
 CONFIGS = Path(__file__).resolve().parents[3] / "annotation_configs"
 ROUND_CONFIGS = {

@@ -1,6 +1,6 @@
 """Every Label Studio project a demo recipe makes keeps the settings recorded for it
-(``demo_projects.json``: its labeling config's digest and overlap), so that a demo runs again in a HOME that an earlier
-version's demo left projects in.
+(``demo_projects.json``: its labeling config's digest and overlap), so that a demo runs
+again in a HOME that an earlier version's demo left projects in.
 
 ``ensure_project`` refuses a project that exists with another labeling config or
 overlap (its tasks and annotations would be mixed with this run's). Someone who ran a
@@ -38,7 +38,7 @@ def demo_projects(scratch: Path) -> dict[str, tuple[str, str]]:
     from pipelines.annotation.label_config import parse_label_config
     from pipelines.core.recipe import load_recipe
     from pipelines.core.steps import RunContext
-    from pipelines.families import task_kind
+    from pipelines.rebuild.kinds import task_kind
 
     found: dict[str, tuple[str, str]] = {}
     for path in sorted((ROOT / "recipes").glob("*-demo.yaml")):

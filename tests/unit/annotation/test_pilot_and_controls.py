@@ -14,8 +14,8 @@ from pipelines.annotation.gold_items import GoldItemsError, read_gold_items
 from pipelines.annotation.label_config import parse_label_config
 from pipelines.annotation.simulate import Annotator, plan
 from pipelines.core.recipe import load_recipe
-from pipelines.families import task_kind
-from pipelines.families.people import PILOT_STEPS, with_people_steps
+from pipelines.rebuild.kinds import task_kind
+from pipelines.rebuild.people import PILOT_STEPS, with_people_steps
 
 ROOT = Path(__file__).resolve().parents[3]
 STS = parse_label_config(ROOT / "annotation_configs" / "sts.xml")
@@ -143,7 +143,7 @@ def _nli_recipe(tmp_path: Path, change) -> Path:  # noqa: ANN001
     ],
 )  # fmt: skip
 def test_the_preflight_names_a_pilot_that_cannot_work(tmp_path, change, message):
-    from pipelines.families.people import check_people
+    from pipelines.rebuild.people import check_people
 
     path = _nli_recipe(tmp_path, change)
     try:
@@ -159,7 +159,7 @@ def test_the_pilot_step_checks_gold_items_against_the_pilots_own_interface(tmp_p
     import yaml
 
     from pipelines.core.steps import RunContext
-    from pipelines.families.people import check_people, interface, known_items
+    from pipelines.rebuild.people import check_people, interface, known_items
 
     recipe = yaml.safe_load((ROOT / "recipes" / "sts-demo.yaml").read_text(encoding="utf-8"))
     recipe["annotation"]["pilot"] = {

@@ -29,7 +29,7 @@ INGEST = roots("flows/ingest.py", "INGEST_CODE")
 PAIR = roots("flows/pair.py", "PAIR_CODE", INGEST)
 
 # a cached step's roots: its module (and, for an export, pipelines.export and the
-# family's card module; pipelines.export.family.export_code)
+# family's card module; pipelines.rebuild.export.export_code)
 STS_ITEMS = ["pipelines.families.klue.sts"]
 KOBEST_PROMPTS = ["pipelines.families.kobest.writing"]
 KOBEST_EXPORT = ["pipelines.families.kobest.export", "pipelines.export",

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from pipelines.core.recipe import load_recipe
-from pipelines.families import task_kind
 from pipelines.preflight import check_rebuild_recipe
+from pipelines.rebuild.kinds import task_kind
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMOS = sorted((ROOT / "recipes").glob("*-demo.yaml"))

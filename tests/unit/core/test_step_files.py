@@ -67,7 +67,7 @@ def test_a_missing_input_names_the_step_that_writes_it(tmp_path, toy_steps):
 
 
 def test_the_shared_export_takes_its_inputs_from_its_declaration():
-    import flows.steps as shared
+    import pipelines.rebuild.export as shared
 
     for name in ("agree", "split", "export"):
         assert files_of(STEPS.get(name)) is not None, name

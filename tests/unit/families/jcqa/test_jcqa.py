@@ -172,7 +172,7 @@ def test_the_last_filter_matches_jglues_patterns_then_a_person_removes():
 
 def test_the_final_check_runs_before_the_split_unless_the_recipe_departs():
     from pipelines.core.recipe import load_recipe
-    from pipelines.families import task_kind
+    from pipelines.rebuild.kinds import task_kind
 
     recipe = load_recipe(ROOT / "recipes" / "jcqa-demo.yaml")
     steps = task_kind("jcqa").steps_for(recipe)

@@ -12,10 +12,10 @@ import pytest
 import yaml
 
 from pipelines.core.recipe import RecipeError, load_recipe
-from pipelines.families import task_kind
 from pipelines.families.jglue.construct import PAPER_JSTS
 from pipelines.families.jglue.rounds import preflight, task_rounds
 from pipelines.families.jglue.section import JglueSpec
+from pipelines.rebuild.kinds import task_kind
 
 ROOT = Path(__file__).resolve().parents[4]
 CONTRADICTIONS = ["writing-items", "push-writing", "simulate-writing", "wait-writing",

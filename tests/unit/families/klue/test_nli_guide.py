@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 from pipelines.core.recipe import load_recipe
 from pipelines.families.klue.nli import rounds
-from pipelines.families.people import with_people_rounds
+from pipelines.rebuild.people import with_people_rounds
 
 ROOT = Path(__file__).resolve().parents[4]
 

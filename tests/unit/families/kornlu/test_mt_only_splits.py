@@ -19,9 +19,9 @@ import yaml
 
 from pipelines.core.recipe import RecipeError, load_recipe
 from pipelines.core.steps import RunContext, step_cache, step_function
-from pipelines.families import task_kind
 from pipelines.families.kornlu.card import PAPER_TABLES, table_figures
 from pipelines.families.kornlu.sources import NLI_LABELS, SourceError, read_pairs, source_tables
+from pipelines.rebuild.kinds import task_kind
 
 ROOT = Path(__file__).resolve().parents[4]
 DEMO = ROOT / "data" / "demo" / "korsts"

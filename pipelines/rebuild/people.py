@@ -4,7 +4,7 @@ round, ``annotation.controls`` shuffles control items into it.
 
 Every crowdsourced KLUE task began with a pilot that chose its workers (KLUE 3.1.1: 13
 passed; 3.2.1: 19 of 20; 3.3.1: 684 of 2,604 applicants; 3.5.1: at least 4 of 5
-right). A :class:`~pipelines.families.TaskKind` asks this module for
+right). A :class:`~pipelines.rebuild.kinds.TaskKind` asks this module for
 
 - its steps (:func:`with_people_steps`): ``pilot`` (the gold items checked and
   written as the pilot's items), the pilot's round (``push-pilot``, ``simulate-pilot``,
