@@ -10,7 +10,7 @@ when missing). A worker runs it::
     prefect worker start --pool benchforge
     prefect deployment run benchforge-rebuild/sts-demo
 
-A deployed run publishes its artifacts (``flows.artifacts``), and a round people have not
+A deployed run publishes its artifacts (``flows.prefect_artifacts``), and a round people have not
 finished suspends it until ``benchforge webhook serve`` resumes it (``flows.suspend``).
 The worker's environment is the deployment's: ``BENCHFORGE_HOME``, ``BENCHFORGE_LS_VENV``,
 ``LABEL_STUDIO_URL`` and the webhook settings are passed on when set here; a secret

@@ -83,7 +83,7 @@ def _line(step: str, index: int, total: int, seconds: float, outcome: StepOutcom
 def run_steps(ctx: RunContext, record: Path) -> dict:
     """Run the task kind's steps in order, one Prefect task and one progress line each;
     OUT/rebuild.json is rewritten after every step."""
-    from flows.artifacts import publish_run, publish_step
+    from flows.prefect_artifacts import publish_run, publish_step
     from flows.runtime import enter_step
 
     names = steps_of(ctx.task, ctx.recipe)

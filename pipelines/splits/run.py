@@ -1,5 +1,5 @@
 """``run_split``: read the gold items, apply the registered split rule, write the
-splits and the artifact report (``pipelines.splits.artifacts``) atomically.
+splits and the artifact report (``pipelines.splits.annotation_artifacts``) atomically.
 
 A split is cached on benchforge's one cache key (``pipelines.core.code.cache_key``): the
 inputs' SHA-256, the rule's settings and language, and the code of :func:`split_code`. A
@@ -34,7 +34,7 @@ def split_code(settings: SplitSettingsBase, lang: str = DEFAULT_LANGUAGE) -> lis
     pack whose morphemes the rule and the report compare. Editing one of them (or what
     it imports) reruns a cached split; editing another rule's module does not."""
     return [SPLIT_RULES.get(settings.rule).split.__module__, __name__,
-            "pipelines.splits.artifacts", language(lang).tagged.__module__]  # fmt: skip
+            "pipelines.splits.annotation_artifacts", language(lang).tagged.__module__]  # fmt: skip
 
 
 def split_items(items: pd.DataFrame, settings: SplitSettingsBase) -> pd.DataFrame:
@@ -125,7 +125,7 @@ def _run_split(
 ) -> dict:
     from pipelines.core.code import cache_key
     from pipelines.core.io import outputs_current, write_outputs
-    from pipelines.splits.artifacts import artifact_report, report_markdown
+    from pipelines.splits.annotation_artifacts import artifact_report, report_markdown
 
     gold = read_table(gold_path)
     frame = gold

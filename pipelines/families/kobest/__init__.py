@@ -26,7 +26,7 @@ Modules:
 - ``duplicates``: the near-duplicate review (COPA swaps, rapidfuzz near duplicates);
 - ``review``: the linguist review's decisions and versions, and the model-driven
   artifact review on the split step's artifact report;
-- ``negated_test``: SentiNeg's test set (2.6): the sentiment model and the conversion;
+- ``negated_set``: SentiNeg's test set (2.6): the sentiment model and the conversion;
 - ``simulate``: the simulated writers, reviewers and revisers of the demos.
 - ``section``: the ``kobest:`` recipe section; ``rounds``: the rounds and the planned
   steps; ``writing`` and ``revision``: the steps; ``export``: the release; ``card`` with

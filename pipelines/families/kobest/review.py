@@ -9,7 +9,7 @@ version (``versions``: the item's fields, the version number, the round and who 
 it). A rejected or unreviewed item is dropped with the reason.
 
 **Artifact review** (``artifact_review``): the split step's artifact report
-(``pipelines.splits.artifacts.artifact_report``) on the task's *partial input* (COPA's
+(``pipelines.splits.annotation_artifacts.artifact_report``) on the task's *partial input* (COPA's
 alternatives only, HellaSwag's endings only, WiC's target word alone, BoolQ's question
 alone): a bag-of-features logistic regression trained on train and measured on dev+test
 against the majority baseline, PMI of each feature with each label, and the *cues*:
@@ -159,7 +159,7 @@ def artifact_review(
     items that follow a cue (``item_id``, ``finding``). A skewed feature is a cue only
     when its share is also ``cue_margin`` above its label's share in that part (a
     feature every item has is not a cue of an unbalanced split)."""
-    from pipelines.splits.artifacts import artifact_report
+    from pipelines.splits.annotation_artifacts import artifact_report
 
     feats = partial_features(task, lang)
     frame = items.assign(label=items["label"].astype(int).astype(str))

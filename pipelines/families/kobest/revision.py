@@ -150,7 +150,7 @@ def artifacts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     last)."""
     from pipelines.families.kobest.review import artifact_review
     from pipelines.families.kobest.simulate import revision_latent
-    from pipelines.splits.artifacts import report_markdown
+    from pipelines.splits.annotation_artifacts import report_markdown
 
     k = int(arg)
     task, rules = _task(ctx), _rules(ctx)
@@ -330,9 +330,9 @@ def _candidates_reads(ctx: RunContext, arg: str) -> dict[str, Path]:
 def candidates_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """SentiNeg's test-set candidates (KoBEST 2.6, ``negated_test``): a sentiment model
     trained on train and dev; the train items whose predicted polarity flips once negated
-    are selected (``negated_test.select``) and are the conversion round's items."""
+    are selected (``negated_set.select``) and are the conversion round's items."""
     from pipelines.families.kobest.checks import CheckContext, checks_of
-    from pipelines.families.kobest.negated_test import SELECTED, select
+    from pipelines.families.kobest.negated_set import SELECTED, select
     from pipelines.families.kobest.prompts import instruction
 
     task, rules = _task(ctx), _rules(ctx)
@@ -403,7 +403,7 @@ def negated_test_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     relabelled into test and its candidate leaves train (``candidates.parquet``: every
     train item's outcome). ``rules.human_conversion`` off: the helper's drafts convert."""
     from pipelines.families.kobest.checks import CheckContext, checks_of
-    from pipelines.families.kobest.negated_test import SELECTED, apply
+    from pipelines.families.kobest.negated_set import SELECTED, apply
     from pipelines.families.kobest.review import answers
 
     task, rules = _task(ctx), _rules(ctx)

@@ -186,7 +186,7 @@ def test_the_artifact_report_shows_a_hostile_ner_label_as_text():
     """The path the probe found (issue 51, item 2): a KLUE-NER gold label is its spans'
     JSON, entity text included, and the artifact report put it into code spans and
     table rows unescaped (live HTML in DATA_CARD.md and README.md, a split row)."""
-    from pipelines.splits.artifacts import report_markdown
+    from pipelines.splits.annotation_artifacts import report_markdown
 
     label = json.dumps([{"end": 30, "label": "PS", "start": 0, "text": HOSTILE[0]},
                         {"end": 40, "label": "OG", "start": 31, "text": HOSTILE[1]},

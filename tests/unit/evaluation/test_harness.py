@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from flows.artifacts import agreement_markdown, key_of, rows_table
+from flows.prefect_artifacts import agreement_markdown, key_of, rows_table
 from pipelines.core.plugins import TASK_KINDS
 from pipelines.evaluation.harness import harness_files, task_name
 

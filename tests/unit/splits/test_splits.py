@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pipelines.splits.artifacts import artifact_report
+from pipelines.splits.annotation_artifacts import artifact_report
 from pipelines.splits.base import SplitError, SplitSettings, units
 from pipelines.splits.run import split_items
 

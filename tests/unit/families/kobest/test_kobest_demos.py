@@ -13,7 +13,7 @@ import pytest
 
 from pipelines.families.kobest import simulate as sim
 from pipelines.families.kobest.checks import CheckContext, checks_of, run_checks
-from pipelines.families.kobest.negated_test import OUTCOMES, convert
+from pipelines.families.kobest.negated_set import OUTCOMES, convert
 from pipelines.families.kobest.prompts import prompts
 from pipelines.families.kobest.review import artifact_review
 from pipelines.families.kobest.rules import KobestRules
@@ -161,7 +161,7 @@ def test_sentineg_test_set_honours_its_limit_and_needs_both_polarities():
     assert report["converted"] == 1
     qualified = report["outcomes"]["converted"] + report["outcomes"]["over_limit"]
     assert qualified > 1 and (candidates["outcome"] == "over_limit").sum() == qualified - 1
-    from pipelines.families.kobest.negated_test import train_sentiment
+    from pipelines.families.kobest.negated_set import train_sentiment
 
     with pytest.raises(ValueError, match="both polarities"):
         train_sentiment(POSITIVE, [1] * len(POSITIVE), KO, 0)

@@ -155,7 +155,7 @@ def test_sentineg_plans_a_conversion_round_by_a_person_by_default():
 
 
 def test_a_persons_conversion_is_what_test_gets_and_a_failed_one_stays_in_train():
-    from pipelines.families.kobest.negated_test import SELECTED, apply
+    from pipelines.families.kobest.negated_set import SELECTED, apply
 
     items = pd.DataFrame({
         "item_id": ["a", "b", "c"], "original": ["영화가 재밌다.", "배우가 좋다.", "음악이 좋다."],
