@@ -122,7 +122,7 @@ def test_editing_a_split_rule_reruns_the_split_and_only_what_is_downstream(tmp_p
     assert other["split_key"] == comment["split_key"]
 
     # the artifact report's module: the split reruns, not the agreement
-    _edit(tree / "pipelines" / "splits" / "artifacts.py")
+    _edit(tree / "pipelines" / "splits" / "annotation_artifacts.py")
     report = run()
     assert report["split_written"] and not report["agree_written"]
     assert report["split_key"] != other["split_key"]
