@@ -30,7 +30,7 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from pipelines.core.errors import BenchforgeError
 from pipelines.core.io import outputs_current, sha256_file, write_outputs
@@ -71,6 +71,15 @@ class StepOutcome:
     rows: Rows | None = None
 
 
+class TaskKindLike(Protocol):
+    """What the step contract reads of the task kind a rebuild runs: its ``name`` (the
+    family prefix under which :data:`STEPS` finds its own steps). The rebuild passes a
+    ``pipelines.rebuild.kinds.TaskKind``, whose other fields (plan, rounds, card,
+    shared steps) the rebuild layer and the families read; core cannot import it."""
+
+    name: str
+
+
 @dataclass
 class RunContext:
     """What every step of one rebuild sees."""
@@ -78,7 +87,7 @@ class RunContext:
     recipe: Recipe
     recipe_path: Path
     out: Path
-    task: object  # pipelines.families.TaskKind
+    task: TaskKindLike  # a pipelines.rebuild.kinds.TaskKind
     simulated: bool
     seed: int | None = None
     port: int | None = None

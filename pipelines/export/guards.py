@@ -32,8 +32,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 from pipelines.core.errors import BenchforgeError
+
+if TYPE_CHECKING:
+    from pipelines.core.recipe import Recipe
 
 GUARDS = ("empty_split", "single_class", "degenerate_model")
 # evaluation targets (pipelines.evaluation.spec.Evaluation.target) whose gold is a class
@@ -170,13 +174,13 @@ def _refuse(problems: list[Degenerate], where: str) -> ReleaseRefused:
     )
 
 
-def _settings(recipe: object) -> tuple[set[str], float]:
+def _settings(recipe: Recipe) -> tuple[set[str], float]:
     export = getattr(recipe, "export", None)
     allowed = set(getattr(export, "allow_degenerate", None) or [])
     return allowed, float(getattr(export, "min_model_gain", 0.05))
 
 
-def guard_release(facts: dict, recipe: object, where: str = "release") -> list[dict]:
+def guard_release(facts: dict, recipe: Recipe, where: str = "release") -> list[dict]:
     """Check the release ``facts`` describe against ``recipe.export``'s
     ``allow_degenerate`` and ``min_model_gain``: raise :class:`ReleaseRefused` for any
     problem not allowed; return the allowed ones as the card's ``degenerate`` facts."""
@@ -188,7 +192,7 @@ def guard_release(facts: dict, recipe: object, where: str = "release") -> list[d
     return [asdict(p) for p in problems]
 
 
-def guard_model(name: str, metrics: dict, recipe: object, where: str) -> dict | None:
+def guard_model(name: str, metrics: dict, recipe: Recipe, where: str) -> dict | None:
     """Check one trained tagger's ``metrics`` (``history``, ``dev.entity_f1``) right
     after training: raise :class:`ReleaseRefused` when it is degenerate and the recipe
     does not allow ``degenerate_model``; return the allowed problem (or None)."""

@@ -8,6 +8,10 @@ Modules: :mod:`.concepts` (triples and question sets), :mod:`.steps`, :mod:`.exp
 :mod:`.card`, :mod:`.section` (the ``jcqa:`` recipe section).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from pipelines.core.steps import STEPS
 from pipelines.evaluation.spec import JGLUE_FILES, multiple_choice
 from pipelines.export.citations import JGLUE_BIBTEX
@@ -30,6 +34,9 @@ from pipelines.families.jcqa.steps import (
     writing_items_step,
 )
 from pipelines.rebuild.kinds import TaskKind, register_task
+
+if TYPE_CHECKING:
+    from pipelines.core.recipe import Recipe
 
 for _step, _fn in (
     ("question-sets", question_sets_step),
@@ -56,7 +63,7 @@ def _round(name: str) -> list[str]:
 CHECK_STEPS = ["check-items", *_round("check"), "check"]
 
 
-def plan(recipe: object) -> list[str]:
+def plan(recipe: Recipe) -> list[str]:
     """The steps; with ``jcqa.final_check`` (the paper's) the check before the split."""
     steps = list(STEP_NAMES)
     if not recipe.jcqa.final_check:

@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -31,6 +32,10 @@ from pipelines.core.stage import value_counts
 from pipelines.core.steps import Rows, RunContext, StepOutcome, cached, declares, out_files
 from pipelines.rebuild.rounds import spec_config, spec_round
 from pipelines.rebuild.split import split_over
+
+if TYPE_CHECKING:
+    from pipelines.core.recipe import Recipe
+    from pipelines.families.jcqa.section import JcqaSpec
 
 CONFIGS = Path(__file__).resolve().parents[3] / "annotation_configs"
 ROUNDS = {  # round -> (config, pool, items folder)
@@ -43,7 +48,7 @@ ROUNDS = {  # round -> (config, pool, items folder)
 UNKNOWN = "わからない"  # the answer round's "I don't know" (JGLUE's guideline)
 
 
-def spec_of(ctx: RunContext) -> object:
+def spec_of(ctx: RunContext) -> JcqaSpec:
     return ctx.recipe.jcqa
 
 
@@ -65,7 +70,7 @@ def rounds(ctx: RunContext) -> dict[str, Round]:
     return found
 
 
-def configs(recipe: object) -> list[tuple[str, Path]]:
+def configs(recipe: Recipe) -> list[tuple[str, Path]]:
     return [
         (f"jcqa.{name}_round.config",
          spec_config(recipe, getattr(recipe.jcqa, f"{name}_round"), CONFIGS / config))
@@ -73,7 +78,7 @@ def configs(recipe: object) -> list[tuple[str, Path]]:
     ]  # fmt: skip
 
 
-def preflight(recipe: object) -> None:
+def preflight(recipe: Recipe) -> None:
     """The triples file reads and yields a question set, and the simulated writers'
     file reads (a bad line fails here, naming it)."""
     from pipelines.families.jcqa.concepts import (
@@ -593,7 +598,7 @@ def split_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     return split_over(ctx, kept_questions(ctx.out, ctx.recipe), "question")
 
 
-def kept_questions(out: Path, recipe: object) -> Path:
+def kept_questions(out: Path, recipe: Recipe) -> Path:
     """The questions the release is made of: ``check/`` after the final check, else
     ``final/``."""
     folder = "check" if recipe.jcqa.final_check else "final"

@@ -34,6 +34,10 @@ construction rules of JGLUE 3.2, :mod:`.section` the ``jglue:`` recipe section,
 ``card.md.j2`` the card. This module registers the two task kinds.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from pipelines.core.steps import STEPS
 from pipelines.evaluation.spec import JGLUE_FILES, classification, regression
 from pipelines.export.citations import JGLUE_BIBTEX
@@ -45,6 +49,9 @@ from pipelines.families.jglue.nli import nli_step, validation_step, writing_item
 from pipelines.families.jglue.rounds import configs, preflight, rounds, task_rounds
 from pipelines.families.jglue.steps import captions_step, pairs_step, sts_step
 from pipelines.rebuild.kinds import TaskKind, register_task
+
+if TYPE_CHECKING:
+    from pipelines.core.recipe import Recipe
 
 for _step, _fn in (
     ("captions", captions_step),
@@ -100,7 +107,7 @@ JNLI_STEPS = ["captions", "pairs", *_round_steps("nli"), "nli", *CONTRADICTION_S
               *_round_steps("sts"), "sts"]  # fmt: skip
 
 
-def plan(recipe: object) -> list[str]:
+def plan(recipe: Recipe) -> list[str]:
     """A rebuild's steps: ``jsts`` with ``jglue.jsts_c`` (the paper's JSTS, 3.2.2) writes
     and validates contradictions before the STS round rates A, B and C; with
     ``jglue.final_check`` the automatic matching and the manual check come before the

@@ -44,6 +44,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -64,11 +65,15 @@ from pipelines.models.char_tagger import TYPES, bio_tags
 from pipelines.rebuild.kinds import ExportInputs, SharedSteps, TaskKind, register_task
 from pipelines.rebuild.rounds import simulation
 
+if TYPE_CHECKING:
+    from pipelines.core.recipe import Recipe
+    from pipelines.families.klue.ner_section import NerSpec
+
 CONFIGS = Path(__file__).resolve().parents[3] / "annotation_configs"
 PREDICTION = "ls_prediction"
 
 
-def _spec(ctx: RunContext) -> object:
+def _spec(ctx: RunContext) -> NerSpec:
     return ctx.recipe.ner
 
 
@@ -313,7 +318,7 @@ def rounds(ctx: RunContext) -> dict[str, Round]:
     return found
 
 
-def configs(recipe: object) -> list[tuple[str, Path]]:
+def configs(recipe: Recipe) -> list[tuple[str, Path]]:
     review = recipe.ner.review
     if review is None:
         return []
@@ -719,14 +724,14 @@ ALL_STEPS = ["ingest", "tagger", "items", "push", "simulate", "wait", "pull", "a
              *REVIEW_STEPS, "gold", "split", "entities", "export", "release"]  # fmt: skip
 
 
-def _plan(recipe: object) -> list[str]:
+def _plan(recipe: Recipe) -> list[str]:
     """The steps, without the review round's when the recipe has no ``ner.review``."""
     if recipe.ner.review is not None:
         return list(ALL_STEPS)
     return [s for s in ALL_STEPS if s not in REVIEW_STEPS]
 
 
-def check_inputs(recipe: object) -> None:
+def check_inputs(recipe: Recipe) -> None:
     """The files of the ``ner:`` section, before any work (issue 51: an undecodable
     file was a traceback after minutes): the tagger's KMOU ``train`` and ``dev`` files
     (:func:`~pipelines.families.klue.kmou.check_kmou`) and the public-figure list,

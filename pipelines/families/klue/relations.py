@@ -34,6 +34,7 @@ import json
 from collections import Counter
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -53,6 +54,10 @@ from pipelines.families.klue.ner import length_reasons
 from pipelines.families.klue.re_section import RE_TYPES
 from pipelines.rebuild.kinds import ExportInputs, SharedSteps, TaskKind, register_task
 from pipelines.rebuild.rounds import one_round
+
+if TYPE_CHECKING:
+    from pipelines.core.recipe import Recipe
+    from pipelines.families.klue.re_section import ReSpec, ReTaggerSpec
 
 RELATIONS = Path(__file__).with_name("re_relations.json")
 OTHER = "other"  # the answer that sends an annotator to "show all relations"
@@ -117,7 +122,7 @@ def read_relations(path: Path) -> dict:
     return data
 
 
-def relation_schema(recipe: object | None = None) -> list[dict]:
+def relation_schema(recipe: Recipe | None = None) -> list[dict]:
     """The 30 classes: ``label``, ``description``, allowed ``subject`` and ``object``
     types (``re.relations`` or the shipped ``re_relations.json``)."""
     spec = getattr(recipe, "re", None)
@@ -196,7 +201,7 @@ def kb_note(path: Path) -> str:
     return " ".join(lines)
 
 
-def check_inputs(recipe: object) -> None:
+def check_inputs(recipe: Recipe) -> None:
     """The files of the ``re:`` section, before any work (issue 51: a bad relation list
     gave a ``KeyError``, a bad KB line a ``ValueError`` after the taggers' training, an
     empty one an error deep in a step): the relation list (:func:`read_relations`), the
@@ -235,7 +240,7 @@ def marked(text: str, s: Entity, o: Entity) -> str:
 
 
 def sample_pairs(
-    sentences: pd.DataFrame, kb: dict, spec: object, schema: list[dict]
+    sentences: pd.DataFrame, kb: dict, spec: ReSpec, schema: list[dict]
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """(sampled pairs, the others with their reason, figures): every ordered pair of a
     sentence's entities whose subject is of ``spec.subject_types``; in one seeded
@@ -297,11 +302,11 @@ def sample_pairs(
 # ---------------------------------------------------------------------------- taggers
 
 
-def _spec(ctx: RunContext) -> object:
+def _spec(ctx: RunContext) -> ReSpec:
     return ctx.recipe.re
 
 
-def _tagger_dir(ctx: RunContext, tagger: object) -> Path:
+def _tagger_dir(ctx: RunContext, tagger: ReTaggerSpec) -> Path:
     if tagger.checkpoint:
         return ctx.recipe.resolve(tagger.checkpoint)
     return ctx.out / "taggers" / tagger.name

@@ -14,6 +14,7 @@ MARC without performing the cleaning procedure"."""
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -24,8 +25,11 @@ from pipelines.core.steps import Rows, RunContext, StepOutcome, cached, declares
 from pipelines.rebuild.rounds import simulation
 from pipelines.rebuild.split import split_over
 
+if TYPE_CHECKING:
+    from pipelines.families.marc.section import MarcSpec
 
-def spec_of(ctx: RunContext) -> object:
+
+def spec_of(ctx: RunContext) -> MarcSpec:
     return ctx.recipe.marc
 
 
@@ -51,7 +55,7 @@ def rounds(ctx: RunContext) -> dict[str, Round]:
 # --------------------------------------------------------------------------- reviews
 
 
-def rating_labels(ratings: pd.Series, spec: object) -> tuple[pd.Series, pd.Series]:
+def rating_labels(ratings: pd.Series, spec: MarcSpec) -> tuple[pd.Series, pd.Series]:
     """(label, reason) per rating: the label ``marc.labels`` gives it, else the reason
     it is dropped: ``no_rating`` (missing or not a number), ``rating_outside_scale``,
     ``neutral_rating`` (on the scale but no label's: MARC-ja's 3 stars)."""
@@ -67,7 +71,7 @@ def rating_labels(ratings: pd.Series, spec: object) -> tuple[pd.Series, pd.Serie
 
 
 def review_labels(
-    ratings: pd.Series, texts: pd.Series, spec: object
+    ratings: pd.Series, texts: pd.Series, spec: MarcSpec
 ) -> tuple[pd.Series, pd.Series]:
     """:func:`rating_labels`, and a review over ``max_chars`` characters dropped as
     ``too_long`` (JGLUE's conversion script: ``--max-char-length 500``; exactly 500

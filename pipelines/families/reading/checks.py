@@ -34,8 +34,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from pipelines.core.registry import Registry
+
+if TYPE_CHECKING:
+    from pipelines.lang import Language
 
 Check = Callable[[dict, dict, object], str | None]
 CHECKS: Registry[Check] = Registry("reading check", None, "checks of written questions")
@@ -140,7 +144,7 @@ def run_checks(q: dict, seen: dict, spec: object) -> str | None:
     return None
 
 
-def content_words(text: str, lang: object) -> set[str]:
+def content_words(text: str, lang: Language) -> set[str]:
     """The content morphemes of ``text`` (:data:`CONTENT_POS` of its language)."""
     keep = CONTENT_POS.get(lang.code)
     return {
@@ -163,7 +167,7 @@ def sentence_spans(context: str, sentences: list[str]) -> list[tuple[int, int]]:
 
 
 def lexical_overlap(
-    question: str, context: str, answer_start: int | None, lang: object
+    question: str, context: str, answer_start: int | None, lang: Language
 ) -> float | None:
     """The share of the question's content morphemes (:func:`content_words`) that occur
     among its answer sentence's (the context's sentence holding ``answer_start``; with

@@ -30,10 +30,15 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pipelines.core.errors import BenchforgeError
+
+if TYPE_CHECKING:
+    from pipelines.families.reading.section import ReadingSimulation
+    from pipelines.lang import Language
 
 
 class ReferenceFileError(BenchforgeError, ValueError):
@@ -95,7 +100,7 @@ def body_start(sentence: str) -> int:
     return at + len(_LEAD.match(sentence[at:]).group(0))
 
 
-def _sentence_at(context: str, start: int, lang: object) -> str:
+def _sentence_at(context: str, start: int, lang: Language) -> str:
     from pipelines.families.reading.checks import sentence_spans
 
     sentences = lang.split_sentences([context])[0] or [context]
@@ -125,7 +130,7 @@ def cloze(sentence: str, answer: str, language: str) -> str:
     return core + "?"
 
 
-def topic(sentence: str, lang: object) -> str | None:
+def topic(sentence: str, lang: Language) -> str | None:
     """The first noun of ``sentence`` before a topic or subject particle, or None."""
     nouns, particles = _NOUN.get(lang.code), _PARTICLE.get(lang.code)
     if not nouns:
@@ -142,7 +147,7 @@ def topic(sentence: str, lang: object) -> str | None:
     return None
 
 
-def template(context: str, lang: object, rng: np.random.Generator) -> tuple[str, dict] | None:
+def template(context: str, lang: Language, rng: np.random.Generator) -> tuple[str, dict] | None:
     """A question copying one of the context's sentences (:func:`cloze`) on a number
     or its topic noun, and that answer's span; None when no sentence has one."""
     from pipelines.families.reading.checks import sentence_spans
@@ -175,8 +180,8 @@ def writer_truth(
     task: dict,
     refs: list[dict],
     used: set,
-    lang: object,
-    spec: object,
+    lang: Language,
+    spec: ReadingSimulation,
     rng: np.random.Generator,
 ) -> dict:
     """``sim_question``, ``sim_answer``, ``sim_validation`` (JSON) and ``sim_source``

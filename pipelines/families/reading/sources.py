@@ -36,6 +36,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -43,6 +44,9 @@ import pandas as pd
 from pipelines.core.errors import BenchforgeError
 from pipelines.core.io import TextFileError, read_text
 from pipelines.core.registry import Registry
+
+if TYPE_CHECKING:
+    from pipelines.core.recipe import Recipe
 
 
 class SourceError(BenchforgeError, ValueError):
@@ -61,7 +65,7 @@ class Article:
 
 
 Reader = Callable[[Path], list[Article]]
-Scorer = Callable[[list[Article], object, object], list[float]]
+Scorer = Callable[[list[Article], object, "Recipe"], list[float]]
 
 READERS: Registry[Reader] = Registry("article reader", None, "reading-comprehension sources")
 SCORERS: Registry[Scorer] = Registry("article scorer", None, "article-quality scores")
@@ -207,19 +211,19 @@ def bill_article(text: str, where: str) -> Article:
 
 
 @SCORERS.register("length")
-def score_length(articles: list[Article], spec: object, recipe: object) -> list[float]:
+def score_length(articles: list[Article], spec: object, recipe: Recipe) -> list[float]:
     """Characters of the article's units: the longer article first."""
     return [float(sum(len(u) for u in a.units)) for a in articles]
 
 
 @SCORERS.register("paragraphs")
-def score_paragraphs(articles: list[Article], spec: object, recipe: object) -> list[float]:
+def score_paragraphs(articles: list[Article], spec: object, recipe: Recipe) -> list[float]:
     """Units of the article."""
     return [float(len(a.units)) for a in articles]
 
 
 @SCORERS.register("list")
-def score_list(articles: list[Article], spec: object, recipe: object) -> list[float]:
+def score_list(articles: list[Article], spec: object, recipe: Recipe) -> list[float]:
     """The recipe's ranking (``reading.scores``: ``title<TAB>score`` a line, ``#``
     comments): JSQuAD ranked Wikipedia by its links; a user exports such a ranking."""
     path = recipe.resolve(spec.scores)
@@ -369,7 +373,7 @@ def _moved(art: Article, unit: int, unit_ids: list[int], text: str) -> list[dict
     ]
 
 
-def read_sources(recipe: object, spec: object) -> list[tuple[str, Article]]:
+def read_sources(recipe: Recipe, spec: object) -> list[tuple[str, Article]]:
     """Every ``reading.sources`` corpus read by its reader, in recipe order."""
     by_name = {c.name: c for c in recipe.corpora}
     out = []

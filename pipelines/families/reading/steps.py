@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,11 @@ from pipelines.core.stage import value_counts
 from pipelines.core.steps import Rows, RunContext, StepOutcome, cached, declares, out_files
 from pipelines.rebuild.rounds import spec_config, spec_round
 from pipelines.rebuild.split import split_over
+
+if TYPE_CHECKING:
+    from pipelines.core.recipe import Recipe
+    from pipelines.families.reading.section import ReadingSpec
+    from pipelines.lang import Language
 
 CONFIGS = Path(__file__).resolve().parents[3] / "annotation_configs"
 ROUND_CONFIGS = {
@@ -46,7 +52,7 @@ INSTRUCTIONS = {
 }
 
 
-def spec_of(ctx: RunContext) -> object:
+def spec_of(ctx: RunContext) -> ReadingSpec:
     return ctx.recipe.reading
 
 
@@ -65,7 +71,7 @@ def rounds(ctx: RunContext) -> dict[str, Round]:
     return found
 
 
-def configs(recipe: object) -> list[tuple[str, Path]]:
+def configs(recipe: Recipe) -> list[tuple[str, Path]]:
     return [
         (f"reading.{name}_round.config",
          spec_config(recipe, getattr(recipe.reading, f"{name}_round"),
@@ -74,7 +80,7 @@ def configs(recipe: object) -> list[tuple[str, Path]]:
     ]  # fmt: skip
 
 
-def preflight(recipe: object) -> None:
+def preflight(recipe: Recipe) -> None:
     """Every source reads as articles (a bad file fails here, naming it)."""
     from pipelines.families.reading.sources import read_sources
 
@@ -198,7 +204,7 @@ def similar_paragraphs(texts: list[str], groups: list[str]) -> list[int]:
     return [int(b) if sims[i, b] > -1 else -1 for i, b in enumerate(best)]
 
 
-def context_of(spec: object, title: str, paragraph: str) -> tuple[str, int]:
+def context_of(spec: ReadingSpec, title: str, paragraph: str) -> tuple[str, int]:
     """The context shown and released (``reading.context_format``) and where the
     paragraph starts in it."""
     context = spec.context_format.format(title=title, paragraph=paragraph)
@@ -327,7 +333,7 @@ def _answer(value: object) -> dict | None:
 
 
 def written_questions(
-    writing: pd.DataFrame, items: pd.DataFrame, spec: object, lang: object
+    writing: pd.DataFrame, items: pd.DataFrame, spec: ReadingSpec, lang: Language
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(questions, dropped): one question per writing task that its writer submitted
     and that passed every check (:mod:`.checks`), with its lexical overlap; every other
@@ -416,7 +422,7 @@ def written_questions(
     return (pd.DataFrame(kept), pd.DataFrame(dropped, columns=["kind", "id", "reason", "detail"]))
 
 
-def reference_figures(paragraphs: pd.DataFrame, spec: object, lang: object) -> dict | None:
+def reference_figures(paragraphs: pd.DataFrame, spec: ReadingSpec, lang: Language) -> dict | None:
     """The same figures on the source file's own questions of the drawn paragraphs
     (JSQuAD's release): how many, the share the question check passes, their lexical
     overlap, and exact match and character F1 between the writer's answer and each
