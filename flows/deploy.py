@@ -22,8 +22,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pipelines.core.errors import BenchforgeError
+
+if TYPE_CHECKING:
+    from pipelines.core.recipe import Recipe
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRYPOINT = "flows/rebuild.py:rebuild_flow"
@@ -153,7 +157,7 @@ def deploy(recipe_path: Path, out: Path | None = None, name: str | None = None,
                           f"{type(exc).__name__}: {exc}") from None  # fmt: skip
 
 
-def _deploy(recipe: object, recipe_path: Path, out: Path, name: str, pool: str,
+def _deploy(recipe: Recipe, recipe_path: Path, out: Path, name: str, pool: str,
             simulate: bool | None, seed: int | None, cron: str | None,
             interval: float | None) -> dict:  # fmt: skip
     from flows.rebuild import rebuild_flow

@@ -95,7 +95,7 @@ def round_paragraph(name: str, r: dict, unit: str = "item") -> str:
 
 
 def base_facts(
-    ctx: object,
+    ctx: RunContext,
     hashes: dict[str, str],
     rounds: dict,
     files: dict[str, int],
@@ -264,7 +264,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
 
 def _export(ctx: RunContext, inputs: dict, hashes: dict, dataset: Path, key: str,
-            jsonl: object) -> dict:  # fmt: skip
+            jsonl: Callable[[list[dict]], str]) -> dict:  # fmt: skip
     from pipelines.export import card_facts
     from pipelines.export.data_card import render_card
     from pipelines.export.guards import guard_release

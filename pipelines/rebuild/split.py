@@ -40,7 +40,7 @@ def split_step(ctx: RunContext, arg: str = "") -> StepOutcome:
                        "written": split["written"]}, Rows("item", n, n))  # fmt: skip
 
 
-def split_over(ctx: object, table: Path, unit: str) -> object:
+def split_over(ctx: RunContext, table: Path, unit: str) -> StepOutcome:
     """The split step of a family that writes its own release: the recipe's split rule
     and the artifact report over ``table`` (its items before the split, with
     ``item_id``) -> OUT/split; ``unit``: what one row is, for the step's row count."""

@@ -40,11 +40,15 @@ moves its prediction.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from pipelines.lang import Language
+
+if TYPE_CHECKING:
+    from pipelines.families.kobest.checks import CheckContext
 
 CANDIDATE_COLUMNS = ["item_id", "sentence", "label", "negated", "method", "predicted",
                      "predicted_negated", "outcome", "detail", "converted",
@@ -105,7 +109,7 @@ def convert(
     splits: pd.DataFrame,
     lang: Language,
     checks: dict,
-    check_ctx: object,
+    check_ctx: CheckContext,
     limit: int | None,
     seed: int,
     lexicon: str | None = None,
@@ -124,7 +128,7 @@ def select(
     splits: pd.DataFrame,
     lang: Language,
     checks: dict,
-    check_ctx: object,
+    check_ctx: CheckContext,
     limit: int | None,
     seed: int,
     lexicon: str | None = None,
@@ -194,7 +198,7 @@ def apply(
     report: dict,
     conversions: dict[str, tuple[str, str]],
     checks: dict,
-    check_ctx: object,
+    check_ctx: CheckContext,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, dict]:
     """(items, splits, candidates, report) after the conversion: each ``selected``
     candidate's conversion (``conversions``: item id -> (sentence, who wrote it)),

@@ -5,6 +5,7 @@ and ``reviewed`` (the linguists' decisions, edits kept as versions)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -22,6 +23,9 @@ from pipelines.families.kobest.rounds import (
     rounds,
 )
 from pipelines.families.kobest.tasks import KobestTask, label_of
+
+if TYPE_CHECKING:
+    from pipelines.families.kobest.checks import CheckContext
 
 # ------------------------------------------------------------------------------ steps
 
@@ -124,7 +128,7 @@ def _checker(ctx: RunContext) -> tuple[dict, object]:
 
 
 def check_items(
-    items: list[dict], checks: dict, cctx: object, stage: str
+    items: list[dict], checks: dict, cctx: CheckContext, stage: str
 ) -> tuple[list[dict], list[dict], list[dict]]:
     """(kept, dropped, every check result) of ``items``: an item failing a ``drop``
     check is dropped with the first such check as its reason; ``flag`` results go into
