@@ -112,14 +112,17 @@ def neutralize(markdown: str) -> str:
     (``<script>``, ``<svg onload=...>``; ``<details>`` and ``<summary>`` without
     attributes stay), a link or image whose destination has a scheme other than http,
     https or mailto (``javascript:``, ``data:``, ``vbscript:``, also written with
-    entities) and a link reference definition of such a scheme. Fenced code blocks are
-    left alone; in a code span (found as CommonMark finds them, :func:`code_spans`) only
-    what would be a live tag, were the span not one, gets a zero-width space after its
-    ``<``: a path such as ``baseline/<split>.jsonl`` stays as it is."""
+    entities) and a link reference definition of such a scheme. In a code span (found
+    as CommonMark finds them, :func:`code_spans`) and a fenced code block only what
+    would be a live tag or link, were it no code, gets a zero-width space after its
+    ``<`` (or ``]``): a path such as ``baseline/<split>.jsonl`` stays as it is. A fenced
+    block is defused too, since a renderer without fenced code blocks (Python-Markdown
+    without its ``fenced_code`` extension) reads a line opening with three backquotes
+    as text, its tags live."""
     out: list[str] = []
     for block, fenced in _blocks(markdown):
         if fenced:
-            out.append(block)
+            out.append(_defuse_code(block))
             continue
         last = 0
         for start, end in code_spans(block):

@@ -149,6 +149,8 @@ NEUTRAL_ELEMENTS = CODE_ELEMENTS | {"a", "img", "em", "strong", "h2", "h3", "h4"
 @example("x`\n`<img src=x onerror=alert(1)>`")
 @example("`a\n\nb` <img src=x onerror=1> `c`")
 @example("[y]: javascript:alert(8)\n\n[y]")
+@example("```<a href='javascript:x'>")  # a fence to CommonMark, text to Python-Markdown
+@example("```<img src=x onerror=alert(1)>")
 def test_raw_text_through_neutralize_runs_nothing(text):
     """The backstop: text put into a report raw (a mistake in the code) is defused,
     wherever a renderer finds its code spans."""
