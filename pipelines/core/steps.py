@@ -19,8 +19,10 @@ orchestrator: before it runs, :func:`step_cache` derives its key
 (``pipelines.core.code.cache_key``: the declared inputs' SHA-256, the settings and the
 code key of the step's module and what it imports) and the step computes inside
 ``cached(ctx, compute)``, which writes the declared outputs and their manifest with that
-key, or returns the stored info when they are current. Editing one family's module
-reruns that family's steps only (families import no other family).
+key, or returns the stored info when they are current; the step ends with the
+:class:`Cached` it gets back (``done.outcome(summary, rows)``: the summary's
+`` (cached)`` mark and the info's ``cached`` flag, in one place). Editing one family's
+module reruns that family's steps only (families import no other family).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from pipelines.core.errors import BenchforgeError
 from pipelines.core.io import outputs_current, sha256_file, write_outputs
@@ -281,9 +283,34 @@ def step_cache(ctx: RunContext, fn: StepFn, arg: str,
     return StepCache(folders.pop(), [p.name for p in writes.values()], digests, key_of)
 
 
-def cached(ctx: RunContext, compute: Callable[[], tuple[dict, dict]]) -> tuple[dict, bool]:
+class Cached(NamedTuple):
+    """What :func:`cached` gives a step: its ``info`` (computed, or read back) and
+    whether its outputs were current (``hit``). :meth:`outcome` is the epilogue of every
+    cached step."""
+
+    info: dict
+    hit: bool
+
+    @property
+    def mark(self) -> str:
+        """``" (cached)"`` when the outputs were current, else ``""``: the progress
+        line's mark."""
+        return " (cached)" if self.hit else ""
+
+    def outcome(self, summary: str, rows: Rows | None = None, after: str = "",
+                merge: bool = True, mark: bool = True) -> StepOutcome:  # fmt: skip
+        """The step's :class:`StepOutcome`: the summary is ``summary``, the
+        :attr:`mark` (unless ``mark`` is False) and ``after`` (the figures a summary
+        gives after its mark); the info is ``info`` with ``"cached": hit`` (``merge``;
+        False: ``info`` as it is); ``rows`` as given."""
+        info = {**self.info, "cached": self.hit} if merge else self.info
+        return StepOutcome(summary + (self.mark if mark else "") + after, info, rows)
+
+
+def cached(ctx: RunContext, compute: Callable[[], tuple[dict, dict]]) -> Cached:
     """Run ``compute`` unless the running step's declared outputs are current (their
-    manifest records the key :func:`step_cache` derived); return (info, cached).
+    manifest records the key :func:`step_cache` derived); return (info, cached) as a
+    :class:`Cached`, whose :meth:`~Cached.outcome` ends the step.
 
     ``compute() -> (tables, info)`` gives the Parquet tables by file name and the info,
     or ``(tables, info, texts)`` with text files by name too; together they are the
@@ -297,11 +324,11 @@ def cached(ctx: RunContext, compute: Callable[[], tuple[dict, dict]]) -> tuple[d
     if len(infos) != 1:
         raise ValueError(f"a cached step declares one .json info file, not {infos}")
     if outputs_current(cache.folder, cache.key, cache.names):
-        return json.loads((cache.folder / infos[0]).read_text(encoding="utf-8")), True
+        return Cached(json.loads((cache.folder / infos[0]).read_text(encoding="utf-8")), True)
     tables, info, *rest = compute()
     texts = rest[0] if rest else {}
     if sorted([*tables, *texts, infos[0]]) != sorted(cache.names):
         raise AssertionError(f"the step computed {sorted([*tables, *texts])} and declared "
                              f"{sorted(cache.names)}")  # fmt: skip
     write_outputs(cache.folder, cache.key, tables, {infos[0]: info}, texts)
-    return info, False
+    return Cached(info, False)
