@@ -394,7 +394,7 @@ def _setup(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    import flows.steps  # noqa: F401 - registers the shared rebuild steps
+    import flows.steps  # noqa: F401 - registers the rebuild steps that run Prefect
     import pipelines.quality.translation_qa  # noqa: F401 - the translation checks
     from pipelines.core.registry import registries
 

@@ -10,7 +10,7 @@ package discovery (:class:`pipelines.core.registry.Registry` imports the named p
 on first lookup), so adding a family, a language or a section is one registration in
 the new module, and core does not change.
 
-- :data:`TASK_KINDS`: the dataset families (``pipelines.families.TaskKind``), by name;
+- :data:`TASK_KINDS`: the dataset families (``pipelines.rebuild.kinds.TaskKind``), by name;
 - :data:`LANGUAGES`: the language packs (``pipelines.lang.Language``), by code;
 - :data:`VALUE_TYPES`: the annotation value types
   (``pipelines.annotation.values.ValueType``), by name: a recipe may pin one per field;

@@ -3,8 +3,9 @@
 Each split is written as JSON Lines (``<split>.jsonl``) and Parquet (``<split>.parquet``,
 the same records; nested fields as structs), both loadable with
 ``datasets.load_dataset("json"|"parquet", data_files=...)``. Rows are ordered by item id,
-so the same inputs give byte-identical files. A task kind's ``records`` (its module in
-``pipelines/tasks``) builds the records of its release layout with :func:`split_rows`.
+so the same inputs give byte-identical files. A task kind's ``records``
+(``pipelines.rebuild.kinds.SharedSteps``, in its family's package under
+``pipelines/families``) builds the records of its release layout with :func:`split_rows`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""JSQuAD's SQuAD layout (pipelines.families.reading.squad.py): a release file read into
+"""JSQuAD's SQuAD layout (pipelines/families/reading/squad.py): a release file read into
 records and written back byte for byte, ``read(write(x)) == x`` on generated files, and
 every malformed file or wrong answer named."""
 
