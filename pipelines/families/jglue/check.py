@@ -161,13 +161,12 @@ def check_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         info = {"pairs": len(final), "matched": value_counts(items["match"])}
         return {"items.parquet": items}, info
 
-    info, hit = cached(ctx, compute)
+    done = cached(ctx, compute)
+    info = done.info
     n = sum(info["matched"].values())
-    return StepOutcome(
+    return done.outcome(
         f"{n} of {info['pairs']:,} pairs matched for the manual check"
-        + (f" {info['matched']}" if n else "")
-        + (" (cached)" if hit else ""),
-        {**info, "cached": hit},
+        + (f" {info['matched']}" if n else ""),
     )
 
 
@@ -200,11 +199,10 @@ def check_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }
         return {"dropped.parquet": frame}, info
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"{info['removed']} of {info['checked']} checked pairs removed"
-        + (" (cached)" if hit else ""),
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['removed']} of {info['checked']} checked pairs removed",
         Rows("pair", info["checked"], info["checked"] - info["removed"], info["dropped"]),
     )
 

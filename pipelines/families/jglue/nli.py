@@ -63,11 +63,10 @@ def nli_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }
         return {"gold.parquet": gold, "dropped.parquet": dropped}, info
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"{info['gold']:,} of {info['items']:,} directed pairs kept "
-        f"{info['labels']}" + (" (cached)" if hit else ""),
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['gold']:,} of {info['items']:,} directed pairs kept {info['labels']}",
         Rows("pair", info["items"], info["gold"], info["dropped"]),
     )
 
@@ -112,10 +111,10 @@ def writing_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         )
         return {"items.parquet": items}, {"captions": len(items), "images_excluded": len(used)}
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"{info['captions']} captions for the writing round" + (" (cached)" if hit else ""),
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['captions']} captions for the writing round",
     )
 
 
@@ -162,11 +161,10 @@ def written_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }
         return {"pairs.parquet": pairs, "items.parquet": items, "dropped.parquet": dropped}, info
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"{info['kept']:,} of {info['written']:,} written sentences kept "
-        f"{info['dropped']}" + (" (cached)" if hit else ""),
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['kept']:,} of {info['written']:,} written sentences kept {info['dropped']}",
         Rows("sentence", info["written"], info["kept"], info["dropped"]),
     )
 
@@ -223,10 +221,10 @@ def validation_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "dropped.parquet": dropped,
         }, info
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
         f"{info['kept']:,} of {info['items']:,} contradictions kept, "
-        f"{info['pairs_with_reverse']:,} with the reverse" + (" (cached)" if hit else ""),
-        {**info, "cached": hit},
+        f"{info['pairs_with_reverse']:,} with the reverse",
         Rows("pair", info["items"], info["kept"], info["dropped"]),
     )

@@ -40,12 +40,12 @@ def captions_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     def compute() -> tuple[dict, dict]:
         return caption_tables(paths, ctx.recipe.language, rules.japanese_share_min)
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"{info['kept']:,} captions of {info['images']:,} images"
-        f"{' (cached)' if hit else ''}; {info['wrong_language']} not {info['language']}",
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['kept']:,} captions of {info['images']:,} images",
         Rows("caption", info["captions"], info["kept"], info["dropped"]),
+        after=f"; {info['wrong_language']} not {info['language']}",
     )
 
 
@@ -136,10 +136,10 @@ def pairs_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }
         return {"pairs.parquet": pairs, "items.parquet": items}, info
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"{info['items']:,} items from pairs {info['pairs']}" + (" (cached)" if hit else ""),
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['items']:,} items from pairs {info['pairs']}",
     )
 
 
@@ -233,11 +233,10 @@ def sts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }
         return {"gold.parquet": gold, "dropped.parquet": dropped}, info
 
-    info, hit = cached(ctx, compute)
+    done = cached(ctx, compute)
+    info = done.info
     kinds = ", ".join(f"{k} {v['pairs']}->{v['kept']}" for k, v in info["per_kind"].items())
-    return StepOutcome(
-        f"{info['gold']:,} of {info['items']:,} pairs kept ({kinds})"
-        + (" (cached)" if hit else ""),
-        {**info, "cached": hit},
+    return done.outcome(
+        f"{info['gold']:,} of {info['items']:,} pairs kept ({kinds})",
         Rows("pair", info["items"], info["gold"], info["dropped"]),
     )
