@@ -143,12 +143,12 @@ def reviews_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }
         return {"reviews.parquet": kept, "dropped.parquet": dropped.reset_index(drop=True)}, info
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"{info['kept']:,} of {info['reviews']:,} reviews labelled from their ratings"
-        f"{' (cached)' if hit else ''}: {info['labels']}; dropped {info['dropped']}",
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['kept']:,} of {info['reviews']:,} reviews labelled from their ratings",
         Rows("review", info["reviews"], info["kept"], info["dropped"]),
+        after=f": {info['labels']}; dropped {info['dropped']}",
     )
 
 
@@ -211,10 +211,10 @@ def crowd_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             info["truth_agrees_with_rating"] = round(float(np.mean(agree)), 4) if agree else None
         return {"items.parquet": items}, info
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"{info['items']:,} dev/test reviews to relabel" + (" (cached)" if hit else ""),
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['items']:,} dev/test reviews to relabel",
         Rows("review", info["items"], info["items"]),
     )
 
@@ -295,12 +295,12 @@ def labels_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         )
         return {"reviews.parquet": final, "dropped.parquet": dropped}, figures
 
-    info, hit = cached(ctx, compute)
+    done = cached(ctx, compute)
+    info = done.info
     n = info["train_from_ratings"] + info["evaluation_reviews"]
-    return StepOutcome(
+    return done.outcome(
         f"train {info['train_from_ratings']:,} from ratings; dev/test {info['relabelled_kept']:,}"
-        f" of {info['evaluation_reviews']:,} relabelled (7 of 10){' (cached)' if hit else ''};"
-        f" rating and crowd diverge on {info['diverged']} ({info['divergence']})",
-        {**info, "cached": hit},
+        f" of {info['evaluation_reviews']:,} relabelled (7 of 10)",
         Rows("review", n, n - sum(info["dropped"].values()), info["dropped"]),
+        after=f"; rating and crowd diverge on {info['diverged']} ({info['divergence']})",
     )
