@@ -28,8 +28,8 @@ sys.path.insert(0, str(ROOT / "tests" / "unit" / "quality"))
 from nsmc_corpus import add_corpus_argument  # noqa: E402
 from test_minhash import reference_near_dedup  # noqa: E402
 
-from pipelines.core.recipe import DedupSettings  # noqa: E402
 from pipelines.quality.dedup import deduplicate  # noqa: E402
+from pipelines.quality.settings import DedupSettings  # noqa: E402
 
 
 def timed_near_dedup(texts: list[str]) -> dict:

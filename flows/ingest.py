@@ -22,15 +22,7 @@ from tqdm.auto import tqdm
 from pipelines.core.code import code_key
 from pipelines.core.io import folder_stamp, output_lock, write_outputs
 from pipelines.core.line_files import InputError
-from pipelines.core.recipe import (
-    ClassifierSettings,
-    CorpusSpec,
-    DedupSettings,
-    NoiseSettings,
-    PiiSettings,
-    load_recipe,
-    settings_key,
-)
+from pipelines.core.recipe import CorpusSpec, load_recipe, settings_key
 from pipelines.core.stage import StageResult, StageStats, value_counts
 from pipelines.ingest.readers import file_fingerprint, read_documents
 from pipelines.ingest.segment import SENTENCE_COLUMNS
@@ -43,6 +35,7 @@ from pipelines.ingest.shards import (
 )
 from pipelines.preflight import check_ingest_inputs
 from pipelines.quality.dedup import deduplicate
+from pipelines.quality.settings import ClassifierSettings, DedupSettings, NoiseSettings, PiiSettings
 from pipelines.quality.toxic import filter_toxic, load_detectors
 
 # The code the ingest's results depend on (pipelines.core.code.code_key: these and what

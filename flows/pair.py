@@ -16,15 +16,7 @@ from prefect import flow, get_run_logger, task
 
 from flows.ingest import CACHE_OPTIONS, INGEST_CODE, code_fingerprint
 from pipelines.core.io import folder_stamp, output_lock, read_manifest, write_outputs
-from pipelines.core.recipe import (
-    GsmSpec,
-    MetadataSpec,
-    PairingSettings,
-    Recipe,
-    RttSettings,
-    load_recipe,
-    settings_key,
-)
+from pipelines.core.recipe import Recipe, load_recipe, settings_key
 from pipelines.core.stage import REJECT_COLUMNS, value_counts
 from pipelines.pairing.pairs import (
     PAIR_COLUMNS,
@@ -35,6 +27,7 @@ from pipelines.pairing.pairs import (
     sample_pools,
     with_metadata,
 )
+from pipelines.pairing.settings import GsmSpec, MetadataSpec, PairingSettings, RttSettings
 from pipelines.pairing.translate import make_translator
 
 # what the pairs depend on besides the ingest's code: the pairing methods and translators

@@ -4,11 +4,14 @@ A recipe that names only its corpora works: every filter setting has a default, 
 papers' value where a paper gives one (cited on the field). Paths are relative to the
 recipe file. Invalid recipes raise :class:`RecipeError` naming the file and the field.
 
-This module holds the recipe's shell: name, task, language, corpora, filters, runner,
-pairing, items, annotation, export and card. A section a stage or a family owns
-(``agreement``, ``split``, ``translation``, ``kobbq``, ``jglue``, ``kobest``, ...) is
-registered by its owner (:data:`pipelines.core.plugins.RECIPE_SECTIONS`) with its model
-and checks; :func:`recipe_model` joins the shell and every registered section into one
+This module holds the recipe's shell: name, task, language, corpora, runner, export
+and card, and what every layer's section needs (:class:`Strict`, :func:`rules_field`,
+:func:`typed_rules`, :class:`StageOptions`, :func:`problems`). A section a stage or a
+family owns (``filters``: :mod:`pipelines.quality.settings`; ``pairing``:
+:mod:`pipelines.pairing.settings`; ``annotation``: :mod:`pipelines.annotation.settings`;
+``agreement``, ``split``, ``items``, ``translation``, ``kobbq``, ...) is registered by
+its owner (:data:`pipelines.core.plugins.RECIPE_SECTIONS`) with its model, checks and
+default; :func:`recipe_model` joins the shell and every registered section into one
 model, so a recipe is still validated whole at load, before any work, and the whole
 schema is one JSON Schema (:func:`recipe_schema`). Core imports nothing above it.
 """
@@ -36,7 +39,6 @@ from pydantic import (
 from pipelines.core import plugins
 from pipelines.core.errors import BenchforgeError
 from pipelines.core.licenses import Resolution, resolve
-from pipelines.core.settings import Seed, Share
 
 
 class RecipeError(BenchforgeError, ValueError):
@@ -103,7 +105,8 @@ class CorpusSpec(Strict):
     domain: str
     style: Literal["formal", "colloquial"]
     # who published the text (a news corpus's publisher): KLUE 2.3 skips the toxic-content
-    # filter for three publishers by name (ClassifierSettings.skip_publishers)
+    # filter for three publishers by name
+    # (pipelines.quality.settings.ClassifierSettings.skip_publishers)
     publisher: str | None = None
     unit: Literal["sentence", "document"] = "sentence"
     language: str | None = None  # a registered language (pipelines.lang); None: the recipe's
@@ -129,466 +132,12 @@ class CorpusSpec(Strict):
         return self
 
 
-class NoiseSettings(Strict):
-    """KLUE 2.3 noise rules; the paper's values are the defaults where it gives one."""
-
-    remove_hashtags: bool = True
-    remove_html: bool = True
-    remove_invisible: bool = True
-    remove_empty_parentheses: bool = True
-    collapse_blanks: bool = True
-    news_boilerplate: bool = True
-    news_domains: list[str] = Field(default_factory=lambda: ["news"])
-    # KLUE 2.3: "we filter out sentences with more than 10 Chinese or Japanese characters"
-    max_cjk_chars: int = Field(default=10, ge=0)
-    # Not in the papers: benchforge's defaults, documented in docs/commands/ingest.md.
-    min_hangul_share: float = Field(default=0.5, ge=0.0, le=1.0)
-    min_chars: int = Field(default=5, ge=0)
-    max_chars: int = Field(default=1000, ge=1)
-    # a document longer than this is dropped before sentence splitting (too_long_document):
-    # kss on one multi-megabyte line stalls a worker for minutes
-    max_document_chars: int = Field(default=100_000, ge=1)
-
-    @model_validator(mode="after")
-    def _lengths(self) -> NoiseSettings:
-        if self.min_chars > self.max_chars:
-            raise ValueError(
-                f"min_chars {self.min_chars} > max_chars {self.max_chars}: every sentence "
-                "would be dropped"
-            )
-        return self
-
-
-PII_KINDS = ("email", "url", "rrn", "card", "phone", "account", "mention")
-
-
-class PiiSettings(Strict):
-    """KLUE 2.3 and the KISA de-identification guideline: kinds of PII that drop a sentence."""
-
-    enabled: bool = True
-    kinds: list[str] = Field(default_factory=lambda: list(PII_KINDS))
-
-    @field_validator("kinds")
-    @classmethod
-    def _known(cls, kinds: list[str]) -> list[str]:
-        unknown = sorted(set(kinds) - set(PII_KINDS))
-        if unknown:
-            raise ValueError(f"unknown PII kinds {unknown}; known: {list(PII_KINDS)}")
-        return kinds
-
-
-class DedupSettings(Strict):
-    """Exact (after normalisation) and near-duplicate (MinHash LSH + exact Jaccard) removal."""
-
-    exact: bool = True
-    near: bool = True
-    threshold: float = Field(default=0.8, gt=0.0, le=1.0)
-    shingle_size: int = Field(default=3, ge=1)
-    num_perm: int = Field(default=128, ge=16)
-    scope: Literal["global", "corpus"] = "global"
-
-
-# KLUE 2.3: drop sentences a gender-bias detector scores 0.5 or more and a hate-speech
-# detector scores 0.9 or more.
-DETECTOR_DEFAULTS = {
-    "gender_bias": {"threshold": 0.5, "positive": ["True"]},
-    "hate": {"threshold": 0.9, "positive": ["hate"]},
-}
-
-
-class DetectorSpec(Strict):
-    """One classifier used as a filter: a local sequence-classification checkpoint."""
-
-    model: str  # checkpoint directory, relative to the recipe
-    # labels whose probabilities add up to the score (default: KLUE's, see DETECTOR_DEFAULTS)
-    positive: list[str] | None = None
-    threshold: float | None = Field(default=None, ge=0.0, le=1.0)
-    # rename the checkpoint's id2label names, e.g. {LABEL_2: hate}
-    labels: dict[str, str] = Field(default_factory=dict)
-
-
-class CorpusClassifierOverride(Strict):
-    skip: bool = False
-    thresholds: dict[str, Share] = Field(default_factory=dict)
-
-
-class ClassifierSettings(Strict):
-    """KLUE 2.3 toxic-content filters, run after the rule filters."""
-
-    detectors: dict[Literal["gender_bias", "hate"], DetectorSpec] = Field(default_factory=dict)
-    # batches are cut by a token budget (None: 8192 tokens on a CPU, 65536 on a GPU);
-    # batch_size optionally caps the rows of a batch as well
-    batch_tokens: int | None = Field(default=None, ge=8)
-    batch_size: int | None = Field(default=None, ge=1)
-    max_length: int = Field(default=128, ge=8)
-    device: str | None = None  # None: cuda when present
-    # KLUE 2.3: the detectors were not run on The Korea Economy Daily, ACROFAN and YNA
-    # (compared with each corpus's ``publisher``, case-insensitively); every other corpus
-    # is scored, formal ones included (Wikitree, policy news, Wikipedia, WikiNews)
-    skip_publishers: list[str] = Field(
-        default_factory=lambda: ["The Korea Economy Daily", "ACROFAN", "YNA"]
-    )
-    # styles skipped as well (none by default; ["formal"] skips every formal corpus)
-    skip_styles: list[str] = Field(default_factory=list)
-    corpora: dict[str, CorpusClassifierOverride] = Field(default_factory=dict)
-
-    def threshold(self, detector: str, corpus: str) -> float:
-        override = self.corpora.get(corpus)
-        if override and detector in override.thresholds:
-            return override.thresholds[detector]
-        spec = self.detectors[detector]
-        return (
-            spec.threshold
-            if spec.threshold is not None
-            else DETECTOR_DEFAULTS[detector]["threshold"]
-        )
-
-    def positive(self, detector: str) -> list[str]:
-        spec = self.detectors[detector]
-        return spec.positive or list(DETECTOR_DEFAULTS[detector]["positive"])
-
-
-class FilterSettings(Strict):
-    noise: NoiseSettings = Field(default_factory=NoiseSettings)
-    pii: PiiSettings = Field(default_factory=PiiSettings)
-    dedup: DedupSettings = Field(default_factory=DedupSettings)
-    classifiers: ClassifierSettings = Field(default_factory=ClassifierSettings)
-
-
 class RunnerSettings(Strict):
     """Where the work runs: local Dask workers (all cores by default) or a scheduler."""
 
     workers: int | None = Field(default=None, ge=1)
     dask_address: str | None = None
     shard_size: int = Field(default=20000, ge=1)
-
-
-class TranslatorSpec(Strict):
-    """One translation backend (pipelines.pairing.translate): a local checkpoint or an HTTP API."""
-
-    backend: Literal["transformers", "http"]
-    # transformers: a local checkpoint directory (relative to the recipe)
-    model: str | None = None
-    device: str | None = None
-    batch_size: int = Field(default=32, ge=1)
-    num_beams: int = Field(default=1, ge=1)
-    max_new_tokens: int = Field(default=256, ge=1)
-    # http: Papago-style defaults; keys are read from the named environment variables
-    endpoint: str | None = None
-    key_env: str | None = None
-    key_id_env: str | None = None
-    key_header: str = "X-NCP-APIGW-API-KEY"
-    key_id_header: str = "X-NCP-APIGW-API-KEY-ID"
-    response_path: str = "message.result.translatedText"
-    honorific: bool | None = None
-    requests_per_second: float = Field(default=5.0, ge=0)
-    max_retries: int = Field(default=5, ge=0)
-    backoff_s: float = Field(default=1.0, ge=0)
-
-    @model_validator(mode="after")
-    def _check(self) -> TranslatorSpec:
-        if self.backend == "transformers" and not self.model:
-            raise ValueError("a transformers translator needs model (a checkpoint directory)")
-        if self.backend == "http" and not self.endpoint:
-            raise ValueError("an http translator needs endpoint")
-        return self
-
-
-class RttSettings(Strict):
-    """Round-trip translation (KLUE 3.2.1) and the checks a round trip must pass."""
-
-    # KLUE 3.2.1 translated through English
-    pivot: str = "en"
-    forward: TranslatorSpec | None = None
-    # default: the forward translator (a multilingual checkpoint such as M2M100 or NLLB)
-    backward: TranslatorSpec | None = None
-    # SQLite translation cache (relative to the recipe); default OUT/.cache/translations.sqlite
-    cache: str | None = None
-    # Not in the papers: benchforge's defaults, documented in docs/commands/pair.md.
-    min_length_ratio: float = Field(default=0.5, gt=0)
-    max_length_ratio: float = Field(default=2.0, gt=0)
-    # unrelated Korean sentences share particles and endings: ROUGE-L ~0.2 between them
-    min_rouge: float = Field(default=0.3, ge=0, le=1)
-
-
-class GsmSpec(Strict):
-    """Greedy sentence matching over a seeded sample of ``pool`` sentences; ``pairs`` of
-    the resulting pairs are kept, evenly spread over the draw order so that the whole
-    range of scores survives (default: all)."""
-
-    pool: int | None = Field(default=None, ge=2)
-    pairs: int | None = Field(default=None, ge=1)
-
-
-class RttSpec(Strict):
-    sentences: int = Field(ge=1)
-
-
-class MetadataSpec(Strict):
-    """Pairs from metadata (KLUE 3.2.1 on ParaKQC): same group (intent) is similar,
-    different group within the same topic is less similar. ``group_field`` and
-    ``topic_field`` name document columns or ``keep_fields``; with ``group_block: K`` the
-    group is the K-record block of a line number (ParaKQC: 10 paraphrases per intent)."""
-
-    group_field: str
-    group_block: int | None = Field(default=None, ge=1)
-    topic_field: str | None = None
-    similar_per_group: int = Field(default=1, ge=0)
-    dissimilar_per_group: int = Field(default=1, ge=0)
-
-
-class CorpusPairing(Strict):
-    corpus: str
-    gsm: GsmSpec | None = None
-    rtt: RttSpec | None = None
-    metadata: MetadataSpec | None = None
-
-
-class PairingSettings(Strict):
-    """Which pairs to build from which corpus (``benchforge pair``)."""
-
-    # an ingest output folder (relative to the recipe); default: ingest into OUT/ingest
-    input: str | None = None
-    seed: Seed = 0
-    metric: Literal["rouge1", "rouge2", "rougeL"] = "rougeL"
-    rtt: RttSettings = Field(default_factory=RttSettings)
-    corpora: list[CorpusPairing] = Field(min_length=1)
-
-    @model_validator(mode="after")
-    def _check(self) -> PairingSettings:
-        if any(c.rtt for c in self.corpora) and self.rtt.forward is None:
-            raise ValueError("rtt pairs are asked for but pairing.rtt.forward is not set")
-        return self
-
-
-class PremiseRules(Strict):
-    """KLUE 3.3.1's premise rules (see pipelines.families.klue.nli_premises): a declarative
-    sentence (its final ending, MeCab tag EF, ends with one of ``endings``; no question mark) with a
-    predicate (a morpheme tagged with one of ``predicate_tags``), ``min_chars`` to
-    ``max_chars`` characters long."""
-
-    min_chars: int = Field(default=20, ge=1)
-    max_chars: int = Field(default=90, ge=1)
-    endings: list[str] = Field(default_factory=lambda: ["다"], min_length=1)
-    predicate_tags: list[str] = Field(
-        default_factory=lambda: ["VV", "VA", "VX", "VCP", "VCN", "XSV", "XSA"], min_length=1
-    )
-
-    @model_validator(mode="after")
-    def _check(self) -> PremiseRules:
-        if self.min_chars > self.max_chars:
-            raise ValueError(f"premises: min_chars {self.min_chars} > max_chars {self.max_chars}")
-        return self
-
-
-class ItemsSpec(Strict):
-    """Which built items go to annotators (``benchforge rebuild``): a seeded sample of
-    ``sample`` items (all when null), drawn evenly over ``stratify`` (e.g. the pairing
-    method, or the corpus), with ``simulate_truth`` naming how the simulated annotators'
-    latent answer is set (``sts-pairs``: from the pairing method and score, see
-    pipelines.families.klue.sts; ``nli-templates``: templated hypotheses, see
-    pipelines.families.klue.nli; ``topic-keywords``: a keyword lexicon, see
-    pipelines.families.klue.ynat). ``premises`` (NLI recipes) selects premise sentences by
-    KLUE's rules instead of sampling pairs."""
-
-    sample: int | None = Field(default=None, ge=1)
-    stratify: str | None = "method"
-    seed: Seed = 0
-    simulate_truth: Literal["sts-pairs", "nli-templates", "topic-keywords"] | None = "sts-pairs"
-    premises: PremiseRules | None = None
-
-
-class SimulateSpec(Strict):
-    """Simulated annotators (demos and tests only; the outputs say so)."""
-
-    annotators: int = Field(default=7, ge=1)
-    seed: Seed = 0
-    # how many of them answer at random (None: max(1, round(0.15 * annotators)))
-    careless: int | None = Field(default=None, ge=0)
-    # how many of them cannot do the task: they answer at random in the qualification
-    # (pilot) round too, and fail it; their main-round annotations come on top of the
-    # overlap (issue 35). The careless ones pass the pilot and turn careless after it.
-    unqualified: int = Field(default=0, ge=0)
-
-
-def enough_simulated(simulate: SimulateSpec | None, people: int, name: str = "people") -> None:
-    """A round with ``people`` per task and fewer simulated people can never finish:
-    ``wait`` would stop at its timeout and every rerun again (issue 51: exit 3 and "run
-    the same command again" after a minute). Raises ``ValueError`` naming both
-    settings; nothing to check with real people (``simulate`` None)."""
-    if simulate is not None and simulate.annotators < people:
-        raise ValueError(
-            f"simulate.annotators {simulate.annotators} < {name} {people}: no task could "
-            f"get its {name}, and no rerun either; simulate at least {people} people"
-        )
-
-
-class RoundSpec(Strict):
-    """A family's own Label Studio round (JSQuAD's writing and validation rounds,
-    JCommonsenseQA's four): ``people`` per task, the interface (``config``; None: the
-    family's file in annotation_configs/), the project (None: "<recipe name>-<round>"),
-    simulated people, and how long ``wait`` waits and how often it looks."""
-
-    people: int = Field(default=1, ge=1)
-    config: str | None = None
-    project: str | None = None
-    simulate: SimulateSpec | None = None
-    timeout: float = Field(default=3600.0, gt=0)
-    poll: float = Field(default=5.0, gt=0)
-
-    @model_validator(mode="after")
-    def _enough(self) -> RoundSpec:
-        enough_simulated(self.simulate, self.people)
-        return self
-
-
-class PassRuleSpec(Strict):
-    """A pilot's pass rule (``pipelines.agreement.qualification.PassRule``):
-    ``min_correct`` (``threshold`` of ``of`` gold items right; KLUE-RE 3.5.1: 4 of 5),
-    ``min_pearson`` (Pearson r with the gold ratings) or ``min_majority_share`` (the
-    others' majority answer on that share of the items)."""
-
-    kind: Literal["min_correct", "min_pearson", "min_majority_share"]
-    threshold: float
-    of: int | None = Field(default=None, ge=1)
-
-    @model_validator(mode="after")
-    def _range(self) -> PassRuleSpec:
-        """The threshold in its kind's range (``PassRule`` checks the same)."""
-        t = self.threshold
-        if self.kind == "min_correct" and (t < 1 or t != int(t) or (self.of and t > self.of)):
-            raise ValueError(f"threshold: min_correct counts gold items right, a whole number "
-                             f"from 1 to of ({self.of or 'the gold items'}), got {t}")  # fmt: skip
-        if self.kind == "min_pearson" and not -1 <= t <= 1:
-            raise ValueError(f"threshold: min_pearson is a correlation in [-1, 1], got {t}")
-        if self.kind == "min_majority_share" and not 0 < t <= 1:
-            raise ValueError(f"threshold: min_majority_share is a share in (0, 1], got {t}")
-        return self
-
-
-class PilotSpec(Strict):
-    """A qualification (pilot) round before the main round (issue 35; KLUE 3.1.1-3.5.1
-    began every crowdsourced task with one): ``gold``, a JSON Lines file of items with
-    their known answer (``item_id``, the interface's data fields, ``value``), shown to
-    every applicant (``applicants``; default: the simulated pool), and the pass rule.
-    Only those who pass count in the main round: the annotations of everyone else are
-    excluded with reason ``not_qualified``."""
-
-    gold: str
-    rule: PassRuleSpec
-    applicants: int | None = Field(default=None, ge=1)
-    project: str | None = None  # default: "<recipe name>-pilot"
-    config: str | None = None  # default: the main round's interface
-
-
-class ControlsSpec(Strict):
-    """Control items inside the main round (issue 35): ``items``, a JSON Lines file of
-    items with a known answer (``item_id``, the data fields, ``value``), shuffled in as
-    ``share`` of the round (at most 0.5) and hidden in the interface; an annotator
-    whose accuracy on them is under ``min_accuracy`` over ``min_answered`` or more is
-    screened out of the round's agreement (reason ``low_control_accuracy``). On a
-    rating, an answer within ``tolerance`` of the known one counts as right."""
-
-    items: str
-    share: float = Field(gt=0, le=0.5)
-    min_accuracy: float = Field(ge=0, le=1)
-    min_answered: int = Field(default=3, ge=1)
-    tolerance: float = Field(default=0.0, ge=0)
-    seed: Seed = 0
-
-
-class WritingSpec(Strict):
-    """KLUE-NLI's writing round: one writer per premise writes a hypothesis per label
-    (``nli_hypothesis.xml``); the validation round (``annotation``) then labels them."""
-
-    config: str
-    project: str | None = None  # default: "<recipe name>-writing"
-    simulate: SimulateSpec | None = None
-
-
-class ReviewSpec(Strict):
-    """The review round of reported items (``agreement.reports: review``, issue 35): its
-    project (default "<project>-review") and simulated reviewers (default: one, when the
-    main round is simulated). Each reported item is reviewed once (overlap 1)."""
-
-    project: str | None = None
-    simulate: SimulateSpec | None = None
-
-
-class HumanSpec(Strict):
-    """The human performance round (issue 35; KLUE, JGLUE and KoBEST report it): other
-    people than the annotators (their own pool) answer ``sample`` items of the test set
-    as a model would, ``overlap`` people each; the card scores them against the gold."""
-
-    sample: int = Field(default=50, ge=1)
-    overlap: int = Field(default=3, ge=1)
-    seed: Seed = 0
-    project: str | None = None  # default: "<project>-human"
-    simulate: SimulateSpec | None = None  # default: overlap + 1 people when simulated
-
-    @model_validator(mode="after")
-    def _enough(self) -> HumanSpec:
-        enough_simulated(self.simulate, self.overlap, "overlap")
-        return self
-
-
-class AnnotationSpec(Strict):
-    """The Label Studio round (issue 5): interface, overlap, project, and either real
-    annotators (wait up to ``timeout`` seconds) or simulated ones. ``writing`` adds the
-    NLI hypothesis-writing round before it."""
-
-    config: str  # an annotation_configs/*.xml file, relative to the recipe
-    overlap: int = Field(default=1, ge=1)
-    project: str | None = None  # default: the recipe's name
-    simulate: SimulateSpec | None = None
-    timeout: float = Field(default=3600.0, gt=0)
-    poll: float = Field(default=5.0, gt=0)
-    writing: WritingSpec | None = None
-    # the value type of a field when its control's default is not meant (field -> type,
-    # e.g. {relations: dependency_tree}; pipelines.annotation.values)
-    value_types: dict[str, str] = Field(default_factory=dict)
-    pilot: PilotSpec | None = None  # a qualification round before this one (issue 35)
-    controls: ControlsSpec | None = None  # control items shuffled into this round
-    review: ReviewSpec | None = None  # the review round of reported items (reports: review)
-    # a Markdown guideline, shown in Label Studio before labelling (the main round's and
-    # the pilot's project instructions)
-    guideline: str | None = None
-    human: HumanSpec | None = None  # a human performance round on the test set
-
-    @model_validator(mode="after")
-    def _known_value_types(self) -> AnnotationSpec:
-        """A pinned value type is a registered one (the error names the nearest)."""
-        for name in self.value_types.values():
-            plugins.VALUE_TYPES.get(name)
-        return self
-
-    @model_validator(mode="after")
-    def _enough_annotators(self) -> AnnotationSpec:
-        """Fewer simulated annotators than the overlap can never finish a task: the wait
-        would block for its whole timeout and every rerun again (issue 32)."""
-        if self.simulate is not None and self.simulate.annotators < self.overlap:
-            raise ValueError(
-                f"simulate.annotators {self.simulate.annotators} < overlap {self.overlap}: "
-                "no task could get its annotations; simulate at least as many annotators "
-                "as the overlap"
-            )
-        sim = self.simulate
-        if sim is not None and sim.unqualified and sim.annotators - sim.unqualified < self.overlap:
-            raise ValueError(
-                f"simulate.unqualified {sim.unqualified}: the {sim.annotators - sim.unqualified} "
-                f"annotators left are fewer than the overlap {self.overlap}"
-            )
-        if sim is not None and sim.unqualified and self.pilot is None:
-            raise ValueError(
-                "simulate.unqualified needs a qualification round (annotation.pilot) to fail"
-            )
-        applicants = self.pilot.applicants if self.pilot else None
-        if sim is not None and applicants is not None and applicants > sim.annotators:
-            raise ValueError(
-                f"pilot.applicants {applicants} > simulate.annotators {sim.annotators}: the "
-                "pilot could never get its answers, and no rerun either"
-            )
-        return self
 
 
 def rules_field(cls: type) -> typing.Any:
@@ -727,15 +276,11 @@ class Recipe(Strict):
     task: str | None = None
     language: str = "ko"  # a registered language (pipelines.lang): the corpora's default
     corpora: list[CorpusSpec] = Field(min_length=1)
-    filters: FilterSettings = Field(default_factory=FilterSettings)
     runner: RunnerSettings = Field(default_factory=RunnerSettings)
-    pairing: PairingSettings | None = None
-    # benchforge rebuild: items -> Label Studio -> agreement -> split -> export -> card
-    items: ItemsSpec = Field(default_factory=ItemsSpec)
-    annotation: AnnotationSpec | None = None
     export: ExportSpec = Field(default_factory=ExportSpec)
-    # the sections owned by stages and families (agreement, split, translation, kobbq,
-    # jglue, kobest, ...) are added by recipe_model() from plugins.RECIPE_SECTIONS
+    # the sections owned by stages and families (filters, pairing, annotation, agreement,
+    # split, items, translation, kobbq, ...) are added by recipe_model() from
+    # plugins.RECIPE_SECTIONS
     card: CardSpec = Field(default_factory=CardSpec)
     # set by load_recipe: the folder relative paths are resolved against
     base_dir: str = ""
@@ -785,10 +330,6 @@ class Recipe(Strict):
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"corpus names must be unique; repeated: {dupes}")
-        if self.pairing and self.pairing.input is None:
-            unknown = sorted({p.corpus for p in self.pairing.corpora} - set(names))
-            if unknown:
-                raise ValueError(f"pairing names corpora the recipe does not have: {unknown}")
         return self
 
     def corpus_path(self, corpus: CorpusSpec) -> Path:
@@ -858,7 +399,8 @@ _MODELS: dict[tuple, type[Recipe]] = {}
 
 def recipe_model() -> type[Recipe]:
     """The whole recipe model: the shell (:class:`Recipe`) with every registered section
-    (``plugins.RECIPE_SECTIONS``) as an optional field of the section's model. Its class
+    (``plugins.RECIPE_SECTIONS``) as a field of the section's model: its ``default``
+    when the recipe leaves it out, else None. Its class
     is ``LoadedRecipe`` of this module (found again by that name when a recipe is
     pickled to a Dask worker)."""
     sections = list(plugins.RECIPE_SECTIONS.items())
@@ -868,7 +410,9 @@ def recipe_model() -> type[Recipe]:
         if clash:
             raise RecipeError(f"recipe sections {clash} are fields of the recipe's shell")
         fields = {
-            name: (section.model | None, Field(default=None, description=section.doc))
+            name: (section.model, Field(default_factory=section.default, description=section.doc))
+            if section.default is not None
+            else (section.model | None, Field(default=None, description=section.doc))
             for name, section in sections
         }
         model = create_model("LoadedRecipe", __base__=Recipe, __module__=__name__, **fields)

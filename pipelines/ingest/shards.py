@@ -12,12 +12,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from pipelines.core.recipe import NoiseSettings, PiiSettings
 from pipelines.core.stage import REJECT_COLUMNS, StageResult, StageStats
 from pipelines.ingest.segment import segment_documents
 from pipelines.lang import DEFAULT_LANGUAGE
 from pipelines.quality.noise import clean_documents, filter_noise
 from pipelines.quality.pii import filter_pii
+from pipelines.quality.settings import NoiseSettings, PiiSettings
 
 # NoiseSettings fields that change how documents are cleaned (the rest filter sentences)
 CLEANING_FIELDS = (

@@ -24,13 +24,13 @@ import numpy as np
 import pandas as pd
 
 from pipelines.core.errors import BenchforgeError
-from pipelines.core.recipe import CorpusPairing, GsmSpec, MetadataSpec, RttSettings
 from pipelines.core.registry import Registry
 from pipelines.core.stage import REJECT_COLUMNS, value_counts
 from pipelines.lang import DEFAULT_LANGUAGE, language
 from pipelines.pairing.gsm import greedy_sentence_matching
 from pipelines.pairing.metapairs import metadata_pairs
 from pipelines.pairing.rtt import rouge_l, round_trip
+from pipelines.pairing.settings import CorpusPairing, GsmSpec, MetadataSpec, RttSettings
 from pipelines.pairing.translate import Translator
 
 

@@ -25,9 +25,9 @@ from collections.abc import Sequence
 import pandas as pd
 from rapidfuzz.distance import LCSseq
 
-from pipelines.core.recipe import RttSettings
 from pipelines.lang import DEFAULT_LANGUAGE, language
 from pipelines.pairing.gsm import rouge_f1
+from pipelines.pairing.settings import RttSettings
 from pipelines.pairing.translate import Translator
 from pipelines.quality.dedup import normalize
 

@@ -31,7 +31,6 @@ import httpx
 
 from pipelines.core.errors import BenchforgeError
 from pipelines.core.progress import progress
-from pipelines.core.recipe import TranslatorSpec
 from pipelines.core.registry import Registry
 from pipelines.models.checkpoints import (
     is_checkpoint,
@@ -39,6 +38,7 @@ from pipelines.models.checkpoints import (
     load_checkpoint,
     position_limit,
 )
+from pipelines.pairing.settings import TranslatorSpec
 
 log = logging.getLogger(__name__)
 

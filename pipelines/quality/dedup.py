@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from pipelines.core.recipe import DedupSettings
 from pipelines.core.stage import StageResult, split_by_reason
 from pipelines.quality.minhash import BatchMinHash, band_keys, lsh_bands, shingle_hashes
+from pipelines.quality.settings import DedupSettings
 
 
 def normalize(text: str) -> str:

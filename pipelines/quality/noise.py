@@ -20,11 +20,11 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from pipelines.core.recipe import NoiseSettings
 from pipelines.core.stage import StageResult, split_by_reason
 from pipelines.lang import DEFAULT_LANGUAGE, Language, language
 from pipelines.quality.pii import mask_addresses
 from pipelines.quality.pii import pii_kinds as find_pii_kinds
+from pipelines.quality.settings import NoiseSettings
 
 
 class Cleaner:

@@ -21,8 +21,8 @@ from datetime import date
 
 import pandas as pd
 
-from pipelines.core.recipe import PII_KINDS, PiiSettings
 from pipelines.core.stage import StageResult, split_by_reason
+from pipelines.quality.settings import PII_KINDS, PiiSettings
 
 _D = r"(?<![\d])"  # not preceded by a digit
 _ND = r"(?![\d])"  # not followed by a digit

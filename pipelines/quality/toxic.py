@@ -25,9 +25,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pipelines.core.recipe import ClassifierSettings
 from pipelines.core.stage import StageResult, split_by_reason
 from pipelines.models.classifier import SequenceClassifier
+from pipelines.quality.settings import ClassifierSettings
 
 DETECTOR_ORDER = ("gender_bias", "hate")
 

@@ -42,8 +42,8 @@ from pipelines.agreement.screening import PeopleScreen, answer_rows
 from pipelines.annotation.gold_items import read_gold_items
 from pipelines.annotation.label_config import parse_label_config
 from pipelines.annotation.rounds import Round
+from pipelines.annotation.settings import ReviewSpec, SimulateSpec
 from pipelines.core.io import write_text
-from pipelines.core.recipe import ReviewSpec, SimulateSpec
 from pipelines.core.steps import (
     STEPS,
     RunContext,

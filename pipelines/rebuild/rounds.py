@@ -13,7 +13,7 @@ from pipelines.core.steps import RunContext
 def simulation(spec: object | None, simulated: bool, fallback: int) -> object | None:
     """The simulated annotators of a round: the recipe's, or ``fallback`` (at least 3)
     when ``--simulate`` asks for them and the recipe has none; None for real ones."""
-    from pipelines.core.recipe import SimulateSpec
+    from pipelines.annotation.settings import SimulateSpec
 
     if not simulated:
         return None

@@ -19,9 +19,10 @@ import yaml
 from pipelines.annotation import ls_server
 from pipelines.core.line_files import InputError
 from pipelines.core.ports import free_port, port_free
-from pipelines.core.recipe import CorpusSpec, NoiseSettings
+from pipelines.core.recipe import CorpusSpec
 from pipelines.ingest.readers import check_corpus_file, read_documents
 from pipelines.ingest.shards import process_documents
+from pipelines.quality.settings import NoiseSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -317,8 +317,8 @@ def test_the_translator_shows_its_progress_without_a_terminal(tiny_mt, tmp_path,
     translation memory each report sentences done."""
     import logging
 
-    from pipelines.core.recipe import TranslatorSpec
     from pipelines.pairing.memory import TranslationMemory, translate_with_memory
+    from pipelines.pairing.settings import TranslatorSpec
     from pipelines.pairing.translate import make_translator
 
     model, _ = tiny_mt

@@ -16,8 +16,8 @@ import yaml
 from conftest import train
 from test_ingest_flow import ingest, make_recipe
 
-from pipelines.core.recipe import ClassifierSettings
 from pipelines.models.classifier import ClassifierError, SequenceClassifier
+from pipelines.quality.settings import ClassifierSettings
 from pipelines.quality.toxic import filter_toxic, skipped_corpora
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -328,7 +328,7 @@ def test_nli_resume_keeps_both_rounds_without_duplicates(nli_rebuilt):
 
 
 def test_nli_premises_follow_klue_rules_and_nothing_is_lost(nli_rebuilt):
-    from pipelines.core.recipe import PremiseRules
+    from pipelines.families.klue.items_section import PremiseRules
     from pipelines.families.klue.nli_premises import premise_reason
 
     out = nli_rebuilt["out"]

@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 
 from flows.cli.app import _parser
-from pipelines.core.recipe import FilterSettings, NoiseSettings, recipe_model
+from pipelines.core.recipe import recipe_model
+from pipelines.quality.settings import FilterSettings, NoiseSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field, field_validator, model_validator
 
+from pipelines.annotation.settings import RoundSpec, SimulateSpec
 from pipelines.core.plugins import RecipeSection, register_section
-from pipelines.core.recipe import RoundSpec, SimulateSpec, Strict
+from pipelines.core.recipe import Strict
 from pipelines.core.settings import Seed
 
 if TYPE_CHECKING:

@@ -55,7 +55,7 @@ def spec_of(ctx: RunContext) -> JcqaSpec:
 def rounds(ctx: RunContext) -> dict[str, Round]:
     """The four rounds (``jcqa.<name>_round``), and the final check's with
     ``jcqa.final_check``."""
-    from pipelines.core.recipe import SimulateSpec
+    from pipelines.annotation.settings import SimulateSpec
 
     spec = spec_of(ctx)
     found = {}

@@ -69,7 +69,7 @@ def _round_items(ctx: RunContext, name: str) -> Path:
 
 def rounds(ctx: RunContext) -> dict[str, Round]:
     """The rebuild's Label Studio rounds (:func:`task_rounds`), from ``jglue.<name>_round``."""
-    from pipelines.core.recipe import SimulateSpec
+    from pipelines.annotation.settings import SimulateSpec
 
     out = {}
     for name in task_rounds(ctx.recipe):

@@ -2,8 +2,9 @@
 its recipe section :mod:`.ner_section`, the KMOU corpus read by :mod:`.kmou`, the
 release layout by :mod:`.ner_layout`), ``klue-re`` (:mod:`.relations`, its recipe
 section :mod:`.re_section`, the 30 classes in ``re_relations.json``), ``klue-nli``
-(:mod:`.nli`, premises chosen by :mod:`.nli_premises`) and ``klue-ynat`` (:mod:`.ynat`)
+(:mod:`.nli`, premises chosen by :mod:`.nli_premises`; the ``items:`` section and
+the premise rules in :mod:`.items_section`) and ``klue-ynat`` (:mod:`.ynat`)
 task kinds, each registered by its module; :mod:`.sampling` draws their stratified
 samples."""
 
-from pipelines.families.klue import ner, nli, relations, sts, ynat  # noqa: F401
+from pipelines.families.klue import items_section, ner, nli, relations, sts, ynat  # noqa: F401

@@ -32,7 +32,7 @@ import re
 
 import pandas as pd
 
-from pipelines.core.recipe import PremiseRules
+from pipelines.families.klue.items_section import PremiseRules
 from pipelines.families.klue.sampling import sample_evenly
 from pipelines.lang import DEFAULT_LANGUAGE, language
 

@@ -29,7 +29,6 @@ import numpy as np
 import pandas as pd
 
 from pipelines.core.markdown import settings_table
-from pipelines.core.recipe import ItemsSpec
 from pipelines.core.stage import value_counts
 from pipelines.core.steps import (
     STEPS,
@@ -45,6 +44,7 @@ from pipelines.export.card_section import CardSection, from_template
 from pipelines.export.data_card import annotation_round, inline, table
 from pipelines.export.records import SPLITS, split_rows
 from pipelines.families.klue.hub import hub
+from pipelines.families.klue.items_section import ItemsSpec
 from pipelines.families.klue.sampling import sample_evenly
 from pipelines.rebuild.kinds import ExportInputs, SharedSteps, TaskKind, register_task
 from pipelines.rebuild.rounds import one_round

@@ -84,7 +84,7 @@ def rounds(ctx: RunContext) -> dict[str, Round]:
             continue
         sim = spec.simulate if ctx.simulated else None
         if ctx.simulated and sim is None:
-            from pipelines.core.recipe import SimulateSpec
+            from pipelines.annotation.settings import SimulateSpec
 
             sim = SimulateSpec(annotators=spec.respondents)
         config = ctx.recipe.resolve(spec.config) if spec.config else CONFIGS / ROUND_CONFIGS[name]

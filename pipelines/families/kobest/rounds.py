@@ -54,7 +54,7 @@ def round_config(recipe: Recipe, task: str, name: str) -> Path:
 
 
 def _round(ctx: RunContext, name: str, items: Path, annotations: Path, pool: str) -> Round:
-    from pipelines.core.recipe import SimulateSpec
+    from pipelines.annotation.settings import SimulateSpec
     from pipelines.families.kobest.section import KobestRound
 
     key = "revision" if name.startswith("revision") else name

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field, model_validator
 
+from pipelines.annotation.settings import SimulateSpec, enough_simulated
 from pipelines.core.plugins import RecipeSection, register_section
-from pipelines.core.recipe import SimulateSpec, Strict, enough_simulated, rules_field, typed_rules
+from pipelines.core.recipe import Strict, rules_field, typed_rules
 from pipelines.core.settings import Seed
 from pipelines.families.kobest.rules import KobestRules
 

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field, field_validator, model_validator
 
 from pipelines.core.plugins import RecipeSection, register_section
-from pipelines.core.recipe import Strict, TranslatorSpec
+from pipelines.core.recipe import Strict
 from pipelines.core.settings import Seed
+from pipelines.pairing.settings import TranslatorSpec
 from pipelines.quality.translation_qa import TRANSLATION_CHECKS
 
 if TYPE_CHECKING:

@@ -52,7 +52,7 @@ def configs(recipe: Recipe) -> list[tuple[str, Path]]:
 def rounds(ctx: RunContext) -> dict[str, Round]:
     """Four Label Studio projects: each post-editor's half, then the cross-checks (half a
     reviewed by b's post-editor, and the reverse)."""
-    from pipelines.core.recipe import SimulateSpec
+    from pipelines.annotation.settings import SimulateSpec
 
     pe, out = ctx.recipe.translation.postedit, ctx.out
     prefix = pe.project or ctx.recipe.name
@@ -145,7 +145,7 @@ def mt_model_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 def translator_of(ctx: RunContext) -> object | None:
     """The machine translator of the recipe (the trained one, or ``translator``) behind
     the SQLite cache."""
-    from pipelines.core.recipe import TranslatorSpec
+    from pipelines.pairing.settings import TranslatorSpec
     from pipelines.pairing.translate import make_translator
 
     t = ctx.recipe.translation

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field, field_validator, model_validator
 
+from pipelines.annotation.settings import RoundSpec
 from pipelines.core.plugins import RecipeSection, register_section
-from pipelines.core.recipe import RoundSpec, Strict
+from pipelines.core.recipe import Strict
 from pipelines.core.settings import SHARE_TOLERANCE, Seed, Share
 
 if TYPE_CHECKING:

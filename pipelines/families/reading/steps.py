@@ -58,7 +58,7 @@ def spec_of(ctx: RunContext) -> ReadingSpec:
 
 def rounds(ctx: RunContext) -> dict[str, Round]:
     """The writing round (``reading.writing_round``) and the validation round."""
-    from pipelines.core.recipe import SimulateSpec
+    from pipelines.annotation.settings import SimulateSpec
 
     found = {}
     for name in ("writing", "validation"):

@@ -61,8 +61,8 @@ def test_gsm_runs_on_japanese_morphemes(captions):
 
 
 def test_noise_rules_drop_text_in_the_wrong_language():
-    from pipelines.core.recipe import NoiseSettings
     from pipelines.quality.noise import judge_sentence
+    from pipelines.quality.settings import NoiseSettings
 
     ja = language("ja")
     settings = NoiseSettings()

@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 from tiny_translators import EN_KO, KO_EN, build_tiny_multilingual
 
-from pipelines.core.recipe import RttSettings, TranslatorSpec
 from pipelines.pairing.rtt import check_round_trip, round_trip
+from pipelines.pairing.settings import RttSettings, TranslatorSpec
 from pipelines.pairing.translate import (
     CachedTranslator,
     HttpTranslator,

@@ -4,8 +4,8 @@ import random
 
 import pandas as pd
 
-from pipelines.core.recipe import DedupSettings
 from pipelines.quality.dedup import deduplicate, jaccard, normalize, shingles
+from pipelines.quality.settings import DedupSettings
 
 
 def frame(texts, corpora=None):

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 from datasketch import MinHash, MinHashLSH
 
-from pipelines.core.recipe import DedupSettings
 from pipelines.quality.dedup import deduplicate, jaccard, normalize, shingles
 from pipelines.quality.minhash import BatchMinHash, lsh_bands, shingle_hash32, shingle_hashes
+from pipelines.quality.settings import DedupSettings
 
 ROOT = Path(__file__).resolve().parents[3]
 NSMC = ROOT / "data" / "demo" / "nsmc" / "reviews.sample3000.jsonl.gz"

@@ -3,7 +3,6 @@
 import pandas as pd
 import pytest
 
-from pipelines.core.recipe import NoiseSettings
 from pipelines.quality.noise import (
     ConsecutiveBlanks,
     EmptyParentheses,
@@ -17,6 +16,7 @@ from pipelines.quality.noise import (
     filter_noise,
     judge_sentence,
 )
+from pipelines.quality.settings import NoiseSettings
 
 
 @pytest.mark.parametrize(
@@ -218,8 +218,8 @@ URL = "후기는 https://blog.example.co.kr/review/123 에 올렸어요."
 def test_addresses_do_not_make_a_korean_sentence_not_korean():
     """Issue 15: the Hangul share is measured with e-mail addresses, URLs and mentions
     masked, so these reach the PII stage and are counted as PII."""
-    from pipelines.core.recipe import PiiSettings
     from pipelines.ingest.shards import filter_sentences
+    from pipelines.quality.settings import PiiSettings
 
     for text in (EMAIL, URL, "@gildong_hong 님 답장 기다릴게요 감사합니다"):
         assert judge_sentence(text, NoiseSettings()).reason is None, text
@@ -239,8 +239,8 @@ def test_addresses_do_not_make_a_korean_sentence_not_korean():
 
 def test_pii_is_counted_when_another_rule_drops_the_sentence():
     from flows.ingest import pii_kind_counts
-    from pipelines.core.recipe import PiiSettings
     from pipelines.ingest.shards import filter_sentences
+    from pipelines.quality.settings import PiiSettings
 
     sents = pd.DataFrame({"sent_id": ["a", "b"], "corpus": "c",
                           "text": ["日本語日本語日本語日本語 메일 a@b.kr",

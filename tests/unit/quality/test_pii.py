@@ -3,8 +3,8 @@
 import pandas as pd
 import pytest
 
-from pipelines.core.recipe import PiiSettings
 from pipelines.quality.pii import filter_pii, find_pii, luhn_valid, pii_kinds
+from pipelines.quality.settings import PiiSettings
 
 
 @pytest.mark.parametrize(

@@ -11,14 +11,10 @@ import pytest
 
 from pipelines.agreement.settings import AgreementSettings, recipe_agreement_settings
 from pipelines.annotation.label_config import parse_label_config
-from pipelines.core.recipe import (
-    DETECTOR_DEFAULTS,
-    ClassifierSettings,
-    NoiseSettings,
-    PremiseRules,
-    RttSettings,
-    load_recipe,
-)
+from pipelines.core.recipe import load_recipe
+from pipelines.families.klue.items_section import PremiseRules
+from pipelines.pairing.settings import RttSettings
+from pipelines.quality.settings import DETECTOR_DEFAULTS, ClassifierSettings, NoiseSettings
 from pipelines.splits.base import SplitSettings, recipe_split_settings
 
 ROOT = Path(__file__).resolve().parents[4]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from pipelines.core.recipe import PremiseRules
+from pipelines.families.klue.items_section import PremiseRules
 from pipelines.families.klue.nli import (
     hypothesis_items,
     klue_nli_records,

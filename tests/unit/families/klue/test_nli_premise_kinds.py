@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.core.recipe import PremiseRules
+from pipelines.families.klue.items_section import PremiseRules
 from pipelines.families.klue.nli_premises import premise_reason
 
 RULES = PremiseRules()

@@ -294,9 +294,9 @@ def test_toxic_detectors_drop_written_items_over_their_threshold(checkpoint):
 
     import numpy as np
 
-    from pipelines.core.recipe import ClassifierSettings
     from pipelines.families.kobest.writing import toxic_drops
     from pipelines.models.classifier import SequenceClassifier
+    from pipelines.quality.settings import ClassifierSettings
 
     path = checkpoint[0]
     texts = ["여자는 집에서 살림이나 해야지", "이 영화 정말 재미없다", "배우들 연기가 안 좋았다"]
