@@ -68,7 +68,7 @@ from pipelines.agreement.settings import (  # noqa: F401 - re-exported
     agreement_rule,
     recipe_agreement_settings,
 )
-from pipelines.annotation.values import VALUE_TYPES
+from pipelines.annotation.values import VALUE_TYPES, ValueType
 from pipelines.measures.reliability import alphas, numeric_values, reliability_matrix
 
 # ------------------------------------------------------------------------------ rules
@@ -256,7 +256,7 @@ def element_f1(mine: set, theirs: set) -> float:
 
 
 def _screen_by_elements(
-    ratings: pd.DataFrame, settings: SpanVoteSettings, kind: object
+    ratings: pd.DataFrame, settings: SpanVoteSettings, kind: ValueType
 ) -> tuple[pd.DataFrame, list[dict]]:
     """(the ratings of the annotators kept, the screened annotators' drop records): an
     annotator's mean element F1 against the elements most of the *other* annotators of

@@ -5,6 +5,8 @@ validated contradictions (step 5)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
 
 from pipelines.core.stage import value_counts
@@ -21,8 +23,12 @@ from pipelines.families.jglue.steps import (
     _sts_truth,
 )
 
+if TYPE_CHECKING:
+    from pipelines.agreement.settings import MajoritySettings
+    from pipelines.families.jglue.construct import JglueRules
 
-def _majority(rules: object, min_votes: int) -> object:
+
+def _majority(rules: JglueRules, min_votes: int) -> MajoritySettings:
     from pipelines.agreement.rules import MajoritySettings
     from pipelines.families.jglue.release import NLI_LABELS
 

@@ -4,6 +4,7 @@ release files), ``pairs`` (JSTS-A and JSTS-B) and ``sts`` (the variance rule).""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -17,6 +18,10 @@ from pipelines.families.jglue.rounds import (
     round_files,
     rounds,
 )
+
+if TYPE_CHECKING:
+    from pipelines.agreement.settings import AgreementSettingsBase, MeanSettings
+    from pipelines.families.jglue.construct import JglueRules
 
 # ------------------------------------------------------------------------------ steps
 
@@ -143,13 +148,13 @@ def pairs_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     )
 
 
-def _agree(annotations: Path, settings: object) -> dict:
+def _agree(annotations: Path, settings: AgreementSettingsBase) -> dict:
     from pipelines.agreement.rules import agree
 
     return agree(pd.read_parquet(annotations), settings)
 
 
-def sts_settings(rules: object) -> object:
+def sts_settings(rules: JglueRules) -> MeanSettings:
     """JGLUE's STS rule in the agreement library's terms: mean of the ratings, no
     annotator screening, drop at variance >= ``variance_max``."""
     from pipelines.agreement.rules import MeanSettings

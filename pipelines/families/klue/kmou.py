@@ -20,12 +20,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from pipelines.core.errors import BenchforgeError
 from pipelines.core.io import TextFileError, read_text
 from pipelines.core.stage import value_counts
+
+if TYPE_CHECKING:
+    from pipelines.models.char_tagger import TaggerSettings
 
 
 class KmouError(BenchforgeError, ValueError):
@@ -131,7 +135,7 @@ def train_on_kmou(
     dev: Path,
     mapping: dict[str, str | None],
     limit: int | None,
-    settings: object,
+    settings: TaggerSettings,
     folder: Path,
     sources: dict,
     types: Sequence[str],
