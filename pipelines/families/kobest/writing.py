@@ -113,10 +113,10 @@ def prompts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             )
         return {"items.parquet": items}, info
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"{info['prompts']} prompts {info['labels']}" + (" (cached)" if hit else ""),
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['prompts']} prompts {info['labels']}",
     )
 
 
@@ -323,11 +323,10 @@ def written_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "versions.parquet": pd.DataFrame(versions),
         }, info
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"{info['kept']} of {info['prompts']} prompts kept {info['dropped']}"
-        + (" (cached)" if hit else ""),
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['kept']} of {info['prompts']} prompts kept {info['dropped']}",
         Rows("item", info["prompts"], info["kept"], info["dropped"]),
     )
 
@@ -387,10 +386,9 @@ def reviewed_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "dropped.parquet": pd.DataFrame(dropped, columns=DROP_COLUMNS),
         }, info
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"{info['kept']} of {info['items']} items kept; decisions {info['decisions']}"
-        + (" (cached)" if hit else ""),
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['kept']} of {info['items']} items kept; decisions {info['decisions']}",
         Rows("item", info["items"], info["kept"], info["dropped"]),
     )
