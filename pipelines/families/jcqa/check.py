@@ -103,13 +103,12 @@ def check_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "matched": value_counts(items["match"]),
         }
 
-    info, hit = cached(ctx, compute)
+    done = cached(ctx, compute)
+    info = done.info
     n = sum(info["matched"].values())
-    return StepOutcome(
+    return done.outcome(
         f"{n} of {info['questions']:,} questions matched for the manual check"
-        + (f" {info['matched']}" if n else "")
-        + (" (cached)" if hit else ""),
-        {**info, "cached": hit},
+        + (f" {info['matched']}" if n else ""),
     )
 
 
@@ -142,10 +141,9 @@ def check_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "paper": 14,
         }
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"{info['removed']} of {info['checked']} checked questions removed"
-        + (" (cached)" if hit else ""),
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['removed']} of {info['checked']} checked questions removed",
         Rows("question", info["questions"], info["questions"] - info["removed"], info["dropped"]),
     )
