@@ -158,9 +158,12 @@ def survey_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "categories": int(items["category"].nunique()),
         }
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(f"{info['questions']} survey questions for Label Studio"
-                       + (" (cached)" if hit else ""), info)  # fmt: skip
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['questions']} survey questions for Label Studio",
+        merge=False,
+    )
 
 
 def _survey_reads(ctx: RunContext, arg: str) -> dict[str, Path]:
@@ -207,14 +210,15 @@ def survey_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             info["round"] = {**invalid, **compare(targets, got)}
         return tables, info
 
-    info, hit = cached(ctx, compute)
+    done = cached(ctx, compute)
+    info = done.info
     n, kept = info["questions"], info["kept"]
     t1, t2 = info["per_type"]["type1"], info["per_type"]["type2"]
-    return StepOutcome(
+    return done.outcome(
         f"{kept}/{n} stereotypes kept; type 1 dropped {t1['dropped']}/{t1['questions']}, "
-        f"type 2 {t2['dropped']}/{t2['questions']}" + (" (cached)" if hit else ""),
-        info,
+        f"type 2 {t2['dropped']}/{t2['questions']}",
         Rows("question", n, kept, {k2: int(v) for k2, v in _reasons(info).items()}),
+        merge=False,
     )
 
 
@@ -298,13 +302,14 @@ def expand_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }
         return {"samples.parquet": kept, "dropped.parquet": dropped}, info
 
-    info, hit = cached(ctx, compute)
+    done = cached(ctx, compute)
+    info = done.info
     total = info["samples_all"]
-    return StepOutcome(
+    return done.outcome(
         f"{info['templates']} templates, {info['template_rows']} rows -> {info['samples']:,} "
-        f"samples (Table 1: 76,048)" + (" (cached)" if hit else ""),
-        info,
+        f"samples (Table 1: 76,048)",
         Rows("sample", total, info["samples"], info["dropped"]),
+        merge=False,
     )
 
 
@@ -328,9 +333,12 @@ def evaluation_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "templates": int(test["template_id"].nunique()),
         }
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(f"{info['samples']:,} samples of {info['templates']} templates"
-                       + (" (cached)" if hit else ""), info)  # fmt: skip
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['samples']:,} samples of {info['templates']} templates",
+        merge=False,
+    )
 
 
 @declares(
@@ -358,6 +366,9 @@ def check_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         items = check_items(reading_check_samples(test))
         return {"items.parquet": items}, {"samples": len(items)}
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(f"{info['samples']} samples for the reading check"
-                       + (" (cached)" if hit else ""), info)  # fmt: skip
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['samples']} samples for the reading check",
+        merge=False,
+    )
