@@ -186,13 +186,13 @@ def question_sets_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }
         return {"items.parquet": sets, "dropped.parquet": dropped}, info
 
-    info, hit = cached(ctx, compute)
+    done = cached(ctx, compute)
+    info = done.info
     n = info["sets"] + sum(info["dropped"].values())
-    return StepOutcome(
-        f"{info['sets']:,} question sets from {info['triples']:,} triples"
-        f"{' (cached)' if hit else ''}; dropped {info['dropped']}",
-        {**info, "cached": hit},
+    return done.outcome(
+        f"{info['sets']:,} question sets from {info['triples']:,} triples",
         Rows("group or set", n, info["sets"], info["dropped"]),
+        after=f"; dropped {info['dropped']}",
     )
 
 
@@ -236,11 +236,10 @@ def synonyms_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "dropped": value_counts(out["reason"]),
         }
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"{info['kept']:,} of {info['sets']:,} question sets without synonyms"
-        + (" (cached)" if hit else ""),
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['kept']:,} of {info['sets']:,} question sets without synonyms",
         Rows("set", info["sets"], info["kept"], info["dropped"]),
     )
 
@@ -286,10 +285,10 @@ def writing_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         items = pd.DataFrame(rows)
         return {"items.parquet": items}, {"items": len(items), "sets": len(sets)}
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"{info['items']:,} writing tasks on {info['sets']:,} sets" + (" (cached)" if hit else ""),
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['items']:,} writing tasks on {info['sets']:,} sets",
         Rows("task", info["items"], info["items"]),
     )
 
@@ -353,12 +352,12 @@ def questions_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "dropped": value_counts(out["reason"]),
         }
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"{info['questions']:,} of {info['tasks']:,} questions pass the filters"
-        f"{' (cached)' if hit else ''}; dropped {info['dropped']}",
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['questions']:,} of {info['tasks']:,} questions pass the filters",
         Rows("task", info["tasks"], info["questions"], info["dropped"]),
+        after=f"; dropped {info['dropped']}",
     )
 
 
@@ -387,10 +386,10 @@ def distractor_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             ]
         return {"items.parquet": items}, {"items": len(items)}
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"{info['items']:,} questions for distractors" + (" (cached)" if hit else ""),
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['items']:,} questions for distractors",
         Rows("question", info["items"], info["items"]),
     )
 
@@ -479,12 +478,12 @@ def distractors_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "dropped": value_counts(out["reason"]),
         }
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"{info['kept']:,} of {info['questions']:,} questions with five choices"
-        f"{' (cached)' if hit else ''}; dropped {info['dropped']}",
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['kept']:,} of {info['questions']:,} questions with five choices",
         Rows("question", info["questions"], info["kept"], info["dropped"]),
+        after=f"; dropped {info['dropped']}",
     )
 
 
@@ -515,10 +514,10 @@ def answer_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             items["sim_answer"] = qs["answer"].to_numpy()
         return {"items.parquet": items}, {"items": len(items)}
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"{info['items']:,} questions to answer" + (" (cached)" if hit else ""),
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['items']:,} questions to answer",
         Rows("question", info["items"], info["items"]),
     )
 
@@ -581,13 +580,13 @@ def answers_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             **figures,
         }
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
         f"{info['kept']:,} of {info['questions']:,} questions answered right by "
-        f"{info['min_correct']}+{' (cached)' if hit else ''}; answerers' accuracy "
-        f"{info['accuracy']}",
-        {**info, "cached": hit},
+        f"{info['min_correct']}+",
         Rows("question", info["questions"], info["kept"], info["dropped"]),
+        after=f"; answerers' accuracy {info['accuracy']}",
     )
 
 
