@@ -162,12 +162,13 @@ def paragraphs_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "articles.parquet": table,
         }, info
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
         f"{info['paragraphs']:,} paragraphs of {info['articles_drawn']} drawn articles "
-        f"({info['articles']} read){' (cached)' if hit else ''}; dropped {info['dropped']}",
-        {**info, "cached": hit},
+        f"({info['articles']} read)",
         Rows("paragraph", info["paragraphs_in"], info["paragraphs"], info["dropped"]),
+        after=f"; dropped {info['dropped']}",
     )
 
 
@@ -311,12 +312,12 @@ def writing_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }
         return {"items.parquet": items}, info
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"{info['items']:,} writing tasks on {info['paragraphs']:,} paragraphs"
-        f"{' (cached)' if hit else ''}: {info['per_type']}",
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['items']:,} writing tasks on {info['paragraphs']:,} paragraphs",
         Rows("task", info["items"], info["items"]),
+        after=f": {info['per_type']}",
     )
 
 
@@ -510,13 +511,13 @@ def questions_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }
         return {"questions.parquet": kept, "dropped.parquet": dropped}, info
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"{info['questions']:,} of {info['tasks']:,} written questions kept"
-        f"{' (cached)' if hit else ''}; dropped {info['dropped']}; lexical overlap mean "
-        f"{info['overlap_mean']}, {info['overlap_flagged']} at or over {info['overlap_max']}",
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['questions']:,} of {info['tasks']:,} written questions kept",
         Rows("question", info["tasks"], info["questions"], info["dropped"]),
+        after=f"; dropped {info['dropped']}; lexical overlap mean "
+        f"{info['overlap_mean']}, {info['overlap_flagged']} at or over {info['overlap_max']}",
     )
 
 
@@ -556,10 +557,10 @@ def validation_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "train": int((qs["split"] == "train").sum()),
         }
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"{info['items']:,} dev/test questions to validate" + (" (cached)" if hit else ""),
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['items']:,} dev/test questions to validate",
         Rows("question", info["items"], info["items"]),
     )
 
@@ -685,11 +686,11 @@ def answers_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }
         return {"questions.parquet": final, "dropped.parquet": dropped}, info
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"{info['kept']:,} of {info['questions']:,} questions kept"
-        f"{' (cached)' if hit else ''}; dropped {info['dropped']}; writer vs validators "
-        f"EM {info['exact_match']}, char F1 {info['character_f1']}",
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['kept']:,} of {info['questions']:,} questions kept",
         Rows("question", info["questions"], info["kept"], info["dropped"]),
+        after=f"; dropped {info['dropped']}; writer vs validators "
+        f"EM {info['exact_match']}, char F1 {info['character_f1']}",
     )
