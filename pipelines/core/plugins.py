@@ -57,6 +57,7 @@ RECIPE_SECTIONS: Registry[RecipeSection] = Registry(
     (
         "pipelines.agreement.settings",
         "pipelines.annotation.settings",
+        "pipelines.export.settings",
         "pipelines.pairing.settings",
         "pipelines.quality.settings",
         "pipelines.splits.base",

@@ -4,16 +4,18 @@ A recipe that names only its corpora works: every filter setting has a default, 
 papers' value where a paper gives one (cited on the field). Paths are relative to the
 recipe file. Invalid recipes raise :class:`RecipeError` naming the file and the field.
 
-This module holds the recipe's shell: name, task, language, corpora, runner, export
-and card, and what every layer's section needs (:class:`Strict`, :func:`rules_field`,
-:func:`typed_rules`, :class:`StageOptions`, :func:`problems`). A section a stage or a
-family owns (``filters``: :mod:`pipelines.quality.settings`; ``pairing``:
-:mod:`pipelines.pairing.settings`; ``annotation``: :mod:`pipelines.annotation.settings`;
-``agreement``, ``split``, ``items``, ``translation``, ``kobbq``, ...) is registered by
-its owner (:data:`pipelines.core.plugins.RECIPE_SECTIONS`) with its model, checks and
-default; :func:`recipe_model` joins the shell and every registered section into one
-model, so a recipe is still validated whole at load, before any work, and the whole
-schema is one JSON Schema (:func:`recipe_schema`). Core imports nothing above it.
+This module holds the recipe's shell: name, task, language, corpora, runner and export
+(the release licence, checked at load), and what every layer's section needs
+(:class:`Strict`, :func:`rules_field`, :func:`typed_rules`, :class:`StageOptions`,
+:func:`problems`). A section a stage or a family owns (``filters``:
+:mod:`pipelines.quality.settings`; ``pairing``: :mod:`pipelines.pairing.settings`;
+``annotation``: :mod:`pipelines.annotation.settings`; ``card``:
+:mod:`pipelines.export.settings`; ``agreement``, ``split``, ``items``, ``translation``,
+``kobbq``, ...) is registered by its owner (:data:`pipelines.core.plugins.RECIPE_SECTIONS`)
+with its model, checks and default; :func:`recipe_model` joins the shell and every
+registered section into one model, so a recipe is still validated whole at load, before
+any work, and the whole schema is one JSON Schema (:func:`recipe_schema`). Core imports
+nothing above it.
 """
 
 from __future__ import annotations
@@ -212,63 +214,6 @@ class ExportSpec(Strict):
     min_model_gain: float = Field(0.05, ge=0.0, le=1.0, allow_inf_nan=False)
 
 
-CARD_TEXTS = {
-    "intended_uses": "Uses: what the dataset is for (tasks, users)",
-    "out_of_scope_uses": "Uses: what it must not be used for",
-    "distribution": "Distribution: where and how it is published, and when",
-    "maintenance": "Maintenance: who maintains it, how errors are reported and fixed",
-    "annotator_demographics": "Annotators: age range, gender, language varieties, training",
-    "compensation": "Annotators: how they were recruited and paid",
-    "ethics_review": "Ethics review: the board or process that reviewed the collection",
-    # Data Statements (Bender and Friedman 2018): the people behind the text
-    "speaker_demographic": "Speakers: who wrote the source texts (age, gender, language "
-    "variety), as far as it is known",
-    "consent": "Consent: how the source texts' authors and the annotators agreed to this use",
-    "funding": "Funding: who paid for the collection and the annotation",
-    "creators_contact": "Creators and contact: who built the dataset and how to reach them",
-}
-
-
-class CardSpec(Strict):
-    """The data card: thresholds of its warnings (``pipelines.export.warnings``) and the
-    Datasheets/Data Statements answers only the team can give (``CARD_TEXTS``); each one
-    left out shows as a placeholder in the card's *To complete before release* box."""
-
-    alpha_ratio_min: float = Field(default=0.5, gt=0)  # alpha below this share of the paper's
-    max_label_share: float = Field(default=0.5, gt=0, le=1)  # one gold label's share
-    # one label's share of one split (any split; categorical labels)
-    max_split_label_share: float = Field(default=0.8, gt=0, le=1)
-    max_drop_share: float = Field(default=0.5, gt=0, le=1)  # one filter, one source
-    # an annotator choosing the gold label less often (rules that screen no annotator)
-    min_annotator_agreement: float = Field(default=0.5, ge=0, le=1)
-    # a partial-input model's accuracy above the majority baseline (evaluation items)
-    max_partial_input_gain: float = Field(default=0.15, ge=0, le=1)
-    # one source's share of one label's items (labels with min_label_items or more)
-    max_label_source_share: float = Field(default=0.95, gt=0, le=1)
-    min_label_items: int = Field(default=10, ge=1)
-    # agreement floors of any round: Krippendorff 2004, 12.2 (alpha .667 for tentative
-    # conclusions); Landis and Koch 1977 (kappa .41: "moderate")
-    min_alpha: float = Field(default=0.667, ge=-1, le=1)
-    min_kappa: float = Field(default=0.41, ge=-1, le=1)
-    # a release file's records repeating another's content (0: any repeat is raised)
-    max_duplicate_share: float = Field(default=0.0, ge=0, le=1)
-    # a translation figure this far from the paper's, relative (0.5: under half or over
-    # one and a half times it); reviewers who leave more than max_accept_share unchanged
-    max_paper_gap: float = Field(default=0.5, gt=0)
-    max_accept_share: float = Field(default=0.95, gt=0, le=1)
-    intended_uses: str | None = None
-    out_of_scope_uses: str | None = None
-    distribution: str | None = None
-    maintenance: str | None = None
-    annotator_demographics: str | None = None
-    compensation: str | None = None
-    ethics_review: str | None = None
-    speaker_demographic: str | None = None
-    consent: str | None = None
-    funding: str | None = None
-    creators_contact: str | None = None
-
-
 class Recipe(Strict):
     name: str
     description: str = ""
@@ -279,9 +224,8 @@ class Recipe(Strict):
     runner: RunnerSettings = Field(default_factory=RunnerSettings)
     export: ExportSpec = Field(default_factory=ExportSpec)
     # the sections owned by stages and families (filters, pairing, annotation, agreement,
-    # split, items, translation, kobbq, ...) are added by recipe_model() from
+    # split, card, items, translation, kobbq, ...) are added by recipe_model() from
     # plugins.RECIPE_SECTIONS
-    card: CardSpec = Field(default_factory=CardSpec)
     # set by load_recipe: the folder relative paths are resolved against
     base_dir: str = ""
 

@@ -85,7 +85,7 @@ def _figure(facts: dict, name: str) -> str:
 
 
 def _texts(facts: dict) -> dict[str, str | None]:
-    from pipelines.core.recipe import CARD_TEXTS
+    from pipelines.export.settings import CARD_TEXTS
 
     card = facts["recipe"].get("card") or {}
     return {key: (card.get(key) or "").strip() or None for key in CARD_TEXTS}
@@ -93,7 +93,7 @@ def _texts(facts: dict) -> dict[str, str | None]:
 
 def _answer(facts: dict, key: str) -> str:
     """The team's answer from the recipe's ``card.<key>``, or a visible placeholder."""
-    from pipelines.core.recipe import CARD_TEXTS
+    from pipelines.export.settings import CARD_TEXTS
 
     text = _texts(facts)[key]
     if text:
@@ -102,7 +102,7 @@ def _answer(facts: dict, key: str) -> str:
 
 
 def _to_complete(facts: dict) -> str:
-    from pipelines.core.recipe import CARD_TEXTS
+    from pipelines.export.settings import CARD_TEXTS
 
     missing = [CARD_TEXTS[k] + f" (`card.{k}`)" for k, v in _texts(facts).items() if v is None]
     if not missing:
@@ -531,7 +531,7 @@ def _limitations(facts: dict, section: CardSection | None = None) -> str:
 def _warnings(facts: dict, section: CardSection | None = None) -> str:
     """The shared rules' warnings, then the family's own (its template's ``warnings``
     block adds lines; it does not replace the shared rules)."""
-    from pipelines.core.recipe import CardSpec
+    from pipelines.export.settings import CardSpec
     from pipelines.export.warnings import card_warnings
 
     settings = {**CardSpec().model_dump(), **(facts["recipe"].get("card") or {})}

@@ -4,7 +4,7 @@ and the setting that triggered them, what a data steward must not miss.
 A warning rule is one registration (``@CARD_WARNINGS.register("name")``): a function
 ``rule(facts, settings) -> list[str]`` over the facts the export step gathered (the
 card's ``card.json``). The thresholds are the recipe's ``card`` section
-(:class:`pipelines.core.recipe.CardSpec`); the agreement the paper reports comes from the
+(:class:`pipelines.export.settings.CardSpec`); the agreement the paper reports comes from the
 task kind (``TaskKind.paper_agreement``).
 
 Every rule runs on every family's card: a rule reads only the facts it needs and says

@@ -246,7 +246,7 @@ def test_a_hostile_entity_reaches_the_cards_as_text(tmp_path):
         "annotation": {"simulated": False},
         "artifacts_md": (tmp_path / "split" / "artifacts.md").read_text("utf-8"),
     }
-    from pipelines.core.recipe import CardSpec
+    from pipelines.export.settings import CardSpec
 
     warnings = card_warnings(facts, {**CardSpec().model_dump(), "max_split_label_share": 0.0})
     assert any("absent from an evaluation split" in w for w in warnings)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 
-from pipelines.core.recipe import CardSpec
+from pipelines.export.settings import CardSpec
 from pipelines.export.warnings import CARD_WARNINGS, card_warnings
 
 SETTINGS = CardSpec().model_dump()

@@ -12,8 +12,8 @@ import pandas as pd
 
 from pipelines.agreement.rules import AgreementSettings, agree
 from pipelines.core.plugins import TASK_KINDS
-from pipelines.core.recipe import CardSpec
 from pipelines.export.data_card import _agreement
+from pipelines.export.settings import CardSpec
 from pipelines.export.warnings import agreement_below_paper
 
 
