@@ -16,6 +16,7 @@ from pathlib import Path
 from prefect import flow, task
 
 from pipelines.annotation import annotate
+from pipelines.annotation.rounds import Round
 from pipelines.annotation.simulate import simulate, with_simulated
 from pipelines.core.io import write_parquet
 
@@ -33,49 +34,33 @@ RETRIES = {"retries": 3, "retry_delay_seconds": 10, "retry_condition_fn": worth_
 
 
 @task(name="labelstudio-push", **RETRIES)
-def push_task(
-    items: Path,
-    config: Path,
-    project: str,
-    overlap: int,
-    simulate_annotators: int | None = None,
-    seed: int = 0,
-    pool: str = "annotator",
-    careless: int | None = None,
-    reuse: bool = False,
-    unqualified: int = 0,
-    phase: str = "main",
-    guideline: Path | None = None,
-) -> dict:
-    """Push; with ``simulate_annotators``, new tasks carry their simulated annotations
-    (``unqualified`` of them fail a pilot; ``phase``: ``pilot`` or ``main``, see
+def push_task(round: Round, reuse: bool = False) -> dict:
+    """Push ``round``'s items to its project; with simulated people
+    (``round.simulate``), new tasks carry their simulated annotations (``unqualified``
+    of them fail a pilot; ``round.phase``: ``pilot`` or ``main``, see
     ``pipelines.annotation.simulate``); ``reuse``: keep a project made with another
-    overlap (``--reuse-project``); ``guideline``: a Markdown file shown as the project's
-    instructions before labelling."""
+    overlap (``--reuse-project``); ``round.guideline``: a Markdown file shown as the
+    project's instructions before labelling."""
     from pipelines.annotation.invite import guideline_html
 
-    parsed = annotate.load_config(config)
-    attach = (with_simulated(simulate_annotators, seed, pool, careless, unqualified, phase)
-              if simulate_annotators else None)  # fmt: skip
-    items_table = annotate.read_items(items, parsed)
-    instruction = guideline_html(Path(guideline)) if guideline else None
-    return annotate.push(items_table, parsed, project, overlap, attach=attach, reuse=reuse,
-                         instruction=instruction).__dict__  # fmt: skip
+    parsed = annotate.load_config(round.config)
+    sim = round.simulate
+    attach = (with_simulated(sim.annotators, sim.seed, round.pool, sim.careless,
+                             sim.unqualified, round.phase) if sim else None)  # fmt: skip
+    items_table = annotate.read_items(round.items, parsed)
+    instruction = guideline_html(Path(round.guideline)) if round.guideline else None
+    return annotate.push(items_table, parsed, round.project, round.overlap, attach=attach,
+                         reuse=reuse, instruction=instruction).__dict__  # fmt: skip
 
 
 @task(name="labelstudio-simulate", **RETRIES)
-def simulate_task(
-    project: str,
-    annotators: int,
-    seed: int,
-    pool: str = "annotator",
-    careless: int | None = None,
-    unqualified: int = 0,
-    phase: str = "main",
-    complete: bool = False,
-) -> dict:
-    result = simulate(project, annotators, seed, pool=pool, careless=careless,
-                      unqualified=unqualified, phase=phase, complete=complete)  # fmt: skip
+def simulate_task(round: Round, complete: bool = False) -> dict:
+    """Post the annotations ``round``'s simulated people (``round.simulate``) have not
+    posted yet; ``complete``: the push imported them all (nothing is looked up)."""
+    sim = round.simulate
+    result = simulate(round.project, sim.annotators, sim.seed, pool=round.pool,
+                      careless=sim.careless, unqualified=sim.unqualified, phase=round.phase,
+                      complete=complete)  # fmt: skip
     return {k: v for k, v in result.items() if k != "payloads"}
 
 
@@ -105,9 +90,13 @@ def annotation_round(
     """Push ``items``, simulate ``simulate_annotators`` annotators when given (demos and
     tests), wait until every task is done (or ``timeout``), and pull to ``out``. When the
     wait times out the pull is not made: run the flow again later to resume."""
-    report: dict = {"push": push_task(items, config, project, overlap, simulate_annotators, seed)}
-    if simulate_annotators:
-        report["simulate"] = simulate_task(project, simulate_annotators, seed)
+    from pipelines.annotation.settings import SimulateSpec
+
+    sim = SimulateSpec(annotators=simulate_annotators, seed=seed) if simulate_annotators else None
+    r = Round(items, config, project, overlap, sim, "annotator", out, timeout)
+    report: dict = {"push": push_task(r)}
+    if sim is not None:
+        report["simulate"] = simulate_task(r)
     report["wait"] = wait_task(project, timeout)
     if report["wait"]["done"]:
         report["pull"] = pull_task(project, out)

@@ -74,10 +74,7 @@ def push_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     ensure_server(ctx)
     r = round_of(ctx, arg)
     sim = r.simulate
-    pushed = push_task(r.items, r.config, r.project, r.overlap,
-                       sim.annotators if sim else None, sim.seed if sim else 0, r.pool,
-                       sim.careless if sim else None, ctx.reuse_project,
-                       sim.unqualified if sim else 0, r.phase, r.guideline)  # fmt: skip
+    pushed = push_task(r, ctx.reuse_project)
     return StepOutcome(
         f"project {r.project!r}: {pushed['created']:,} tasks created, "
         f"{pushed['existing']:,} already there"
@@ -106,9 +103,7 @@ def simulate_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     pushed = ctx.steps.get(f"push-{arg}" if arg else "push") or {}
     complete = bool(pushed.get("items") and pushed.get("created") == pushed.get("items")
                     and not pushed.get("existing"))  # fmt: skip
-    posted = simulate_task(r.project, r.simulate.annotators, r.simulate.seed, r.pool,
-                           r.simulate.careless, r.simulate.unqualified, r.phase,
-                           complete)  # fmt: skip
+    posted = simulate_task(r, complete)
     return StepOutcome(
         f"{posted.get('posted', 0):,} missing annotations posted by "
         f"{r.simulate.annotators} simulated {r.pool}s",

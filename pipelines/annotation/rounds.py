@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pipelines.annotation.settings import SimulateSpec
 
 
 @dataclass
@@ -17,7 +21,7 @@ class Round:
     config: Path
     project: str
     overlap: int
-    simulate: object | None  # pipelines.core.recipe.SimulateSpec
+    simulate: SimulateSpec | None  # None: real people
     pool: str
     annotations: Path
     timeout: float = 3600.0

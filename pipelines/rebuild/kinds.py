@@ -43,6 +43,7 @@ from pipelines.annotation.rounds import Round
 from pipelines.core import plugins
 from pipelines.core.registry import Registry
 from pipelines.export.card_section import CardSection
+from pipelines.rebuild.rounds import PlanEntry
 
 if TYPE_CHECKING:
     from pipelines.core.recipe import Recipe
@@ -92,7 +93,8 @@ class TaskKind:
     name: str
     title: str
     layout: str
-    steps: list[str]
+    # its plan: registered step names and Label Studio rounds (LabelStudioRound), in order
+    steps: list[PlanEntry]
     rounds: Callable[[object], dict[str, Round]]  # RunContext -> rounds by name
     card: Callable[[dict], CardSection]
     # the recipe sections it needs (dotted), checked before any work
@@ -106,7 +108,7 @@ class TaskKind:
     preflight: Callable[[object], None] | None = None
     # the steps for a recipe, when they depend on it (KoBEST's review iterations);
     # None: ``steps``
-    plan: Callable[[object], list[str]] | None = None
+    plan: Callable[[Recipe], list[PlanEntry]] | None = None
     # the Hub's card metadata of its releases (pipelines.export.hf_card): its
     # ``task_categories`` and the paper's ``citation`` (BibTeX)
     hub: dict = field(default_factory=dict)
@@ -124,13 +126,16 @@ class TaskKind:
         self.rounds = lambda ctx: with_people_rounds(ctx, family_rounds(ctx))
 
     def steps_for(self, recipe: Recipe | None) -> list[str]:
-        """The steps of a rebuild of ``recipe``: the family's, with a pilot round and
+        """The steps of a rebuild of ``recipe``: the family's plan (its Label Studio
+        rounds written out, :func:`pipelines.rebuild.rounds.expand_plan`), with a pilot round and
         control items when the recipe asks for them (``pipelines.rebuild.people``), and
         the release's lm-evaluation-harness task last (``pipelines.rebuild.harness``)."""
         from pipelines.rebuild.people import with_people_steps
+        from pipelines.rebuild.rounds import expand_plan
 
-        steps = list(self.plan(recipe)) if self.plan and recipe is not None else list(self.steps)
-        steps = with_people_steps(recipe, steps) if recipe is not None else steps
+        plan = list(self.plan(recipe)) if self.plan and recipe is not None else list(self.steps)
+        plan = with_people_steps(recipe, plan) if recipe is not None else plan
+        steps = expand_plan(plan)
         # a release (its steps export) that declares its evaluation ends with its
         # lm-evaluation-harness task
         # (pipelines.rebuild.harness)

@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -52,35 +53,34 @@ from pipelines.core.steps import (
     declares,
     out_files,
 )
+from pipelines.rebuild.rounds import LabelStudioRound, PlanEntry
 
-PILOT_STEPS = ["pilot", "push-pilot", "simulate-pilot", "wait-pilot", "pull-pilot", "qualify"]
-REVIEW_STEPS = ["reports", "push-review", "simulate-review", "wait-review", "pull-review"]
-HUMAN_STEPS = [
-    "human-sample",
-    "push-human",
-    "simulate-human",
-    "wait-human",
-    "pull-human",
-    "human-score",
-]
+if TYPE_CHECKING:
+    from pipelines.core.recipe import Recipe
+
+MAIN_ROUND = LabelStudioRound("")
+PILOT_STEPS: list[PlanEntry] = ["pilot", LabelStudioRound("pilot"), "qualify"]
+REVIEW_STEPS: list[PlanEntry] = ["reports", LabelStudioRound("review")]
+HUMAN_STEPS: list[PlanEntry] = ["human-sample", LabelStudioRound("human"), "human-score"]
 
 
-def with_people_steps(recipe: object, steps: list[str]) -> list[str]:
-    """``steps`` with what the recipe asks for: the pilot's before the first round,
-    ``controls`` before the main round's push, the review round's after its pull and
-    the human performance round's after ``split``."""
+def with_people_steps(recipe: Recipe, plan: list[PlanEntry]) -> list[PlanEntry]:
+    """``plan`` with what the recipe asks for: the pilot round before the plan's first
+    round (:class:`LabelStudioRound`), ``controls`` before the main round
+    (``LabelStudioRound("")``), the review round after it and the human performance
+    round after ``split``."""
     ann = getattr(recipe, "annotation", None)
     if ann is None:
-        return steps
-    out = list(steps)
-    if ann.controls is not None and "push" in out:
-        out.insert(out.index("push"), "controls")
+        return plan
+    out = list(plan)
+    if ann.controls is not None and MAIN_ROUND in out:
+        out.insert(out.index(MAIN_ROUND), "controls")
     if ann.pilot is not None:
-        first = next((i for i, s in enumerate(out) if s.split("-", 1)[0] in ("push", "controls")),
-                     len(out))  # fmt: skip
+        first = next((i for i, e in enumerate(out)
+                      if isinstance(e, LabelStudioRound) or e == "controls"), len(out))  # fmt: skip
         out[first:first] = PILOT_STEPS
-    if reviews_reports(recipe) and "pull" in out:
-        at = out.index("pull") + 1
+    if reviews_reports(recipe) and MAIN_ROUND in out:
+        at = out.index(MAIN_ROUND) + 1
         out[at:at] = REVIEW_STEPS
     if ann.human is not None and "split" in out:
         at = out.index("split") + 1

@@ -1,9 +1,13 @@
 """A family's Label Studio rounds (:class:`pipelines.annotation.rounds.Round`): the
 recipe's one ``annotation`` round, a round of a family's own ``RoundSpec``, their
-simulated people, and the round a step names."""
+simulated people, and the round a step names; and a round as one entry of a task
+kind's plan (:class:`LabelStudioRound`), which the plan expands into the round's four
+steps."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from pipelines.annotation.rounds import Round
@@ -57,3 +61,48 @@ def round_of(ctx: RunContext, arg: str) -> Round:
     if arg not in rounds:
         raise KeyError(f"task kind {ctx.task.name!r} has no annotation round {arg!r}")
     return rounds[arg]
+
+
+ROUND_OPS = ("push", "simulate", "wait", "pull")
+
+
+@dataclass(frozen=True)
+class LabelStudioRound:
+    """A Label Studio round in a task kind's plan, one entry where it runs: its
+    ``push`` (the project and its tasks, no duplicate), ``simulate`` (the simulated
+    people's missing annotations), ``wait`` (until every task is done) and ``pull``
+    (the long table) steps, named ``push-<name>`` ... (the main round, ``name`` "",
+    ``push`` ...). ``name`` is the round's key in the kind's ``rounds``. A plan holds
+    this object, not the four names: :func:`expand_plan` writes them out, and the
+    people rounds find the main round by it (:mod:`pipelines.rebuild.people`)."""
+
+    name: str = ""
+
+    def step_names(self) -> list[str]:
+        """The round's steps, in the order they run."""
+        return [f"{op}-{self.name}" if self.name else op for op in ROUND_OPS]
+
+
+PlanEntry = str | LabelStudioRound
+"""One entry of a task kind's plan: a registered step's name, or a round."""
+
+
+def expand_plan(plan: Iterable[PlanEntry]) -> list[str]:
+    """The step names of ``plan``: each round written out as its four steps."""
+    out: list[str] = []
+    for entry in plan:
+        out.extend(entry.step_names() if isinstance(entry, LabelStudioRound) else [entry])
+    return out
+
+
+def run_round(ctx: RunContext, name: str) -> dict[str, str]:
+    """Run round ``name``'s four steps inside another step (a round a step runs only
+    when it has work for it: KoBEST's revision rounds, KorNLU's relabelling); returns
+    each step's summary by operation."""
+    from pipelines.core.steps import step_function
+
+    done = {}
+    for op, step in zip(ROUND_OPS, LabelStudioRound(name).step_names(), strict=True):
+        fn, arg = step_function(ctx.task.name, step)
+        done[op] = fn(ctx, arg).summary
+    return done

@@ -2,9 +2,12 @@
 with a toy language, keep those of at least two words, have three simulated annotators
 give each a keyword (its own value type, agreed by majority), and write them out. It
 registers its language, its recipe section (``toy:``), its value type, its steps and its
-task kind, and no file outside this package changes."""
+task kind, and no file outside this package changes. With ``toy.round: true`` the
+keywords come from a Label Studio round of its own (``keyword.xml``, simulated people):
+one :class:`LabelStudioRound` entry in its plan, which the shared steps run."""
 
 import json
+from pathlib import Path
 
 import pandas as pd
 from pydantic import Field
@@ -12,6 +15,8 @@ from pydantic import Field
 from pipelines.agreement.rules import AgreementSettings, agree
 from pipelines.annotation.annotate import flatten_result
 from pipelines.annotation.label_config import parse_label_config
+from pipelines.annotation.rounds import Round
+from pipelines.annotation.settings import SimulateSpec
 from pipelines.annotation.simulate import Annotator, simulated_annotation
 from pipelines.annotation.values import ValueType, region, register_value_type
 from pipelines.core.plugins import RecipeSection, register_section
@@ -19,6 +24,9 @@ from pipelines.core.recipe import Strict
 from pipelines.core.steps import STEPS, Rows, StepOutcome, cached, declares, out_files
 from pipelines.lang import Language, language, register_language
 from pipelines.rebuild.kinds import TaskKind, register_task
+from pipelines.rebuild.rounds import LabelStudioRound
+
+HERE = Path(__file__).resolve().parent
 
 register_language(
     Language(
@@ -40,6 +48,7 @@ class ToySection(Strict):
 
     min_words: int = Field(default=2, ge=1)
     corpus: str = "toy"
+    round: bool = False  # the keywords from a Label Studio round of the family's own
 
 
 def check_toy(recipe, section):
@@ -95,7 +104,7 @@ def sentences(ctx, arg=""):
     def compute():
         lines = path.read_text(encoding="utf-8").splitlines()
         sents = [s for parts in lang.split_sentences(lines) for s in parts]
-        frame = pd.DataFrame({"text": sents})
+        frame = pd.DataFrame({"item_id": [str(n) for n in range(len(sents))], "text": sents})
         frame["words"] = [len(lang.morphemes(s)) for s in sents]
         keep = frame["words"] >= ctx.recipe.toy.min_words
         info = {
@@ -113,30 +122,50 @@ def sentences(ctx, arg=""):
     )
 
 
+def keyword_round(ctx) -> dict[str, Round]:
+    """The family's own round, when the recipe asks for it: three simulated people give
+    each kept sentence a keyword in ``keyword.xml``."""
+    if not ctx.recipe.toy.round:
+        return {}
+    return {"keywords": Round(
+        ctx.out / "sentences" / "kept.parquet", HERE / "keyword.xml",
+        f"{ctx.recipe.name}-keywords", 3, SimulateSpec(annotators=3, seed=0),
+        "annotator", ctx.out / "annotate" / "keywords.parquet", timeout=120.0, poll=1.0,
+    )}  # fmt: skip
+
+
+def _simulated_votes(kept: pd.DataFrame) -> pd.DataFrame:
+    people = [Annotator(i, f"a{i}@toy", 0.0, 0.1, 0.9, False) for i in range(3)]
+    rows = []
+    for n, text in zip(kept["item_id"], kept["text"], strict=True):
+        for who in people:
+            payload = simulated_annotation(INTERFACE, {"item_id": n, "text": text}, who, 1, n,
+                                           False)  # fmt: skip
+            for _field, value in flatten_result(payload["result"], INTERFACE):
+                rows.append({"item_id": n, "annotator_id": who.email, "value": value})
+    return pd.DataFrame(rows)
+
+
 @STEPS.register("toy:keywords")
 def keywords(ctx, arg=""):
     kept = pd.read_parquet(ctx.out / "sentences" / "kept.parquet")
-    people = [Annotator(i, f"a{i}@toy", 0.0, 0.1, 0.9, False) for i in range(3)]
-    rows = []
-    for n, text in enumerate(kept["text"]):
-        for who in people:
-            payload = simulated_annotation(
-                INTERFACE, {"item_id": str(n), "text": text}, who, 1, str(n), False
-            )
-            for _field, value in flatten_result(payload["result"], INTERFACE):
-                rows.append({"item_id": str(n), "annotator_id": who.email, "value": value})
-    result = agree(
-        pd.DataFrame(rows), AgreementSettings(rule="majority", min_votes=2), "toy_keyword"
-    )
+    rounds = ctx.task.rounds(ctx)
+    if "keywords" in rounds:  # the round's pulled annotations
+        votes = pd.read_parquet(rounds["keywords"].annotations)
+        votes = votes[votes["field"] == "keyword"][["item_id", "annotator_id", "value"]]
+    else:
+        votes = _simulated_votes(kept)
+    result = agree(votes, AgreementSettings(rule="majority", min_votes=2), "toy_keyword")
     gold = result["gold"]
     (ctx.out / "keywords").mkdir(exist_ok=True)
     gold.to_parquet(ctx.out / "keywords" / "gold.parquet")
     figures = result["figures"]
     return StepOutcome(
         f"{len(gold)} keywords",
-        {"value_type": figures["value_type"], "unanimous_share": figures["unanimous_share"]},
+        {"value_type": figures["value_type"], "unanimous_share": figures["unanimous_share"],
+         "annotators": int(votes["annotator_id"].nunique())},
         Rows("sentence", len(kept), len(gold)),
-    )
+    )  # fmt: skip
 
 
 @STEPS.register("toy:export")
@@ -144,7 +173,8 @@ def export(ctx, arg=""):
     kept = pd.read_parquet(ctx.out / "sentences" / "kept.parquet")
     gold = pd.read_parquet(ctx.out / "keywords" / "gold.parquet").set_index("item_id")
     (ctx.out / "dataset").mkdir(exist_ok=True)
-    rows = [{"text": t, "keyword": gold.loc[str(n), "label"]} for n, t in enumerate(kept["text"])]
+    rows = [{"text": t, "keyword": gold.loc[n, "label"]}
+            for n, t in zip(kept["item_id"], kept["text"], strict=True)]  # fmt: skip
     (ctx.out / "dataset" / "train.jsonl").write_text(
         "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8"
     )
@@ -159,8 +189,15 @@ register_task(
         title="a toy family",
         layout="toy",
         steps=["sentences", "keywords", "export"],
+        plan=lambda recipe: [
+            "sentences",
+            *([LabelStudioRound("keywords")] if recipe.toy.round else []),
+            "keywords",
+            "export",
+        ],
+        simulated=lambda recipe: recipe.toy.round,
         needs=[],
-        rounds=lambda ctx: {},
+        rounds=keyword_round,
         card=lambda facts: None,
     )
 )

@@ -34,6 +34,7 @@ from pipelines.families.jcqa.steps import (
     writing_items_step,
 )
 from pipelines.rebuild.kinds import TaskKind, register_task
+from pipelines.rebuild.rounds import LabelStudioRound, PlanEntry
 
 if TYPE_CHECKING:
     from pipelines.core.recipe import Recipe
@@ -55,15 +56,11 @@ for _step, _fn in (
     STEPS.add(f"jcqa:{_step}", _fn, (_fn.__doc__ or "").split("\n")[0])
 
 
-def _round(name: str) -> list[str]:
-    return [f"{op}-{name}" for op in ("push", "simulate", "wait", "pull")]
-
-
 # the last filter (3.4.2): automatic pattern matching, then a person checks what matched
-CHECK_STEPS = ["check-items", *_round("check"), "check"]
+CHECK_STEPS = ["check-items", LabelStudioRound("check"), "check"]
 
 
-def plan(recipe: Recipe) -> list[str]:
+def plan(recipe: Recipe) -> list[PlanEntry]:
     """The steps; with ``jcqa.final_check`` (the paper's) the check before the split."""
     steps = list(STEP_NAMES)
     if not recipe.jcqa.final_check:
@@ -71,10 +68,11 @@ def plan(recipe: Recipe) -> list[str]:
     return steps
 
 
-STEP_NAMES = ["question-sets", *_round("synonyms"), "synonyms", "writing-items",
-              *_round("writing"), "questions", "distractor-items", *_round("distractors"),
-              "distractors", "answer-items", *_round("answers"), "answers", *CHECK_STEPS,
-              "split", "export"]  # fmt: skip
+STEP_NAMES = ["question-sets", LabelStudioRound("synonyms"), "synonyms",
+              "writing-items", LabelStudioRound("writing"), "questions",
+              "distractor-items", LabelStudioRound("distractors"), "distractors",
+              "answer-items", LabelStudioRound("answers"), "answers",
+              *CHECK_STEPS, "split", "export"]  # fmt: skip
 
 register_task(
     TaskKind(

@@ -49,6 +49,7 @@ from pipelines.families.jglue.nli import nli_step, validation_step, writing_item
 from pipelines.families.jglue.rounds import configs, preflight, rounds, task_rounds
 from pipelines.families.jglue.steps import captions_step, pairs_step, sts_step
 from pipelines.rebuild.kinds import TaskKind, register_task
+from pipelines.rebuild.rounds import LabelStudioRound, PlanEntry
 
 if TYPE_CHECKING:
     from pipelines.core.recipe import Recipe
@@ -68,10 +69,6 @@ for _step, _fn in (
 ):
     for _kind in ("jsts", "jnli"):
         STEPS.add(f"{_kind}:{_step}", _fn, (_fn.__doc__ or "").split("\n")[0])
-
-
-def _round_steps(name: str) -> list[str]:
-    return [f"{op}-{name}" for op in ("push", "simulate", "wait", "pull")]
 
 
 # the Hub's card (pipelines.export.hf_card): the task category and the paper's BibTeX
@@ -97,17 +94,17 @@ EVALUATIONS = {
 
 # JSTS-C's steps (JGLUE 3.2.2 steps 4 and 5), JNLI's contradictions: written, checked by
 # the edit-distance rule, validated one way (the reverse added for JNLI)
-CONTRADICTION_STEPS = ["writing-items", *_round_steps("writing"), "written",
-                       *_round_steps("validation"), "validation"]  # fmt: skip
+CONTRADICTION_STEPS = ["writing-items", LabelStudioRound("writing"), "written",
+                       LabelStudioRound("validation"), "validation"]  # fmt: skip
 
 
 # the last filter (3.2.2): automatic matching, then a person checks what matched
-CHECK_STEPS = ["check-items", *_round_steps("check"), "check"]
-JNLI_STEPS = ["captions", "pairs", *_round_steps("nli"), "nli", *CONTRADICTION_STEPS,
-              *_round_steps("sts"), "sts"]  # fmt: skip
+CHECK_STEPS = ["check-items", LabelStudioRound("check"), "check"]
+JNLI_STEPS = ["captions", "pairs", LabelStudioRound("nli"), "nli", *CONTRADICTION_STEPS,
+              LabelStudioRound("sts"), "sts"]  # fmt: skip
 
 
-def plan(recipe: Recipe) -> list[str]:
+def plan(recipe: Recipe) -> list[PlanEntry]:
     """A rebuild's steps: ``jsts`` with ``jglue.jsts_c`` (the paper's JSTS, 3.2.2) writes
     and validates contradictions before the STS round rates A, B and C; with
     ``jglue.final_check`` the automatic matching and the manual check come before the
@@ -117,7 +114,7 @@ def plan(recipe: Recipe) -> list[str]:
     if recipe.task == "jnli":
         return [*JNLI_STEPS, *check, "split", "export"]
     extra = CONTRADICTION_STEPS if "validation" in names else []
-    return ["captions", "pairs", *extra, *_round_steps("sts"), "sts", *check, "split", "export"]
+    return ["captions", "pairs", *extra, LabelStudioRound("sts"), "sts", *check, "split", "export"]
 
 
 for _kind, _steps, _title in (
@@ -127,7 +124,7 @@ for _kind, _steps, _title in (
             "captions",
             "pairs",
             *CONTRADICTION_STEPS,
-            *_round_steps("sts"),
+            LabelStudioRound("sts"),
             "sts",
             *CHECK_STEPS,
             "split",

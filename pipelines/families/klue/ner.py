@@ -63,7 +63,7 @@ from pipelines.families.klue.kmou import train_on_kmou
 from pipelines.families.klue.ner_layout import NerRelease, NerSentence, write_layout
 from pipelines.models.char_tagger import TYPES, bio_tags
 from pipelines.rebuild.kinds import ExportInputs, SharedSteps, TaskKind, register_task
-from pipelines.rebuild.rounds import simulation
+from pipelines.rebuild.rounds import LabelStudioRound, PlanEntry, simulation
 
 if TYPE_CHECKING:
     from pipelines.core.recipe import Recipe
@@ -718,13 +718,14 @@ def card(facts: dict) -> CardSection:
     })  # fmt: skip
 
 
-REVIEW_STEPS = ["drafts", "push-linguists", "simulate-linguists", "wait-linguists",
-                "pull-linguists"]  # fmt: skip
-ALL_STEPS = ["ingest", "tagger", "items", "push", "simulate", "wait", "pull", "agree",
-             *REVIEW_STEPS, "gold", "split", "entities", "export", "release"]  # fmt: skip
+REVIEW_STEPS: list[PlanEntry] = ["drafts", LabelStudioRound("linguists")]
+ALL_STEPS: list[PlanEntry] = [
+    "ingest", "tagger", "items", LabelStudioRound(), "agree",
+    *REVIEW_STEPS, "gold", "split", "entities", "export", "release",
+]  # fmt: skip
 
 
-def _plan(recipe: Recipe) -> list[str]:
+def _plan(recipe: Recipe) -> list[PlanEntry]:
     """The steps, without the review round's when the recipe has no ``ner.review``."""
     if recipe.ner.review is not None:
         return list(ALL_STEPS)

@@ -50,7 +50,7 @@ from pipelines.export.data_card import annotation_round, inline, table
 from pipelines.export.records import SPLITS, split_rows
 from pipelines.families.klue.hub import hub
 from pipelines.rebuild.kinds import ExportInputs, SharedSteps, TaskKind, register_task
-from pipelines.rebuild.rounds import simulation
+from pipelines.rebuild.rounds import LabelStudioRound, simulation
 
 LABELS = ("entailment", "contradiction", "neutral")
 # KLUE Table 5 (validation statistics), as printed: figure -> (its name in the table,
@@ -442,9 +442,8 @@ register_task(TaskKind(
     title="KLUE-NLI-style natural language inference (KLUE 3.3)",
     layout="klue-nli",
     hub=hub("text-classification"),
-    steps=["ingest", "premises", "push-writing", "simulate-writing", "wait-writing",
-           "pull-writing", "hypotheses", "push", "simulate", "wait", "pull", "agree", "split",
-           "export"],
+    steps=["ingest", "premises", LabelStudioRound("writing"), "hypotheses", LabelStudioRound(),
+           "agree", "split", "export"],
     needs=["annotation", "agreement", "split", "items.premises", "annotation.writing"],
     rounds=rounds,
     card=card,

@@ -53,7 +53,7 @@ from pipelines.families.klue.kmou import train_on_kmou
 from pipelines.families.klue.ner import length_reasons
 from pipelines.families.klue.re_section import RE_TYPES
 from pipelines.rebuild.kinds import ExportInputs, SharedSteps, TaskKind, register_task
-from pipelines.rebuild.rounds import one_round
+from pipelines.rebuild.rounds import LabelStudioRound, one_round
 
 if TYPE_CHECKING:
     from pipelines.core.recipe import Recipe
@@ -619,8 +619,8 @@ register_task(TaskKind(
     title="KLUE-RE: the relation between two entities of a sentence (KLUE 3.5.1)",
     layout="klue-re",
     hub=hub("text-classification"),
-    steps=["ingest", "taggers", "candidates", "items", "push", "simulate", "wait", "pull",
-           "votes", "agree", "mix", "split", "export"],
+    steps=["ingest", "taggers", "candidates", "items", LabelStudioRound(), "votes", "agree",
+           "mix", "split", "export"],
     rounds=one_round,
     card=card,
     needs=["annotation", "agreement", "split", "re"],

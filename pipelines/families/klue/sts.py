@@ -47,7 +47,7 @@ from pipelines.families.klue.hub import hub
 from pipelines.families.klue.items_section import ItemsSpec
 from pipelines.families.klue.sampling import sample_evenly
 from pipelines.rebuild.kinds import ExportInputs, SharedSteps, TaskKind, register_task
-from pipelines.rebuild.rounds import one_round
+from pipelines.rebuild.rounds import LabelStudioRound, one_round
 
 ITEM_COLUMNS = ["item_id", "sentence1", "sentence2", "source", "method", "score", "license"]
 
@@ -219,7 +219,7 @@ register_task(TaskKind(
     title="KLUE-STS-style semantic textual similarity (KLUE 3.2)",
     layout="klue-sts",
     hub=hub("sentence-similarity"),
-    steps=["pairs", "items", "push", "simulate", "wait", "pull", "agree", "split", "export"],
+    steps=["pairs", "items", LabelStudioRound(), "agree", "split", "export"],
     needs=["annotation", "agreement", "split", "pairing"],
     rounds=one_round,
     card=card,

@@ -34,7 +34,7 @@ from pipelines.families.klue.hub import hub
 from pipelines.families.klue.sampling import sample_evenly
 from pipelines.lang import language
 from pipelines.rebuild.kinds import ExportInputs, SharedSteps, TaskKind, register_task
-from pipelines.rebuild.rounds import one_round
+from pipelines.rebuild.rounds import LabelStudioRound, one_round
 
 TOPICS = ("IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치")  # YNAT's seven
 DEFAULT_TOPIC = "생활문화"
@@ -237,7 +237,7 @@ register_task(TaskKind(
     title="YNAT-style topic classification of news headlines (KLUE 3.1)",
     layout="klue-ynat",
     hub=hub("text-classification"),
-    steps=["ingest", "items", "push", "simulate", "wait", "pull", "agree", "split", "export"],
+    steps=["ingest", "items", LabelStudioRound(), "agree", "split", "export"],
     rounds=one_round,
     card=card,
     shared=SharedSteps(

@@ -29,12 +29,11 @@ from pipelines.families.kobbq.steps import (
     survey_step,
 )
 from pipelines.rebuild.kinds import TaskKind, register_task
+from pipelines.rebuild.rounds import LabelStudioRound
 
 STEP_NAMES = [
-    "survey-items", "push-survey", "simulate-survey", "wait-survey", "pull-survey",
-    "survey", "expand", "evaluation",
-    "check-items", "push-check", "simulate-check", "wait-check", "pull-check",
-    "export",
+    "survey-items", LabelStudioRound("survey"), "survey", "expand", "evaluation",
+    "check-items", LabelStudioRound("check"), "export",
 ]  # fmt: skip
 
 for _step, _fn in (("survey-items", survey_items_step), ("survey", survey_step),

@@ -18,7 +18,6 @@ from pipelines.core.steps import (
     cached,
     declares,
     out_files,
-    step_function,
 )
 from pipelines.families.kobest.rounds import (
     DROP_COLUMNS,
@@ -32,6 +31,7 @@ from pipelines.families.kobest.writing import (
     apply_round,
 )
 from pipelines.rebuild.export import inline_counts
+from pipelines.rebuild.rounds import run_round
 
 
 @declares(
@@ -246,9 +246,7 @@ def revision_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     flagged = pd.read_parquet(r.items)
     info: dict = {"iteration": k, "flagged": len(flagged)}
     if len(flagged):
-        for op in ("push", "simulate", "wait", "pull"):
-            fn, op_arg = step_function(ctx.task.name, f"{op}-{name}")
-            info[op] = fn(ctx, op_arg).summary
+        info.update(run_round(ctx, name))
 
     def compute() -> tuple[dict, dict]:
         items = pd.read_parquet(src)
@@ -413,9 +411,7 @@ def negated_test_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     todo = pd.read_parquet(folder / "conversion_items.parquet")
     info: dict = {}
     if rules.negated_test and rules.human_conversion and len(todo):
-        for op in ("push", "simulate", "wait", "pull"):
-            fn, op_arg = step_function(ctx.task.name, f"{op}-conversion")
-            info[op] = fn(ctx, op_arg).summary
+        info.update(run_round(ctx, "conversion"))
 
     def compute() -> tuple[dict, dict]:
         items = pd.read_parquet(src)

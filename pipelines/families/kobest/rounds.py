@@ -11,6 +11,7 @@ import pandas as pd
 from pipelines.annotation.rounds import Round
 from pipelines.core.steps import RunContext
 from pipelines.families.kobest.tasks import KobestTask, kobest_task
+from pipelines.rebuild.rounds import LabelStudioRound, PlanEntry
 
 if TYPE_CHECKING:
     from pipelines.core.recipe import Recipe
@@ -113,15 +114,14 @@ def rounds(ctx: RunContext) -> dict[str, Round]:
     return r
 
 
-def plan(recipe: Recipe) -> list[str]:
+def plan(recipe: Recipe) -> list[PlanEntry]:
     """The steps of a recipe: the artifact reviews and revision rounds follow
     ``rules.iterations``; SentiNeg builds its test set last (``negated``, 2.6)."""
-    ops = ("push", "simulate", "wait", "pull")
-    steps = [
+    steps: list[PlanEntry] = [
         "prompts",
-        *(f"{op}-writing" for op in ops),
+        LabelStudioRound("writing"),
         "written",
-        *(f"{op}-review" for op in ops),
+        LabelStudioRound("review"),
         "reviewed",
         "duplicates",
         "split",

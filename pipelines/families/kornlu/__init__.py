@@ -52,6 +52,7 @@ from pipelines.families.kornlu.translate import (
     translate_step,
 )
 from pipelines.rebuild.kinds import TaskKind, register_task
+from pipelines.rebuild.rounds import LabelStudioRound
 
 # the Hub's card (pipelines.export.hf_card): the task category and the paper's BibTeX
 HUB_CATEGORY = {"korsts": "sentence-similarity", "kornli": "text-classification"}
@@ -64,11 +65,9 @@ BIBTEX = """@inproceedings{ham2020kornli,
 }"""
 
 STEP_NAMES = ["mt-model", "translate", "postedit",
-              *[f"{op}-postedit-{h}" for h in HALVES for op in ("push", "simulate", "wait",
-                                                                "pull")],
+              *[LabelStudioRound(f"postedit-{h}") for h in HALVES],
               "crosscheck",
-              *[f"{op}-crosscheck-{h}" for h in HALVES for op in ("push", "simulate", "wait",
-                                                                  "pull")],
+              *[LabelStudioRound(f"crosscheck-{h}") for h in HALVES],
               "qa", "relabel", "export"]  # fmt: skip
 
 # how each release is scored (Ham et al. 2020, 4): KorNLI by accuracy, KorSTS by

@@ -240,11 +240,9 @@ def relabel_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             items_path = folder / "items.parquet"
             if not items_path.is_file() or not pd.read_parquet(items_path).equals(items):
                 write_parquet(items, items_path)
-            from pipelines.core.steps import step_function
+            from pipelines.rebuild.rounds import run_round
 
-            for op in ("push", "simulate", "wait", "pull"):
-                fn, _ = step_function(kind.name, op)
-                lines.append(f"{op}: {fn(ctx, 'relabel').summary}")
+            lines += [f"{op}: {summary}" for op, summary in run_round(ctx, "relabel").items()]
             votes = pd.read_parquet(ctx.out / "annotate" / "relabel.parquet")
             final, dropped = relabelled(pairs, votes, kind.name)
         else:

@@ -21,6 +21,7 @@ from pipelines.families.kornlu.sources import (
     LABELS,
     source_tables,
 )
+from pipelines.rebuild.rounds import LabelStudioRound, PlanEntry
 
 if TYPE_CHECKING:
     from pipelines.core.recipe import Recipe
@@ -85,19 +86,25 @@ def rounds(ctx: RunContext) -> dict[str, Round]:
     return out_rounds
 
 
-# the steps of the post-editing rounds (Ham et al. 2020, 3.1), left out of a rebuild
-# whose splits are all machine translated only
-POSTEDIT_STEPS = ("postedit", "crosscheck", "-postedit-", "-crosscheck-")
+# the post-editing steps and rounds (Ham et al. 2020, 3.1), left out of a rebuild whose
+# splits are all machine translated only
+POSTEDIT_STEPS = ("postedit", "crosscheck")
 
 
-def plan(recipe: Recipe, steps: list[str]) -> list[str]:
+def _posts(entry: PlanEntry) -> bool:
+    """Whether a plan entry belongs to the post-editing: its steps or its rounds."""
+    if isinstance(entry, LabelStudioRound):
+        return entry.name.split("-", 1)[0] in POSTEDIT_STEPS
+    return entry in POSTEDIT_STEPS
+
+
+def plan(recipe: Recipe, steps: list[PlanEntry]) -> list[PlanEntry]:
     """The rebuild's steps: ``steps`` without the post-editing and cross-check rounds when
     every split of the recipe is machine translated only (Ham et al. 2020, 3.1: the
     training sets are; no Label Studio round then)."""
     if recipe.translation is None or recipe.translation.any_postedit:
         return list(steps)
-    return [s for s in steps if s not in POSTEDIT_STEPS[:2]
-            and not any(m in s for m in POSTEDIT_STEPS[2:])]  # fmt: skip
+    return [s for s in steps if not _posts(s)]
 
 
 def _trained_dir(ctx: RunContext) -> Path:

@@ -29,6 +29,7 @@ from pipelines.families.marc.steps import (
     split_step,
 )
 from pipelines.rebuild.kinds import TaskKind, register_task
+from pipelines.rebuild.rounds import LabelStudioRound
 
 for _step, _fn in (
     ("reviews", reviews_step),
@@ -50,10 +51,7 @@ register_task(
             "reviews",
             "split",
             "crowd-items",
-            "push",
-            "simulate",
-            "wait",
-            "pull",
+            LabelStudioRound(),
             "agree",
             "labels",
             "export",

@@ -34,6 +34,7 @@ from pipelines.families.reading.steps import (
     writing_items_step,
 )
 from pipelines.rebuild.kinds import TaskKind, register_task
+from pipelines.rebuild.rounds import LabelStudioRound
 
 KINDS = ("jsquad", "klue-mrc")
 for _step, _fn in (
@@ -49,12 +50,8 @@ for _step, _fn in (
         STEPS.add(f"{_kind}:{_step}", _fn, (_fn.__doc__ or "").split("\n")[0])
 
 
-def _round_steps(name: str) -> list[str]:
-    return [f"{op}-{name}" for op in ("push", "simulate", "wait", "pull")]
-
-
-STEP_NAMES = ["paragraphs", "writing-items", *_round_steps("writing"), "questions", "split",
-              "validation-items", *_round_steps("validation"), "answers", "export"]  # fmt: skip
+STEP_NAMES = ["paragraphs", "writing-items", LabelStudioRound("writing"), "questions", "split",
+              "validation-items", LabelStudioRound("validation"), "answers", "export"]  # fmt: skip
 
 # how each release is scored: JSQuAD by exact match and character F1 (JGLUE
 # 3.3.1), KLUE-MRC by exact match and character ROUGE-W (KLUE 3.7.2)

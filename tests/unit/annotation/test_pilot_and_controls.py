@@ -16,6 +16,7 @@ from pipelines.annotation.simulate import Annotator, plan
 from pipelines.core.recipe import load_recipe
 from pipelines.rebuild.kinds import task_kind
 from pipelines.rebuild.people import PILOT_STEPS, with_people_steps
+from pipelines.rebuild.rounds import expand_plan
 
 ROOT = Path(__file__).resolve().parents[3]
 STS = parse_label_config(ROOT / "annotation_configs" / "sts.xml")
@@ -68,7 +69,9 @@ def test_a_label_outside_the_choices_and_a_repeated_id_are_errors(tmp_path):
 def test_the_recipe_adds_the_pilot_before_the_first_round_and_controls_before_push():
     sts = load_recipe(ROOT / "recipes" / "sts-demo.yaml")
     steps = task_kind("klue-sts").steps_for(sts)
-    assert steps[steps.index("pilot") : steps.index("qualify") + 1] == PILOT_STEPS
+    assert steps[steps.index("pilot") : steps.index("qualify") + 1] == expand_plan(PILOT_STEPS)
+    assert expand_plan(PILOT_STEPS) == ["pilot", "push-pilot", "simulate-pilot", "wait-pilot",
+                                        "pull-pilot", "qualify"]  # fmt: skip
     assert steps.index("qualify") < steps.index("controls") == steps.index("push") - 1
     nli = load_recipe(ROOT / "recipes" / "nli-demo.yaml")
     steps = task_kind("klue-nli").steps_for(nli)
