@@ -154,29 +154,36 @@ def export_dataset(
     rebuild: str,
 ) -> tuple[dict, bool]:
     """Write OUT/dataset (see the module docstring); return (facts, cached)."""
-    from pipelines.core.io import outputs_current, write_outputs
-    from pipelines.export import card_facts, data_card
-    from pipelines.export.guards import guard_release
-
     # from the step's declaration: its key, and its inputs' SHA-256 (read once)
     key, dataset, hashes = ctx.cache.key, ctx.cache.folder, ctx.cache.digests
     if outputs_current(dataset, key, [*names, *CARD_FILES]):
         return json.loads((dataset / "card.json").read_text(encoding="utf-8")), True
     facts = {**base_facts(ctx, hashes, rounds, files, sources, rebuild), **facts_of(ctx, inputs)}
     tables, texts, jsons = build(facts)
+    write_release(ctx, facts, tables, texts, jsons)
+    return facts, False
+
+
+def write_release(ctx: RunContext, facts: dict, tables: dict[str, pd.DataFrame],
+                  texts: dict[str, str], jsons: dict[str, object],
+                  transient: tuple[str, ...] = ()) -> None:  # fmt: skip
+    """The last stretch of every export, the shared step's and a family's: the
+    release's facts (its files' schema and sizes, ``card_facts.release_facts``), the
+    guard (an empty split, one class or a degenerate tagger is refused before any
+    write, issue 51), the card rendered from ``facts`` by the task kind's section, and
+    every file written atomically into OUT/dataset under the step's cache key with
+    card.json (``facts`` without the ``transient`` ones, which only the card reads)."""
+    from pipelines.export import card_facts, data_card
+    from pipelines.export.guards import guard_release
+
+    key, dataset = ctx.cache.key, ctx.cache.folder
     facts.update(card_facts.release_facts(tables, facts["export"]["files"], ctx.task.hub))
-    # an empty split, one class or a degenerate tagger: refused before any write
     facts["degenerate"] = guard_release(facts, ctx.recipe, f"{ctx.recipe_path}: {dataset}")
     card = data_card.render_card(facts, ctx.task.card(facts))
-    write_outputs(
-        dataset,
-        key,
-        tables,
-        {"card.json": facts, **jsons},
-        {**texts, **card.texts},
-        card.figures,
-    )
-    return facts, False
+    for name in transient:
+        facts.pop(name)
+    write_outputs(dataset, key, tables, {"card.json": facts, **jsons},
+                  {**texts, **card.texts}, card.figures)  # fmt: skip
 
 
 def json_inputs(inputs: dict[str, Path], skip: tuple[str, ...] = ()) -> dict:
@@ -254,7 +261,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         facts = json.loads((dataset / "card.json").read_text(encoding="utf-8"))
         exported = {**facts["export"], "cached": True}
     else:
-        facts = _export(ctx, inputs, hashes, dataset, key, jsonl)
+        facts = _export(ctx, inputs, hashes, jsonl)
         exported = {**facts["export"], "cached": False}
     n_in = int(pd.read_parquet(inputs["splits"], columns=["item_id"]).shape[0])
     n_out = sum(exported["files"].values())
@@ -263,11 +270,9 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
                             if n_in != n_out else {}))  # fmt: skip
 
 
-def _export(ctx: RunContext, inputs: dict, hashes: dict, dataset: Path, key: str,
+def _export(ctx: RunContext, inputs: dict, hashes: dict,
             jsonl: Callable[[list[dict]], str]) -> dict:  # fmt: skip
     from pipelines.export import card_facts
-    from pipelines.export.data_card import render_card
-    from pipelines.export.guards import guard_release
 
     recipe, out, kind = ctx.recipe, ctx.out, ctx.task
     from pipelines.agreement.review import apply_fixes
@@ -329,12 +334,5 @@ def _export(ctx: RunContext, inputs: dict, hashes: dict, dataset: Path, key: str
     for name, r in rounds.items():
         if name:
             facts[name] = annotation_facts(r, pd.read_parquet(r.annotations), ctx.simulated)
-    facts.update(card_facts.release_facts(tables, files, kind.hub))
-    # issue 51: an empty split, one class or a degenerate tagger refused before any write
-    facts["degenerate"] = guard_release(facts, recipe, f"{ctx.recipe_path}: {dataset}")
-    card = render_card(facts, kind.card(facts))
-    facts.pop("artifacts_md")
-    write_outputs(dataset, key, tables, {"card.json": facts},
-                  {**texts, **card.texts},
-                  card.figures)  # fmt: skip
+    write_release(ctx, facts, tables, texts, {}, transient=("artifacts_md",))
     return facts
