@@ -139,17 +139,16 @@ def qa_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         return {"pairs.parquet": kept, "dropped.parquet": dropped, "review.parquet": review,
                 "sentences.parquet": s}, info  # fmt: skip
 
-    info, hit = cached(ctx, compute)
+    done = cached(ctx, compute)
+    info = done.info
     overall = {k: v["mt_vs_final"] for k, v in info["figures"]["per_split"].items()}
     summary = ", ".join(
         f"{k}: BLEU {v.get('bleu')}, chrF {v.get('chrf')}, unchanged "
         f"{v.get('unchanged_share', 0):.0%}"
         for k, v in overall.items()
     )
-    return StepOutcome(
-        f"{summary}; {info['flagged_pairs']} pairs flagged {info['flags']}"
-        f"{' (cached)' if hit else ''}",
-        {**info, "cached": hit},
+    return done.outcome(
+        f"{summary}; {info['flagged_pairs']} pairs flagged {info['flags']}",
         Rows("pair", info["pairs"], info["kept"], info["dropped"]),
     )
 

@@ -225,12 +225,12 @@ def translate_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }  # fmt: skip
         return {"pairs.parquet": pairs, "sentences.parquet": sentences}, info
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"{info['pairs']:,} pairs, {info['sentences']:,} sentences{' (cached)' if hit else ''}: "
-        f"{info['per_backend']}",
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['pairs']:,} pairs, {info['sentences']:,} sentences",
         Rows("pair", info["pairs"], info["pairs"]),
+        after=f": {info['per_backend']}",
     )
 
 
@@ -294,10 +294,13 @@ def postedit_step(ctx: RunContext, arg: str = "") -> StepOutcome:
                 "simulated": sim is not None}  # fmt: skip
         return tables, info
 
-    info, hit = cached(ctx, compute)
+    done = cached(ctx, compute)
+    info = done.info
     n = sum(info["items"].values())
-    return StepOutcome(f"{info['items']} sentences per post-editor{' (cached)' if hit else ''}",
-                       {**info, "cached": hit}, Rows("sentence", n, n))  # fmt: skip
+    return done.outcome(
+        f"{info['items']} sentences per post-editor",
+        Rows("sentence", n, n),
+    )
 
 
 def _answers(table: pd.DataFrame, field: str) -> pd.DataFrame:
@@ -357,10 +360,13 @@ def crosscheck_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             info["not_postedited"][h] = int(missing.sum())
         return tables, info
 
-    info, hit = cached(ctx, compute)
+    done = cached(ctx, compute)
+    info = done.info
     n = sum(info["items"].values())
-    return StepOutcome(f"{info['items']} post-edits to cross-check{' (cached)' if hit else ''}",
-                       {**info, "cached": hit}, Rows("sentence", n, n))  # fmt: skip
+    return done.outcome(
+        f"{info['items']} post-edits to cross-check",
+        Rows("sentence", n, n),
+    )
 
 
 def final_sentences(ctx: RunContext) -> pd.DataFrame:
