@@ -265,13 +265,13 @@ def items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }
         return {"items.parquet": items, "rejects.parquet": rejects}, info
 
-    info, hit = cached(ctx, compute)
+    done = cached(ctx, compute)
+    info = done.info
     rates = {s: v["keep_rate"] for s, v in info["per_source"].items()}
-    return StepOutcome(
-        f"{info['items']:,} of {info['sentences']:,} sentences pseudo-labelled with entities"
-        f"{' (cached)' if hit else ''}; keep rate per source {rates}",
-        {**info, "cached": hit},
+    return done.outcome(
+        f"{info['items']:,} of {info['sentences']:,} sentences pseudo-labelled with entities",
         Rows("sentence", info["sentences"], info["items"], info["dropped"]),
+        after=f"; keep rate per source {rates}",
     )
 
 
@@ -363,10 +363,13 @@ def drafts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         )
         return {"items.parquet": frame}, {"drafts": len(frame)}
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(f"{info['drafts']:,} drafts for the linguists"
-                       + (" (cached)" if hit else ""), info,
-                       Rows("item", info["drafts"], info["drafts"]))  # fmt: skip
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['drafts']:,} drafts for the linguists",
+        Rows("item", info["drafts"], info["drafts"]),
+        merge=False,
+    )
 
 
 # ------------------------------------------------------------------------------ gold
@@ -597,13 +600,13 @@ def gold_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         return {"gold.parquet": gold, "dropped.parquet": all_dropped,
                 "versions.parquet": pd.DataFrame(versions)}, info  # fmt: skip
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"{info['gold_items']:,} of {info['items']:,} sentences gold"
-        f"{' (cached)' if hit else ''}; dropped {info['dropped']}; "
-        f"correction rate {info['correction']['correction_rate']}",
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['gold_items']:,} of {info['items']:,} sentences gold",
         Rows("item", info["items"], info["gold_items"], info["dropped"]),
+        after=f"; dropped {info['dropped']}; "
+        f"correction rate {info['correction']['correction_rate']}",
     )
 
 

@@ -240,12 +240,12 @@ def premises_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }
         return {"premises.parquet": items, "rejected.parquet": rejected}, info
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"{info['premises']:,} premises of {info['sentences']:,} sentences"
-        f"{' (cached)' if hit else ''}: {info['per_source']}",
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['premises']:,} premises of {info['sentences']:,} sentences",
         Rows("sentence", info["sentences"], info["premises"], info["rejected"]),
+        after=f": {info['per_source']}",
     )
 
 
@@ -275,13 +275,14 @@ def hypotheses_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }
         return {"items.parquet": items, "dropped_premises.parquet": dropped}, info
 
-    info, hit = cached(ctx, compute)
+    done = cached(ctx, compute)
+    info = done.info
     n_premises = len(pd.read_parquet(premises, columns=["item_id"]))
-    return StepOutcome(
+    return done.outcome(
         f"{info['items']:,} pairs from {info['premises_written']:,} premises; premises "
         f"dropped {info['premises_dropped']}",
-        {**info, "cached": hit},
         Rows("premise", n_premises, info["premises_written"], info["premises_dropped"]),
+        mark=False,
     )
 
 

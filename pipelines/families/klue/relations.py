@@ -427,12 +427,11 @@ def candidates_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }  # fmt: skip
         return {"sentences.parquet": kept, "rejects.parquet": rejects}, info
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
         f"{info['kept']:,} of {info['sentences']:,} sentences hold a PER/ORG entity and "
-        f"another; {info['entities_unioned']:,} entities unioned ({info['entities_per_tagger']})"
-        + (" (cached)" if hit else ""),
-        {**info, "cached": hit},
+        f"another; {info['entities_unioned']:,} entities unioned ({info['entities_per_tagger']})",
         Rows("sentence", info["sentences"], info["kept"], info["dropped"]),
     )
 
@@ -491,11 +490,11 @@ def items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
                 "kb_note": kb_note(ctx.recipe.resolve(spec.kb))}  # fmt: skip
         return {"items.parquet": items, "rejects.parquet": rejects}, info
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
         f"{info['sampled']:,} of {info['pairs_possible']:,} entity pairs: {info['kb']} KB-based, "
-        f"{info['uniform']} uniform" + (" (cached)" if hit else ""),
-        {**info, "cached": hit},
+        f"{info['uniform']} uniform",
         Rows("pair", info["pairs_possible"], info["sampled"], info["dropped"]),
     )
 
@@ -517,9 +516,12 @@ def votes_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         table, resolved = merge_other(table)
         return {"votes.parquet": table}, resolved
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(f"{info['from_show_all']} answers chosen under 'show all'"
-                       + (" (cached)" if hit else ""), info)  # fmt: skip
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['from_show_all']} answers chosen under 'show all'",
+        merge=False,
+    )
 
 
 def merge_other(table: pd.DataFrame) -> tuple[pd.DataFrame, dict]:

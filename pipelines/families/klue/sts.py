@@ -118,11 +118,12 @@ def items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }
         return {"items.parquet": items, "rejects.parquet": rejects}, info
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"{info['items']:,} items{' (cached)' if hit else ''}: {info['per_method']}",
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['items']:,} items",
         Rows("pair", info["in"], info["items"], info["dropped"]),
+        after=f": {info['per_method']}",
     )
 
 

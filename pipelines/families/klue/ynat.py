@@ -148,12 +148,12 @@ def items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }
         return {"items.parquet": items, "rejects.parquet": rejects}, info
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"{info['items']:,} headlines of {info['sentences']:,}"
-        f"{' (cached)' if hit else ''}: {info['per_source']}",
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"{info['items']:,} headlines of {info['sentences']:,}",
         Rows("sentence", info["sentences"], info["items"], info["dropped"]),
+        after=f": {info['per_source']}",
     )
 
 
