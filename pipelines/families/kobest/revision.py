@@ -12,6 +12,7 @@ import pandas as pd
 from pipelines.core.io import write_parquet
 from pipelines.core.stage import value_counts
 from pipelines.core.steps import (
+    Cached,
     Rows,
     RunContext,
     StepOutcome,
@@ -95,11 +96,10 @@ def duplicates_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "dropped.parquet": pd.DataFrame(list(dropped.values()), columns=DROP_COLUMNS),
         }, info
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        f"pairs {info['pairs']}; {info['kept']} of {info['items']} kept"
-        + (" (cached)" if hit else ""),
-        {**info, "cached": hit},
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        f"pairs {info['pairs']}; {info['kept']} of {info['items']} kept",
         Rows("item", info["items"], info["kept"], info["dropped"]),
     )
 
@@ -208,14 +208,13 @@ def artifacts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "report.parquet": pd.DataFrame({"markdown": [md]}),
         }, info
 
-    info, hit = cached(ctx, compute)
+    done = cached(ctx, compute)
+    info = done.info
     acc = info["partial_input"]
     cues = ", ".join(f"{c['morpheme']}->{c['label']}" for c in info["cues"][:5]) or "none"
-    return StepOutcome(
+    return done.outcome(
         f"review {k}: partial-input accuracy {acc['accuracy']} vs majority "
-        f"{acc['majority_baseline']}; cues {cues}; {info['sent_to_revision']} to revision"
-        + (" (cached)" if hit else ""),
-        {**info, "cached": hit},
+        f"{acc['majority_baseline']}; cues {cues}; {info['sent_to_revision']} to revision",
     )
 
 
@@ -288,17 +287,17 @@ def revision_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "skipped": False,
         }
 
-    got, hit = cached(ctx, compute)
+    done = cached(ctx, compute)
+    got = done.info
     info.update(got)
     summary = (
         "nothing flagged: skipped"
         if got["skipped"]
         else f"{got['flagged']} revised: {got['decisions']}"
     )
-    return StepOutcome(
-        summary + (" (cached)" if hit else ""),
-        {**info, "cached": hit},
-        Rows("item", got["items"], got["kept"], got["dropped"]),
+    # the step's info: the iteration, its round's figures and the cached ones
+    return Cached(info, done.hit).outcome(
+        summary, Rows("item", got["items"], got["kept"], got["dropped"])
     )
 
 
@@ -365,15 +364,20 @@ def candidates_step(ctx: RunContext, arg: str = "") -> StepOutcome:
                 "to_convert": len(conversion)}  # fmt: skip
         return {"candidates.parquet": candidates, "conversion_items.parquet": conversion}, info
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(
-        ("skipped (rules.negated_test is off)" if info["skipped"]
-         else f"{info['selected']} of {info['candidates']} train items selected"
-         + (f"; {info['to_convert']} to the conversion round" if info.get("human_conversion")
-            else "; the helper's drafts convert them (rules.human_conversion off)"))
-        + (" (cached)" if hit else ""),
-        {**info, "cached": hit},
-    )  # fmt: skip
+    done = cached(ctx, compute)
+    info = done.info
+    return done.outcome(
+        (
+            "skipped (rules.negated_test is off)"
+            if info["skipped"]
+            else f"{info['selected']} of {info['candidates']} train items selected"
+            + (
+                f"; {info['to_convert']} to the conversion round"
+                if info.get("human_conversion")
+                else "; the helper's drafts convert them (rules.human_conversion off)"
+            )
+        ),
+    )
 
 
 def _conversion_pulls(ctx: RunContext, arg: str) -> dict[str, Path]:
@@ -441,17 +445,13 @@ def negated_test_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         return {"items.parquet": new_items, "splits.parquet": new_splits,
                 "candidates.parquet": candidates}, info  # fmt: skip
 
-    got, hit = cached(ctx, compute)
-    info.update(got)
+    done = cached(ctx, compute)
+    info.update(done.info)
     n = sum((info.get("splits_after") or {}).values()) or None
-    return StepOutcome(
-        (
-            "skipped (rules.negated_test is off)"
-            if info["skipped"]
-            else f"{info['converted']} of {info['candidates']} train items converted into test "
-            f"({inline_counts({k: v for k, v in info['outcomes'].items() if v})})"
-        )
-        + (" (cached)" if hit else ""),
-        {**info, "cached": hit},
+    return Cached(info, done.hit).outcome(
+        "skipped (rules.negated_test is off)"
+        if info["skipped"]
+        else f"{info['converted']} of {info['candidates']} train items converted into test "
+        f"({inline_counts({k: v for k, v in info['outcomes'].items() if v})})",
         Rows("item", n, n) if n else None,
     )
