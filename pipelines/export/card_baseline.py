@@ -7,6 +7,7 @@ review, each with the metric the paper reports. Everything comes from the card's
 from __future__ import annotations
 
 from pipelines.core.markdown import cell, escape, table
+from pipelines.export.facts import CardFacts
 
 # below this many training items a figure says what the pipeline computes, not how hard
 # the paper's dataset is
@@ -17,7 +18,7 @@ def _fmt(value: object) -> str:
     return "n/a" if value is None else cell(value)
 
 
-def _human_rows(facts: dict, metrics: list[str]) -> list[list[str]]:
+def _human_rows(facts: CardFacts, metrics: list[str]) -> list[list[str]]:
     h = facts.get("human_performance")
     if not h:
         return []
@@ -34,7 +35,7 @@ def _human_rows(facts: dict, metrics: list[str]) -> list[list[str]]:
              *[_fmt(None if v is None else round(100 * float(v), 2)) for v in vals]]]  # fmt: skip
 
 
-def _fixed_answers(facts: dict) -> str:
+def _fixed_answers(facts: CardFacts) -> str:
     """KoBBQ's baselines (Jin et al. 2024, 4): fixed answers on the evaluation set (the
     release has no train split to fine-tune on), from the card's ``scores``."""
     scores = facts.get("scores")
@@ -56,7 +57,7 @@ def _fixed_answers(facts: dict) -> str:
     ])  # fmt: skip
 
 
-def baseline_section(facts: dict) -> str:
+def baseline_section(facts: CardFacts) -> str:
     """The Markdown of the section (never empty: without a baseline it says how to run
     one)."""
     b = facts.get("baseline")

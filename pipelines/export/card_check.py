@@ -26,6 +26,9 @@ themselves and names every mismatch:
   run without the manifest is not vouched for. The label distributions are recounted
   from each split's JSON Lines file as well as its Parquet file.
 
+- ``card.json types`` (issue 53): each fact card.json holds has the type
+  ``pipelines.export.facts.CardFacts`` gives it; a wrong one is named by its key path.
+
 What the check could not recompute (a split without a Parquet file, a layout without a
 label column) is listed as unchecked, never as passed.
 """
@@ -39,6 +42,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipelines.export.card_facts import _bin
+from pipelines.export.facts import CardFacts
 
 # the release's name of a split, where it is not the split's own (JGLUE: valid)
 SPLIT_ALIASES = {"dev": ("dev", "valid", "validation")}
@@ -136,6 +140,7 @@ def check_card(run_dir: Path) -> CardCheck:
         raise FileNotFoundError(f"{run_dir}: no dataset/card.json (is it a finished rebuild?)")
     facts = json.loads(card.read_text(encoding="utf-8"))
     result = CardCheck(dataset)
+    check_types(facts, result)
     check_files(dataset, result)
     for name, stated in facts.get("export", {}).get("files", {}).items():
         path = dataset / name
@@ -198,6 +203,33 @@ def _jsonl_labels(path: Path, labels: dict) -> dict[str, int] | str:
     return label_counts(column, bool(labels.get("numeric")), list(labels.get("order", [])))
 
 
+@dataclass
+class TypeMismatch(Mismatch):
+    """A fact of card.json whose value does not have the type ``facts.CardFacts`` gives
+    it (``card``: what the type asks; ``files``: the value card.json holds)."""
+
+    source: str = "pipelines/export/facts.py"
+
+    def __str__(self) -> str:
+        return f"{self.what}: {self.card} (card.json holds {self.files}; {self.source})"
+
+
+def check_types(facts: object, result: CardCheck) -> None:
+    """Every fact card.json holds against its type (``facts.CardFacts``): a fact of the
+    wrong type is a mismatch naming its key path (``checked`` lists counts only). A
+    required fact the card lacks is not named here (an export refuses to write such a
+    card; a card from another tool states what it states, and its counts are checked
+    below)."""
+    from pipelines.export.facts import problems
+
+    for p in problems(facts):
+        if not p.missing:
+            shown = json.dumps(p.value, ensure_ascii=False, default=str)
+            result.mismatches.append(TypeMismatch(f"card.json {p.key}", p.message,
+                                                  shown if len(shown) <= 80
+                                                  else shown[:77] + "..."))  # fmt: skip
+
+
 def check_files(dataset: Path, result: CardCheck) -> None:
     """Every release file against the release manifest (``manifest.verify_release``):
     a file missing, changed or added is a mismatch naming it."""
@@ -210,7 +242,7 @@ def check_files(dataset: Path, result: CardCheck) -> None:
                                           "the release manifest"))  # fmt: skip
 
 
-def check_baseline(dataset: Path, facts: dict, result: CardCheck) -> None:
+def check_baseline(dataset: Path, facts: CardFacts, result: CardCheck) -> None:
     """The baseline's figures were computed on the released files: each scored split's
     file has the hash the baseline recorded and as many records as it scored."""
     from pipelines.core.io import sha256_file

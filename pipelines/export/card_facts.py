@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from pipelines.export.facts import CardFacts
 from pipelines.export.records import SPLITS, release_tables, split_rows
 
 if TYPE_CHECKING:
@@ -161,7 +162,7 @@ def release_facts(tables: dict[str, pd.DataFrame], files: dict[str, int], hub: d
     }
 
 
-def rounds_of(facts: dict) -> list[tuple[str, dict]]:
+def rounds_of(facts: CardFacts) -> list[tuple[str, dict]]:
     """The annotation rounds recorded in the card's facts, the main round last."""
     named = [
         (k, v)
@@ -171,7 +172,7 @@ def rounds_of(facts: dict) -> list[tuple[str, dict]]:
     return [*named, ("annotation", facts["annotation"])]
 
 
-def round_states(facts: dict) -> list[tuple[str, bool]]:
+def round_states(facts: CardFacts) -> list[tuple[str, bool]]:
     """Each Label Studio round of the card (its project's name) and whether simulated
     people answered it: a family release's ``rounds``, else the rounds the shared
     export records (:func:`rounds_of`)."""

@@ -7,13 +7,14 @@ Annotator ids are escaped: they are account names, data."""
 from __future__ import annotations
 
 from pipelines.core.markdown import cell, code, escape, table
+from pipelines.export.facts import CardFacts
 
 
 def _fmt(value: object) -> str:
     return "n/a" if value is None else cell(value)
 
 
-def review_section(facts: dict) -> str:
+def review_section(facts: CardFacts) -> str:
     """The review round of reported items (``reports: review``), or ""."""
     r = (facts.get("agreement") or {}).get("review")
     if not r:
@@ -35,7 +36,7 @@ def review_section(facts: dict) -> str:
     )  # fmt: skip
 
 
-def human_section(facts: dict) -> str:
+def human_section(facts: CardFacts) -> str:
     """The human performance round (``annotation.human``), or ""."""
     h = facts.get("human_performance")
     if not h:
@@ -64,7 +65,7 @@ def human_section(facts: dict) -> str:
     ])  # fmt: skip
 
 
-def screening_section(facts: dict) -> str:
+def screening_section(facts: CardFacts) -> str:
     """The Markdown, or "" when the rebuild had neither a pilot nor control items."""
     people = (facts.get("agreement") or {}).get("people")
     lines: list[str] = []

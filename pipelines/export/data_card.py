@@ -38,6 +38,7 @@ from pipelines.core.markdown import (
 from pipelines.export.card_baseline import baseline_section
 from pipelines.export.card_facts import rounds_of
 from pipelines.export.card_people import screening_section
+from pipelines.export.facts import CardFacts
 from pipelines.lang import language
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ def _fmt(value: object) -> str:
     return "n/a" if value is None else cell(value)
 
 
-def _figure(facts: dict, name: str) -> str:
+def _figure(facts: CardFacts, name: str) -> str:
     """The Markdown image of figure ``name`` with its caption, when it was drawn."""
     from pipelines.export.figures import CAPTIONS
 
@@ -84,14 +85,14 @@ def _figure(facts: dict, name: str) -> str:
     return f"\n\n![{CAPTIONS[name]}](figures/{name}.png)\n\n*{CAPTIONS[name]}*"
 
 
-def _texts(facts: dict) -> dict[str, str | None]:
+def _texts(facts: CardFacts) -> dict[str, str | None]:
     from pipelines.export.settings import CARD_TEXTS
 
     card = facts["recipe"].get("card") or {}
     return {key: (card.get(key) or "").strip() or None for key in CARD_TEXTS}
 
 
-def _answer(facts: dict, key: str) -> str:
+def _answer(facts: CardFacts, key: str) -> str:
     """The team's answer from the recipe's ``card.<key>``, or a visible placeholder."""
     from pipelines.export.settings import CARD_TEXTS
 
@@ -101,7 +102,7 @@ def _answer(facts: dict, key: str) -> str:
     return f"**To complete before release** ({CARD_TEXTS[key]}; the recipe's `card.{key}`)."
 
 
-def _to_complete(facts: dict) -> str:
+def _to_complete(facts: CardFacts) -> str:
     from pipelines.export.settings import CARD_TEXTS
 
     missing = [CARD_TEXTS[k] + f" (`card.{k}`)" for k, v in _texts(facts).items() if v is None]
@@ -114,7 +115,7 @@ def _to_complete(facts: dict) -> str:
     )  # fmt: skip
 
 
-def _uses(facts: dict) -> str:
+def _uses(facts: CardFacts) -> str:
     return "\n".join([
         f"- Intended uses: {_answer(facts, 'intended_uses')}",
         f"- Out-of-scope uses: {_answer(facts, 'out_of_scope_uses')}"
@@ -123,7 +124,7 @@ def _uses(facts: dict) -> str:
     ])  # fmt: skip
 
 
-def _label_tables(facts: dict) -> str:
+def _label_tables(facts: CardFacts) -> str:
     lab = facts.get("labels")
     if not lab:
         return ""
@@ -150,12 +151,12 @@ def _label_tables(facts: dict) -> str:
     )
 
 
-def _composition(facts: dict, section: CardSection) -> str:
+def _composition(facts: CardFacts, section: CardSection) -> str:
     sizes = table(["split", "items"], [[k, v] for k, v in facts["split"]["splits"].items()])
     return f"{sizes}\n\nTask: {facts['task']}. {section.item}\n\n{_label_tables(facts)}"
 
 
-def _sources(facts: dict) -> str:
+def _sources(facts: CardFacts) -> str:
     rows = []
     for c in facts["recipe"]["corpora"]:
         stats = facts["ingest"]["corpora"].get(c["name"], {})
@@ -170,7 +171,7 @@ def _sources(facts: dict) -> str:
     )
 
 
-def _filters(facts: dict) -> str:
+def _filters(facts: CardFacts) -> str:
     rows = []
     for st in facts["ingest"]["stages"]:
         reasons = ", ".join(f"{k}: {v}" for k, v in sorted(st["dropped"].items())) or "none"
@@ -183,7 +184,7 @@ def _filters(facts: dict) -> str:
     )
 
 
-def _timeframe(facts: dict) -> str:
+def _timeframe(facts: CardFacts) -> str:
     lines = ["Source texts: " + (", ".join(f"{k} {v}" for k, v in sorted(facts["dates"].items()))
                                  or "n/a") + "."]  # fmt: skip
     rows = []
@@ -199,7 +200,7 @@ def _timeframe(facts: dict) -> str:
     return "\n".join(lines)
 
 
-def _classifiers(facts: dict) -> str:
+def _classifiers(facts: CardFacts) -> str:
     classifiers = facts["recipe"]["filters"]["classifiers"]
     detectors = classifiers["detectors"]
     if not detectors:
@@ -249,7 +250,7 @@ def annotation_round(a: dict, title: str | None = None) -> str:
     )
 
 
-def _annotators(facts: dict) -> str:
+def _annotators(facts: CardFacts) -> str:
     sim = facts["annotation"]["simulated"]
     return "\n".join([
         "- Recruitment and pay: " + _answer(facts, "compensation"),
@@ -262,7 +263,7 @@ def _annotators(facts: dict) -> str:
     ])  # fmt: skip
 
 
-def _people(facts: dict) -> str:
+def _people(facts: CardFacts) -> str:
     """Data Statements' people: who wrote the source texts, their and the annotators'
     consent, the funding, the creators and how to reach them (the team's answers)."""
     return "\n".join(
@@ -317,7 +318,7 @@ def _measure(value: object) -> str:
     return _fmt(value)
 
 
-def _agreement(facts: dict) -> str:
+def _agreement(facts: CardFacts) -> str:
     g = facts["agreement"]
     sim = " (" + SIMULATED_NOTE + ")" if facts["annotation"]["simulated"] else ""
     rows = [
@@ -388,7 +389,7 @@ def _agreement(facts: dict) -> str:
     return "\n".join(lines) + _figure(facts, "annotators")
 
 
-def _splits(facts: dict) -> str:
+def _splits(facts: CardFacts) -> str:
     s = facts["split"]
     per = facts["labels"]["sources_per_split"]
     rows = [[k, v, ", ".join(f"{src} {n}" for src, n in per.get(k, {}).items())]
@@ -409,14 +410,14 @@ def _splits(facts: dict) -> str:
     )
 
 
-def _artifacts(facts: dict) -> str:
+def _artifacts(facts: CardFacts) -> str:
     report = facts["artifacts_md"]
     # the report's own headings go one level down inside the card
     report = re.sub(r"^(#+) ", lambda m: "#" * (len(m.group(1)) + 2) + " ", report, flags=re.M)
     return report + _figure(facts, "cues")
 
 
-def _distribution(facts: dict) -> str:
+def _distribution(facts: CardFacts) -> str:
     lic = facts["export"]["licence"]
     rows = [[name, n] for name, n in facts["export"]["files"].items()]
     return "\n".join([
@@ -459,7 +460,7 @@ def _notices(lic: dict) -> list[str]:
     return out
 
 
-def _simulated(facts: dict) -> tuple[list[str], list[str]]:
+def _simulated(facts: CardFacts) -> tuple[list[str], list[str]]:
     """The rounds simulated people answered, and those people answered."""
     from pipelines.export.card_facts import round_states
 
@@ -472,7 +473,7 @@ def _labels_from(section: CardSection | None) -> str:
     return (section.sections.get("labels_from") or "").strip() if section else ""
 
 
-def simulated_banner(facts: dict, section: CardSection | None) -> str:
+def simulated_banner(facts: CardFacts, section: CardSection | None) -> str:
     """Round by round, which rounds simulated people answered and which people did, and
     where the labels come from: the family's ``labels_from`` (a translated dataset's
     labels are the source's human scores; KoBBQ's answers come from its templates), else
@@ -489,7 +490,7 @@ def simulated_banner(facts: dict, section: CardSection | None) -> str:
     return "> **Simulated rounds.** " + rounds + (f" {origin}" if origin else "")
 
 
-def _limitations(facts: dict, section: CardSection | None = None) -> str:
+def _limitations(facts: CardFacts, section: CardSection | None = None) -> str:
     out = []
     simulated, people = _simulated(facts)
     origin = _labels_from(section)
@@ -528,7 +529,7 @@ def _limitations(facts: dict, section: CardSection | None = None) -> str:
     return "\n".join(f"- {line}" for line in out) or "- none recorded."
 
 
-def _warnings(facts: dict, section: CardSection | None = None) -> str:
+def _warnings(facts: CardFacts, section: CardSection | None = None) -> str:
     """The shared rules' warnings, then the family's own (its template's ``warnings``
     block adds lines; it does not replace the shared rules)."""
     from pipelines.export.settings import CardSpec
@@ -597,7 +598,7 @@ def copy_card(run_dir: Path, folder: Path) -> Path:
     return folder / "DATA_CARD.md"
 
 
-def render_card(facts: dict, section: CardSection, template: Path = TEMPLATE) -> Card:
+def render_card(facts: CardFacts, section: CardSection, template: Path = TEMPLATE) -> Card:
     """The card: the template with every placeholder filled (``section`` is the task
     kind's part: what an item is, how items were built, its rounds, its own
     limitations), as Markdown and HTML, with its figures."""

@@ -26,6 +26,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from pipelines.core.registry import Registry  # noqa: E402
+from pipelines.export.facts import CardFacts
 
 Draw = Callable[[dict], Figure | None]
 CARD_FIGURES: Registry[Draw] = Registry("card figure", None, "data card figures")
@@ -68,7 +69,7 @@ def _fonts() -> tuple[str, ...]:
     return ("NanumGothic", "DejaVu Sans")
 
 
-def render_figures(facts: dict) -> dict[str, bytes]:
+def render_figures(facts: CardFacts) -> dict[str, bytes]:
     """``figures/<name>.png`` -> PNG bytes for every registered figure that applies."""
     out: dict[str, bytes] = {}
     with plt.rc_context({**_STYLE, "font.family": list(_fonts())}):
@@ -104,7 +105,7 @@ def _shares(groups: dict[str, dict[str, int]], order: list[str]) -> dict[str, li
 
 
 @figure("labels", "Gold labels per split (share of the split's items) and per source.")
-def labels(facts: dict) -> Figure | None:
+def labels(facts: CardFacts) -> Figure | None:
     lab = facts.get("labels")
     if not lab or not lab["order"]:
         return None
@@ -133,7 +134,7 @@ def labels(facts: dict) -> Figure | None:
 
 @figure("scores", "Gold scores before the split rule (all gold items) and after it "
         "(train, and dev and test), as shares of each part.")  # fmt: skip
-def scores(facts: dict) -> Figure | None:
+def scores(facts: CardFacts) -> Figure | None:
     lab = facts.get("labels")
     if not lab or not lab["numeric"]:
         return None
@@ -160,7 +161,7 @@ def _sum(counts: object) -> dict[str, int]:
 
 @figure("annotators", "Per-annotator agreement; dashed lines are the screening "
         "thresholds of the agreement rule, where it screens annotators.")  # fmt: skip
-def annotators(facts: dict) -> Figure | None:
+def annotators(facts: CardFacts) -> Figure | None:
     g = facts["agreement"]
     screened = g.get("annotators_table")
     table = screened or g.get("annotator_label_agreement")
@@ -196,7 +197,7 @@ def annotators(facts: dict) -> Figure | None:
 
 @figure("funnel", "Rows kept by each step, from the raw documents to the released "
         "rows (log scale; the unit changes where the step says so).")  # fmt: skip
-def funnel(facts: dict) -> Figure | None:
+def funnel(facts: CardFacts) -> Figure | None:
     steps = facts.get("funnel")
     if not steps:
         return None
@@ -219,7 +220,7 @@ def funnel(facts: dict) -> Figure | None:
 
 @figure("cues", "Artifact report: the morphemes most skewed towards one label "
         "(share of their items with that label), in train and in dev and test.")  # fmt: skip
-def cues(facts: dict) -> Figure | None:
+def cues(facts: CardFacts) -> Figure | None:
     parts = {p: (facts["split"].get(p) or {}).get("cues", {}).get("skewed", [])[:12]
              for p in ("train", "dev+test")}  # fmt: skip
     if not any(parts.values()):

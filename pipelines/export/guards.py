@@ -35,6 +35,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from pipelines.core.errors import BenchforgeError
+from pipelines.export.facts import CardFacts
 
 if TYPE_CHECKING:
     from pipelines.core.recipe import Recipe
@@ -63,7 +64,7 @@ class Degenerate:
         return f"{self.what}: {self.detail}"
 
 
-def empty_splits(facts: dict) -> list[Degenerate]:
+def empty_splits(facts: CardFacts) -> list[Degenerate]:
     """Release files and stated splits with no record."""
     out = []
     for name, n in ((facts.get("export") or {}).get("files") or {}).items():
@@ -76,7 +77,7 @@ def empty_splits(facts: dict) -> list[Degenerate]:
     return out
 
 
-def _class_labelled(facts: dict) -> bool:
+def _class_labelled(facts: CardFacts) -> bool:
     """Whether the card's labels are the release's gold classes: the task kind named by
     ``task_kind`` declares a class or option target (a fact without a known kind: yes)."""
     from pipelines.core.plugins import TASK_KINDS
@@ -88,7 +89,7 @@ def _class_labelled(facts: dict) -> bool:
     return evaluation is None or evaluation.target in CLASS_TARGETS
 
 
-def single_classes(facts: dict) -> list[Degenerate]:
+def single_classes(facts: CardFacts) -> list[Degenerate]:
     """A class-labelled release whose labels take one value (see the module docstring)."""
     labels = facts.get("labels") or {}
     per_split = labels.get("per_split") or {}
@@ -127,7 +128,7 @@ def model_problem(history: Iterable[dict], score: float | None, metric: str,
     return None
 
 
-def _models(facts: dict) -> Iterator[tuple[str, dict]]:
+def _models(facts: CardFacts) -> Iterator[tuple[str, dict]]:
     """The trained taggers among the facts: a dict with a ``history`` list and a ``dev``
     dict holding ``entity_f1`` (a tagger's metrics), at the top level or one level down
     (KLUE-RE's taggers)."""
@@ -145,7 +146,7 @@ def _models(facts: dict) -> Iterator[tuple[str, dict]]:
                     yield f"{key}.{name}", inner
 
 
-def degenerate_models(facts: dict, min_gain: float) -> list[Degenerate]:
+def degenerate_models(facts: CardFacts, min_gain: float) -> list[Degenerate]:
     """The degenerate models among the facts (:func:`model_problem` on entity F1)."""
     out = []
     for name, m in _models(facts):
@@ -159,7 +160,7 @@ def degenerate_models(facts: dict, min_gain: float) -> list[Degenerate]:
     return out
 
 
-def release_problems(facts: dict, min_gain: float) -> list[Degenerate]:
+def release_problems(facts: CardFacts, min_gain: float) -> list[Degenerate]:
     """Every degenerate part of the release the facts describe."""
     return [*empty_splits(facts), *single_classes(facts), *degenerate_models(facts, min_gain)]
 
@@ -180,7 +181,7 @@ def _settings(recipe: Recipe) -> tuple[set[str], float]:
     return allowed, float(getattr(export, "min_model_gain", 0.05))
 
 
-def guard_release(facts: dict, recipe: Recipe, where: str = "release") -> list[dict]:
+def guard_release(facts: CardFacts, recipe: Recipe, where: str = "release") -> list[dict]:
     """Check the release ``facts`` describe against ``recipe.export``'s
     ``allow_degenerate`` and ``min_model_gain``: raise :class:`ReleaseRefused` for any
     problem not allowed; return the allowed ones as the card's ``degenerate`` facts."""

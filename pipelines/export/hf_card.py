@@ -29,6 +29,8 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from pipelines.export.facts import CardFacts
+
 # the Hub's licence identifiers (https://huggingface.co/docs/hub/repositories-licenses)
 HUB_LICENSES = frozenset({
     "apache-2.0", "mit", "openrail", "afl-3.0", "artistic-2.0", "bsl-1.0", "bsd",
@@ -122,7 +124,7 @@ def release_layout(tables: dict[str, pd.DataFrame], files: dict[str, int]) -> di
     return dict(sorted(configs.items(), key=lambda kv: (kv[0] != "default", kv[0])))
 
 
-def metadata(facts: dict) -> dict:
+def metadata(facts: CardFacts) -> dict:
     """The YAML header's fields (see the module docstring)."""
     release, hub = facts["release"], facts.get("hub") or {}
     licence = facts["export"]["licence"]["release"]
@@ -176,7 +178,7 @@ def _field_table(features: list[dict], example: dict | None) -> str:
     return table(["field", "type", "first record"], rows)
 
 
-def readme(facts: dict, card_markdown: str) -> str:
+def readme(facts: CardFacts, card_markdown: str) -> str:
     """``dataset/README.md``: the Hub's YAML header, how to load the folder, its fields,
     an example record, the BibTeX, then the data card. Data (field values, the example)
     is text, and the body goes through the card's last pass

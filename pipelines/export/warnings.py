@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 
 from pipelines.core.markdown import code
 from pipelines.core.registry import Registry
+from pipelines.export.facts import CardFacts
 
 Rule = Callable[[dict, dict], list[str]]
 # the families register rules of their own (KorNLU's translation rule): they are
@@ -29,7 +30,7 @@ CARD_WARNINGS: Registry[Rule] = Registry("card warning", "pipelines.families",
                                          "data card warnings")  # fmt: skip
 
 
-def card_warnings(facts: dict, settings: dict) -> list[str]:
+def card_warnings(facts: CardFacts, settings: dict) -> list[str]:
     """Every registered rule's warnings, in rule-name order."""
     out: list[str] = []
     for _, rule in CARD_WARNINGS.items():
@@ -38,7 +39,7 @@ def card_warnings(facts: dict, settings: dict) -> list[str]:
 
 
 @CARD_WARNINGS.register("agreement-below-paper")
-def agreement_below_paper(facts: dict, settings: dict) -> list[str]:
+def agreement_below_paper(facts: CardFacts, settings: dict) -> list[str]:
     """Krippendorff's alpha below ``alpha_ratio_min`` times the paper's figure."""
     paper = facts.get("paper_agreement")
     if not paper:
@@ -59,7 +60,7 @@ def agreement_below_paper(facts: dict, settings: dict) -> list[str]:
     ]
 
 
-def _gold_labels(facts: dict) -> dict[str, int]:
+def _gold_labels(facts: CardFacts) -> dict[str, int]:
     split = facts.get("split") or {}
     out: dict[str, int] = {}
     for part in ("train", "dev+test"):
@@ -69,7 +70,7 @@ def _gold_labels(facts: dict) -> dict[str, int]:
 
 
 @CARD_WARNINGS.register("dominant-label")
-def dominant_label(facts: dict, settings: dict) -> list[str]:
+def dominant_label(facts: CardFacts, settings: dict) -> list[str]:
     """One gold label holds more than ``max_label_share`` of the released items."""
     labels = _gold_labels(facts)
     total = sum(labels.values())
@@ -87,7 +88,7 @@ def dominant_label(facts: dict, settings: dict) -> list[str]:
 
 
 @CARD_WARNINGS.register("heavy-filter")
-def heavy_filter(facts: dict, settings: dict) -> list[str]:
+def heavy_filter(facts: CardFacts, settings: dict) -> list[str]:
     """A filter stage removed more than ``max_drop_share`` of one source's rows."""
     limit = settings["max_drop_share"]
     out = []
@@ -108,7 +109,7 @@ def heavy_filter(facts: dict, settings: dict) -> list[str]:
 
 
 @CARD_WARNINGS.register("split-criterion")
-def split_criterion(facts: dict, settings: dict) -> list[str]:
+def split_criterion(facts: CardFacts, settings: dict) -> list[str]:
     """The unseen-term criterion of the tc rule gives the same share in train and
     dev+test, so it did not tell them apart."""
     shares = ((facts.get("split") or {}).get("rule_figures") or {}).get("unseen_term_share") or {}
@@ -125,7 +126,7 @@ def split_criterion(facts: dict, settings: dict) -> list[str]:
 
 
 @CARD_WARNINGS.register("quota-not-met")
-def quota_not_met(facts: dict, settings: dict) -> list[str]:
+def quota_not_met(facts: CardFacts, settings: dict) -> list[str]:
     """A per-source quota of the split rule that dev+test does not meet."""
     figures = (facts.get("split") or {}).get("rule_figures") or {}
     quotas, got = figures.get("source_quotas") or {}, figures.get("dev_test_per_source") or {}
@@ -143,7 +144,7 @@ def quota_not_met(facts: dict, settings: dict) -> list[str]:
 
 
 @CARD_WARNINGS.register("single-source-split")
-def single_source_split(facts: dict, settings: dict) -> list[str]:
+def single_source_split(facts: CardFacts, settings: dict) -> list[str]:
     """An evaluation split drawn from one source while the dataset has several."""
     per = (facts.get("labels") or {}).get("sources_per_split") or {}
     sources = {s for counts in per.values() for s in counts}
@@ -158,7 +159,7 @@ def single_source_split(facts: dict, settings: dict) -> list[str]:
 
 
 @CARD_WARNINGS.register("annotator-far-from-gold")
-def annotator_far_from_gold(facts: dict, settings: dict) -> list[str]:
+def annotator_far_from_gold(facts: CardFacts, settings: dict) -> list[str]:
     """An annotator who chose the gold label on fewer than ``min_annotator_agreement``
     of their items (rules that screen no annotator)."""
     limit = settings["min_annotator_agreement"]
@@ -174,7 +175,7 @@ def annotator_far_from_gold(facts: dict, settings: dict) -> list[str]:
 
 
 @CARD_WARNINGS.register("simulated-round")
-def simulated_round(facts: dict, settings: dict) -> list[str]:
+def simulated_round(facts: CardFacts, settings: dict) -> list[str]:
     """Any annotation round answered by simulated annotators or writers."""
     from pipelines.export.card_facts import round_states
 
@@ -187,13 +188,13 @@ def simulated_round(facts: dict, settings: dict) -> list[str]:
     ]
 
 
-def _categorical(facts: dict) -> dict | None:
+def _categorical(facts: CardFacts) -> dict | None:
     labels = facts.get("labels") or {}
     return None if labels.get("numeric") or not labels.get("per_split") else labels
 
 
 @CARD_WARNINGS.register("label-absent-from-split")
-def label_absent_from_split(facts: dict, settings: dict) -> list[str]:
+def label_absent_from_split(facts: CardFacts, settings: dict) -> list[str]:
     """A label of the dataset that an evaluation split (dev, test) does not hold."""
     labels = _categorical(facts)
     if labels is None:
@@ -219,7 +220,7 @@ def _unit(labels: dict) -> str:
 
 
 @CARD_WARNINGS.register("split-label-share")
-def split_label_share(facts: dict, settings: dict) -> list[str]:
+def split_label_share(facts: CardFacts, settings: dict) -> list[str]:
     """One label holds more than ``max_split_label_share`` of one split; a dataset of
     one label (JSQuAD: every question answerable) has no share to skew."""
     labels = _categorical(facts)
@@ -240,7 +241,7 @@ def split_label_share(facts: dict, settings: dict) -> list[str]:
     return out
 
 
-def _nodes(facts: dict, depth: int) -> Iterator[tuple[str, dict]]:
+def _nodes(facts: CardFacts, depth: int) -> Iterator[tuple[str, dict]]:
     """Every mapping of the facts (the recipe's settings left out) down to ``depth``
     keys deep, with its path (``split/last_column_only``; the facts themselves: "")."""
     stack: list[tuple[list[str], object]] = [([], facts)]
@@ -252,7 +253,7 @@ def _nodes(facts: dict, depth: int) -> Iterator[tuple[str, dict]]:
         stack[:0] = [([*path, k], v) for k, v in node.items() if k != "recipe"]
 
 
-def _partial_inputs(facts: dict) -> list[tuple[str, float, float, int | None]]:
+def _partial_inputs(facts: CardFacts) -> list[tuple[str, float, float, int | None]]:
     """Every partial-input model the card's facts record, as (where, accuracy, majority
     baseline, items): the artifact report's last-column-only model, the split rule's
     hypothesis-only model, and a family's review (KoBEST's ``artifacts-N``: only the last
@@ -269,7 +270,7 @@ def _partial_inputs(facts: dict) -> list[tuple[str, float, float, int | None]]:
 
 
 @CARD_WARNINGS.register("partial-input-above-baseline")
-def partial_input_above_baseline(facts: dict, settings: dict) -> list[str]:
+def partial_input_above_baseline(facts: CardFacts, settings: dict) -> list[str]:
     """A model that sees only part of an item (the hypothesis, the alternatives) scores
     more than ``max_partial_input_gain`` above always answering the majority label on
     the evaluation items: the labels can be guessed without the whole item (Gururangan
@@ -289,7 +290,7 @@ def partial_input_above_baseline(facts: dict, settings: dict) -> list[str]:
 
 
 @CARD_WARNINGS.register("source-predicts-label")
-def source_predicts_label(facts: dict, settings: dict) -> list[str]:
+def source_predicts_label(facts: CardFacts, settings: dict) -> list[str]:
     """One source supplies at least ``max_label_source_share`` of a label's items (a
     label with ``min_label_items`` or more) while it supplies less than that share of
     the dataset: a model can learn the source (its style, its length) for the label."""
@@ -319,7 +320,7 @@ def source_predicts_label(facts: dict, settings: dict) -> list[str]:
     return out
 
 
-def _agreement_figures(facts: dict) -> list[tuple[str, str, float]]:
+def _agreement_figures(facts: CardFacts) -> list[tuple[str, str, float]]:
     """Every agreement figure the facts record: (where, measure, value); Krippendorff's
     alpha at the first level of interval, ordinal, nominal it was measured at."""
     out = []
@@ -337,7 +338,7 @@ def _agreement_figures(facts: dict) -> list[tuple[str, str, float]]:
 
 
 @CARD_WARNINGS.register("low-agreement")
-def low_agreement(facts: dict, settings: dict) -> list[str]:
+def low_agreement(facts: CardFacts, settings: dict) -> list[str]:
     """An agreement figure of any round below the conventional floor: Krippendorff's
     alpha under ``min_alpha`` (0.667, Krippendorff 2004, 12.2: the least for tentative
     conclusions), Fleiss' kappa under ``min_kappa`` (0.41, Landis and Koch 1977: below
@@ -355,7 +356,7 @@ def low_agreement(facts: dict, settings: dict) -> list[str]:
 
 
 @CARD_WARNINGS.register("duplicate-records")
-def duplicate_records(facts: dict, settings: dict) -> list[str]:
+def duplicate_records(facts: CardFacts, settings: dict) -> list[str]:
     """Records of a release file that ask what another record asks (every field but ids,
     labels, answers and provenance), more than ``max_duplicate_share`` of the file, and
     evaluation records that ask what a train record asks (``card_facts.duplicate_facts``)."""
@@ -380,7 +381,7 @@ def duplicate_records(facts: dict, settings: dict) -> list[str]:
 
 
 @CARD_WARNINGS.register("degenerate-release")
-def degenerate_release(facts: dict, settings: dict) -> list[str]:
+def degenerate_release(facts: CardFacts, settings: dict) -> list[str]:
     """What the release guards (``pipelines.export.guards``) found and the recipe allowed
     (``export.allow_degenerate``): an empty split, a single class, a degenerate model. A
     figure of such a part is not a result."""

@@ -33,6 +33,7 @@ import pandas as pd
 from pipelines.core.io import outputs_current, sha256_file, write_outputs
 from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, declares
 from pipelines.export.card_facts import annotation_facts, licence_facts, round_server
+from pipelines.export.facts import CardFacts
 from pipelines.rebuild.agree import gold_folder, shared_of, votes_path
 from pipelines.rebuild.kinds import ExportInputs
 from pipelines.rebuild.people import human_files, people_files, review_files
@@ -164,21 +165,26 @@ def export_dataset(
     return facts, False
 
 
-def write_release(ctx: RunContext, facts: dict, tables: dict[str, pd.DataFrame],
+def write_release(ctx: RunContext, facts: CardFacts, tables: dict[str, pd.DataFrame],
                   texts: dict[str, str], jsons: dict[str, object],
                   transient: tuple[str, ...] = ()) -> None:  # fmt: skip
     """The last stretch of every export, the shared step's and a family's: the
     release's facts (its files' schema and sizes, ``card_facts.release_facts``), the
     guard (an empty split, one class or a degenerate tagger is refused before any
-    write, issue 51), the card rendered from ``facts`` by the task kind's section, and
-    every file written atomically into OUT/dataset under the step's cache key with
-    card.json (``facts`` without the ``transient`` ones, which only the card reads)."""
+    write, issue 51), the facts checked against their types (``facts.CardFacts``: a
+    wrong type or a missing key is a ``CardFactsError`` naming its key path, before any
+    write; the dict written is the one built), the card rendered from ``facts`` by the
+    task kind's section, and every file written atomically into OUT/dataset under the
+    step's cache key with card.json (``facts`` without the ``transient`` ones, which
+    only the card reads)."""
     from pipelines.export import card_facts, data_card
+    from pipelines.export.facts import check_facts
     from pipelines.export.guards import guard_release
 
     key, dataset = ctx.cache.key, ctx.cache.folder
     facts.update(card_facts.release_facts(tables, facts["export"]["files"], ctx.task.hub))
     facts["degenerate"] = guard_release(facts, ctx.recipe, f"{ctx.recipe_path}: {dataset}")
+    check_facts(facts, f"{ctx.recipe_path}: {dataset}")  # their types, before any write
     card = data_card.render_card(facts, ctx.task.card(facts))
     for name in transient:
         facts.pop(name)

@@ -7,13 +7,14 @@ from pathlib import Path
 
 from pipelines.core.markdown import table
 from pipelines.export.card_section import CardSection, from_template
+from pipelines.export.facts import CardFacts
 from pipelines.families.jcqa.section import RELATIONS
 from pipelines.rebuild.export import round_paragraph
 
 TEMPLATE = Path(__file__).with_name("card.md.j2")
 
 
-def card(facts: dict) -> CardSection:
+def card(facts: CardFacts) -> CardSection:
     """Question sets, the four rounds and their filters, the sizes."""
     f = facts["family"]
     paper, sizes = facts["paper_sizes"], facts["split"]["splits"]

@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
+from pipelines.export.facts import CardFacts
 from pipelines.families.jcqa.steps import kept_questions, rounds, spec_of
 from pipelines.rebuild.export import export_dataset, family_export, json_inputs
 
@@ -85,7 +86,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             tables[SPLIT_NAMES[split]] = (part, start)
             start += len(part)
 
-    def build(facts: dict) -> tuple[dict, dict, dict]:
+    def build(facts: CardFacts) -> tuple[dict, dict, dict]:
         texts, frames = {}, {}
         for name, (part, first) in tables.items():
             records = release_records(part, first)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pipelines.core.markdown import Markdown, table
 from pipelines.export.card_section import CardSection, from_template
+from pipelines.export.facts import CardFacts
 from pipelines.rebuild.export import inline_counts, round_paragraph
 
 TEMPLATE = Path(__file__).with_name("card.md.j2")
@@ -32,7 +33,7 @@ def _kind_table(per_kind: dict) -> str:
     return table(["pairs", "rated", "kept", "kept share", "paper (3.2.2)", "dropped"], rows)
 
 
-def _paper_table(facts: dict) -> str:
+def _paper_table(facts: CardFacts) -> str:
     """JGLUE Table 4 (JSTS) or Table 5 (JNLI): the run's counts, the paper's in brackets."""
     rows = facts.get("paper_table")
     if not rows:
@@ -41,7 +42,7 @@ def _paper_table(facts: dict) -> str:
     return table([first, "train", "dev", "test", "total"], rows)
 
 
-def card(facts: dict) -> CardSection:
+def card(facts: CardFacts) -> CardSection:
     """Captions, the pairs, each round's rule and its counts beside the paper's."""
     f = facts["family"]
     return from_template(TEMPLATE, {

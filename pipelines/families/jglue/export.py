@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
+from pipelines.export.facts import CardFacts
 from pipelines.families.jglue.rounds import (
     SPLIT_NAMES,
     _rules,
@@ -110,7 +111,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     tables = _split_tables(ctx)
     licence = ctx.recipe.release_licence().release
 
-    def build(facts: dict) -> tuple[dict, dict, dict]:
+    def build(facts: CardFacts) -> tuple[dict, dict, dict]:
         texts = {f"{s}.json": jsonl(records_of(t)) for s, t in tables.items()}
         frames = {
             f"{s}.parquet": t.drop(columns=["split"]).assign(license=licence)

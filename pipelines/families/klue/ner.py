@@ -56,6 +56,7 @@ from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached, d
 from pipelines.evaluation.spec import tagging
 from pipelines.export.card_section import CardSection, from_template
 from pipelines.export.data_card import annotation_round, inline
+from pipelines.export.facts import CardFacts
 from pipelines.export.records import SPLITS, split_rows
 from pipelines.families.klue import ner_section  # noqa: F401 - the recipe section
 from pipelines.families.klue.hub import hub
@@ -710,7 +711,7 @@ def entities_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     return StepOutcome(f"entities per split: {totals}", {"entities": totals})
 
 
-def card(facts: dict) -> CardSection:
+def card(facts: CardFacts) -> CardSection:
     """The tagger's scores, the keep rates, the correction and review figures and the
     entity counts (``ner.card.md.j2``)."""
     return from_template(Path(__file__).with_name("ner.card.md.j2"), {

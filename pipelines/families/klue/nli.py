@@ -47,6 +47,7 @@ from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached, d
 from pipelines.evaluation.spec import classification
 from pipelines.export.card_section import CardSection, from_template
 from pipelines.export.data_card import annotation_round, inline, table
+from pipelines.export.facts import CardFacts
 from pipelines.export.records import SPLITS, split_rows
 from pipelines.families.klue.hub import hub
 from pipelines.rebuild.kinds import ExportInputs, SharedSteps, TaskKind, register_task
@@ -420,7 +421,7 @@ def table_5(validation: dict | None) -> str:
     return table(["figure", "this rebuild", "KLUE-NLI", "SNLI", "MNLI"], rows)
 
 
-def card(facts: dict) -> CardSection:
+def card(facts: CardFacts) -> CardSection:
     """Premises by KLUE's rules, the hypotheses written, the two rounds
     (``nli.card.md.j2``)."""
     p, items = facts["premises"], facts["items"]

@@ -46,6 +46,7 @@ from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached, d
 from pipelines.evaluation.spec import Evaluation, field_of
 from pipelines.export.card_section import CardSection, from_template
 from pipelines.export.data_card import annotation_round, inline
+from pipelines.export.facts import CardFacts
 from pipelines.export.records import SPLITS, split_rows
 from pipelines.families.klue import re_section  # noqa: F401 - the recipe section
 from pipelines.families.klue.hub import hub
@@ -593,7 +594,7 @@ def mix_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     return StepOutcome(f"no_relation share {mix['no_relation_share']}; {mix['per_sampling']}", mix)
 
 
-def card(facts: dict) -> CardSection:
+def card(facts: CardFacts) -> CardSection:
     """The taggers, the candidates, the KB/uniform mix and the relations (``re.card.md.j2``)."""
     return from_template(Path(__file__).with_name("re.card.md.j2"), {
         "taggers": facts["re_taggers"], "candidates": facts["re_candidates"],

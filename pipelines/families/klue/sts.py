@@ -42,6 +42,7 @@ from pipelines.core.steps import (
 from pipelines.evaluation.spec import regression
 from pipelines.export.card_section import CardSection, from_template
 from pipelines.export.data_card import annotation_round, inline, table
+from pipelines.export.facts import CardFacts
 from pipelines.export.records import SPLITS, split_rows
 from pipelines.families.klue.hub import hub
 from pipelines.families.klue.items_section import ItemsSpec
@@ -200,7 +201,7 @@ def records(inputs: ExportInputs) -> dict[str, list[dict]]:
                             screened, inputs.prefix)  # fmt: skip
 
 
-def card(facts: dict) -> CardSection:
+def card(facts: CardFacts) -> CardSection:
     """Candidate pairs per method, the pairing settings and the sample
     (``sts.card.md.j2``)."""
     pairs, items = facts["pairs"], facts["items"]

@@ -29,6 +29,7 @@ from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, cached, d
 from pipelines.evaluation.spec import classification
 from pipelines.export.card_section import CardSection, from_template
 from pipelines.export.data_card import annotation_round, inline
+from pipelines.export.facts import CardFacts
 from pipelines.export.records import SPLITS, split_rows
 from pipelines.families.klue.hub import hub
 from pipelines.families.klue.sampling import sample_evenly
@@ -221,7 +222,7 @@ def records(inputs: ExportInputs) -> dict[str, list[dict]]:
                              inputs.prefix)  # fmt: skip
 
 
-def card(facts: dict) -> CardSection:
+def card(facts: CardFacts) -> CardSection:
     """The headlines sampled, and the simulated annotators' assumed topics
     (``ynat.card.md.j2``)."""
     t = facts["titles"]

@@ -9,6 +9,7 @@ import pandas as pd
 
 from pipelines.core.markdown import settings_table, table
 from pipelines.export.card_section import CardSection, from_template
+from pipelines.export.facts import CardFacts
 from pipelines.rebuild.export import round_paragraph
 
 TEMPLATE = Path(__file__).with_name("card.md.j2")
@@ -61,7 +62,7 @@ def _score_table(scores: dict) -> str:
                                     for m, s in scores.items()])  # fmt: skip
 
 
-def card(facts: dict) -> CardSection:
+def card(facts: CardFacts) -> CardSection:
     """Templates, the survey and what its rules removed, the expansion against Table 1,
     the evaluation set and the scores' bounds."""
     from pipelines.families.kobbq.survey import stereotype_table

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
+from pipelines.export.facts import CardFacts
 from pipelines.families.kobbq.steps import rounds
 from pipelines.rebuild.export import export_dataset, family_export
 
@@ -46,7 +47,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     samples, test, readers, dropped = released(ctx, inputs)
     licence = recipe.release_licence().release
 
-    def build(facts: dict) -> tuple[dict, dict, dict]:
+    def build(facts: CardFacts) -> tuple[dict, dict, dict]:
         records = {"all_samples": records_of(samples), "test_samples": records_of(test)}
         safe = ctx.recipe.export.spreadsheet_safe
         texts = {f"{s}.tsv": release_tsv(rows, safe) for s, rows in records.items()}

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pipelines.core.markdown import table
 from pipelines.export.card_section import CardSection, from_template
+from pipelines.export.facts import CardFacts
 from pipelines.families.kobest.export import iteration_rows
 from pipelines.families.kobest.tasks import kobest_task
 from pipelines.rebuild.export import inline_counts, round_paragraph
@@ -23,7 +24,7 @@ def _report_block(k: str, md: str) -> str:
     return f"<details><summary>Artifact review {k}</summary>\n\n{body}\n</details>"
 
 
-def card(facts: dict) -> CardSection:
+def card(facts: CardFacts) -> CardSection:
     """The prompts, the checks, the linguists' review, the duplicate review and every
     artifact review, per iteration."""
     from pipelines.families.kobest.checks import CHECKS

@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
+from pipelines.export.facts import CardFacts
 from pipelines.families.kobest.revision import (
     current_items,
 )
@@ -109,7 +110,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
                 "note": "converted from " + converted["converted_from"].astype(str),
                 **{f: converted[f] for f in task.written}})], ignore_index=True)  # fmt: skip
 
-    def build(facts: dict) -> tuple[dict, dict, dict]:
+    def build(facts: CardFacts) -> tuple[dict, dict, dict]:
         texts = {f"{s}.jsonl": jsonl(records_of(t, task)) for s, t in tables.items()}
         frames = {f"{s}.parquet": t[keep].assign(license=licence) for s, t in tables.items()}
         frames["versions.parquet"] = versions

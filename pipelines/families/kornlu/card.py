@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pipelines.core.markdown import settings_table, table
 from pipelines.export.card_section import CardSection, from_template
+from pipelines.export.facts import CardFacts
 from pipelines.export.warnings import CARD_WARNINGS
 
 TEMPLATE = Path(__file__).with_name("card.md.j2")
@@ -27,7 +28,7 @@ QA_COLUMNS = ["split", "sentences", "BLEU", "chrF", "TER", "unchanged", "median 
 
 
 @CARD_WARNINGS.register("translation-far-from-paper")
-def translation_far_from_paper(facts: dict, settings: dict) -> list[str]:
+def translation_far_from_paper(facts: CardFacts, settings: dict) -> list[str]:
     """KorSTS/KorNLI (Ham et al. 2020, 3.1.1): BLEU from the MT draft to the final text and
     the share of drafts left unchanged, per split, further than ``max_paper_gap``
     (relative) from the paper's; reviewers who accepted more than ``max_accept_share`` of
@@ -112,7 +113,7 @@ def split_rows(t: dict, tr: dict) -> list[list]:
             for p in parts]  # fmt: skip
 
 
-def card(facts: dict) -> CardSection:
+def card(facts: CardFacts) -> CardSection:
     """Translation, post-editing, cross-check and QA; the QA table beside the paper's."""
     from pipelines.export.data_card import annotation_round
 

@@ -7,12 +7,13 @@ from pathlib import Path
 
 from pipelines.core.markdown import table
 from pipelines.export.card_section import CardSection, from_template
+from pipelines.export.facts import CardFacts
 from pipelines.rebuild.export import round_paragraph
 
 TEMPLATE = Path(__file__).with_name("card.md.j2")
 
 
-def card(facts: dict) -> CardSection:
+def card(facts: CardFacts) -> CardSection:
     """Ratings to labels, the relabelling round, the divergence and the sizes."""
     f = facts["family"]
     lab, agreement = f["labels"], f["agreement"]

@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
+from pipelines.export.facts import CardFacts
 from pipelines.families.marc.steps import rounds, spec_of
 from pipelines.rebuild.export import export_dataset, family_export, json_inputs
 
@@ -89,7 +90,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     def id_list(ids: list[str]) -> str:
         return "".join(f"{i.removeprefix('r-')}\n" for i in sorted(ids))
 
-    def build(facts: dict) -> tuple[dict, dict, dict]:
+    def build(facts: CardFacts) -> tuple[dict, dict, dict]:
         texts = {f"{s}.json": jsonl(release_rows(t)) for s, t in tables.items()}
         frames = {
             f"{s}.parquet": t[

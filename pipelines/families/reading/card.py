@@ -8,12 +8,13 @@ from pathlib import Path
 
 from pipelines.core.markdown import table
 from pipelines.export.card_section import CardSection, from_template
+from pipelines.export.facts import CardFacts
 from pipelines.rebuild.export import round_paragraph
 
 TEMPLATE = Path(__file__).with_name("card.md.j2")
 
 
-def _figures(facts: dict) -> str:
+def _figures(facts: CardFacts) -> str:
     """JGLUE Tables 2-6's kind of figures: sizes, kept shares per step, agreement and
     overlap, this run beside the paper's sizes and the source release's own questions."""
     f = facts["family"]
@@ -56,7 +57,7 @@ def _figures(facts: dict) -> str:
     return table(header, [[row[i] for i in keep] for row in rows])
 
 
-def card(facts: dict) -> CardSection:
+def card(facts: CardFacts) -> CardSection:
     """Articles, paragraphs, the two rounds, the checks and the figures."""
     f = facts["family"]
     corpora = {c["name"]: c for c in facts["recipe"]["corpora"]}

@@ -24,6 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
+from pipelines.export.facts import CardFacts
 from pipelines.families.reading.squad import SquadRelease, SquadStyle, read_squad, write_squad
 from pipelines.families.reading.steps import rounds, spec_of
 from pipelines.rebuild.export import export_dataset, family_export, json_inputs
@@ -148,7 +149,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     records = {s: squad_records(t, kind, prefix, names[s]) for s, t in per_split.items()}
     files = {f"{names[s]}.jsonl": len(r) for s, r in records.items()}
 
-    def build(facts: dict) -> tuple[dict, dict, dict]:
+    def build(facts: CardFacts) -> tuple[dict, dict, dict]:
         texts, tables = {}, {}
         for s, recs in records.items():
             texts[f"{prefix}_{names[s]}.json"] = squad_text(recs, kind)
