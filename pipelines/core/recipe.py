@@ -348,7 +348,7 @@ def recipe_model() -> type[Recipe]:
     is ``LoadedRecipe`` of this module (found again by that name when a recipe is
     pickled to a Dask worker)."""
     sections = list(plugins.RECIPE_SECTIONS.items())
-    key = tuple((name, section.model) for name, section in sections)
+    key = tuple(sections)  # a section re-registered with another model or default: rebuilt
     if key not in _MODELS:
         clash = sorted(name for name, _ in sections if name in Recipe.model_fields)
         if clash:
