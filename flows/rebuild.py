@@ -40,9 +40,11 @@ from pipelines.core.io import output_lock, write_json
 from pipelines.core.recipe import Recipe, load_recipe
 from pipelines.core.steps import (
     RunContext,
+    StepFn,
     StepOutcome,
     check_outputs,
     input_digests,
+    retries_of,
     step_cache,
     step_function,
 )
@@ -60,6 +62,21 @@ def steps_of(kind: TaskKind, recipe: Recipe | None = None) -> list[str]:
     for name in names:
         step_function(kind.name, name)
     return names
+
+
+def task_retries(fn: StepFn) -> dict:
+    """The Prefect task options that apply the step's declared retries
+    (``pipelines.core.steps.retried``): none when it declares none."""
+    declared = retries_of(fn)
+    if declared is None:
+        return {}
+
+    def worth(task: object, task_run: object, state: object) -> bool:
+        error = getattr(state, "data", None)
+        return isinstance(error, BaseException) and declared.worth(error)
+
+    return {"retries": declared.times, "retry_delay_seconds": declared.delay_s,
+            "retry_condition_fn": worth}  # fmt: skip
 
 
 def simulated_by_default(recipe: Recipe) -> bool:
@@ -96,7 +113,8 @@ def run_steps(ctx: RunContext, record: Path) -> dict:
         try:
             # quote: Prefect would walk the whole context looking for futures on every
             # call (about 1 s of the main job, issue 38); it holds none
-            outcome = task(name=f"rebuild-{name}", cache_policy=NO_CACHE)(fn)(quote(ctx), arg)
+            run = task(name=f"rebuild-{name}", cache_policy=NO_CACHE, **task_retries(fn))
+            outcome = run(fn)(quote(ctx), arg)
         except AnnotationsPending as exc:
             if not ctx.suspend_waits:
                 raise

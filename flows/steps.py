@@ -15,13 +15,28 @@ import os
 import pandas as pd
 
 from pipelines.core.io import write_json, write_parquet
-from pipelines.core.steps import STEPS, RunContext, StepOutcome
+from pipelines.core.steps import STEPS, RunContext, StepOutcome, retried
 from pipelines.export.card_facts import server_record
 from pipelines.rebuild.rounds import round_of
 
 
 class AnnotationsPending(RuntimeError):
     """The annotators have not finished; the message says how far they are."""
+
+
+def worth_retrying(error: BaseException) -> bool:
+    """Whether a Label Studio step's error may go away on a retry: a server that is slow
+    or restarting (transport errors, 5xx answers), not an error no retry can change (a
+    labeling config that reads fields the items lack, a project made with other
+    settings: ``ValueError``s) nor annotators who have not finished (a rerun resumes)."""
+    return not isinstance(error, (ValueError, AnnotationsPending))
+
+
+# a round's steps are idempotent (no task or annotation is created twice): the
+# orchestrator runs one again 3 times, 10 s apart, after an error worth a retry. The steps
+# are the Prefect tasks: they call the Label Studio operations of flows.annotate as plain
+# functions (``.fn``), whose own task retries serve the standalone annotation_round flow.
+LABEL_STUDIO_RETRIES = retried(3, 10.0, worth_retrying)
 
 
 @STEPS.register("ingest")
@@ -65,6 +80,7 @@ def ensure_server(ctx: RunContext) -> None:
 
 
 @STEPS.register("push")
+@LABEL_STUDIO_RETRIES
 def push_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """Create the round's project and import the items not there yet (no duplicate
     tasks); with simulated annotators new tasks carry their annotations (one bulk
@@ -74,7 +90,7 @@ def push_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     ensure_server(ctx)
     r = round_of(ctx, arg)
     sim = r.simulate
-    pushed = push_task(r, ctx.reuse_project)
+    pushed = push_task.fn(r, ctx.reuse_project)
     return StepOutcome(
         f"project {r.project!r}: {pushed['created']:,} tasks created, "
         f"{pushed['existing']:,} already there"
@@ -90,6 +106,7 @@ def push_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
 
 @STEPS.register("simulate")
+@LABEL_STUDIO_RETRIES
 def simulate_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """Post the simulated annotations still missing (none after a push that imported
     them); a no-op with real annotators."""
@@ -103,7 +120,7 @@ def simulate_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     pushed = ctx.steps.get(f"push-{arg}" if arg else "push") or {}
     complete = bool(pushed.get("items") and pushed.get("created") == pushed.get("items")
                     and not pushed.get("existing"))  # fmt: skip
-    posted = simulate_task(r, complete)
+    posted = simulate_task.fn(r, complete)
     return StepOutcome(
         f"{posted.get('posted', 0):,} missing annotations posted by "
         f"{r.simulate.annotators} simulated {r.pool}s",
@@ -112,6 +129,7 @@ def simulate_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
 
 @STEPS.register("wait")
+@LABEL_STUDIO_RETRIES
 def wait_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """Wait until every task of the round is done; raise AnnotationsPending (exit 3,
     resumable) on timeout."""
@@ -122,7 +140,7 @@ def wait_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     timeout = min(r.timeout, 60.0) if sim else r.timeout
     if ctx.suspend_waits and not sim:
         timeout = 0.0  # a deployed run suspends instead (flows/suspend.py)
-    waited = wait_task(r.project, timeout, min(r.poll, 1.0) if sim else r.poll)
+    waited = wait_task.fn(r.project, timeout, min(r.poll, 1.0) if sim else r.poll)
     if not waited["done"]:
         exc = AnnotationsPending(
             f"annotators have finished {waited.get('finished')} of {waited.get('tasks')} "
@@ -135,6 +153,7 @@ def wait_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
 
 @STEPS.register("pull")
+@LABEL_STUDIO_RETRIES
 def pull_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """Every annotation of the round as a long table; tasks of other samples in the
     project are left out (and counted)."""
@@ -144,7 +163,7 @@ def pull_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     r = round_of(ctx, arg)
     r.annotations.parent.mkdir(parents=True, exist_ok=True)
     pins = ctx.recipe.annotation.value_types if ctx.recipe.annotation else {}
-    pulled = pull_task(r.project, r.annotations, pins or None)
+    pulled = pull_task.fn(r.project, r.annotations, pins or None)
     pulled["table_rows"] = pulled.pop("rows")  # not the row contract's `rows`
     version = ls_server.server_version(ls_server.connection())
     write_json({"label_studio": version}, server_record(r))

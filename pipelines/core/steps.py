@@ -117,6 +117,53 @@ STEPS: Registry[StepFn] = Registry(
 Paths = Callable[[RunContext, str], dict[str, Path]]
 
 
+@dataclass(frozen=True)
+class Retries:
+    """A step's retries, declared on the step (:func:`retried`) and applied by whoever
+    runs it: the orchestrator (``flows/rebuild.py``, as Prefect task retries) or
+    :func:`run_retried` for a step run inside another. ``times`` more runs, ``delay_s``
+    apart, after an error ``worth(error)`` says a retry can change (a server slow or
+    restarting, not a refused setting)."""
+
+    times: int
+    delay_s: float
+    worth: Callable[[BaseException], bool]
+
+
+def retried(times: int, delay_s: float, worth: Callable[[BaseException], bool]) -> Callable:
+    """Decorator: declare a step's :class:`Retries`."""
+
+    def mark(fn: StepFn) -> StepFn:
+        fn.retries = Retries(times, delay_s, worth)
+        return fn
+
+    return mark
+
+
+def retries_of(fn: StepFn) -> Retries | None:
+    """The step's declared retries, if it declared any."""
+    return getattr(fn, "retries", None)
+
+
+def run_retried(fn: StepFn, ctx: RunContext, arg: str,
+                sleep: Callable[[float], None] | None = None) -> StepOutcome:  # fmt: skip
+    """Run step ``fn`` inside another step with its declared retries, as the
+    orchestrator runs a step of the plan (a round a step runs only when it has work for
+    it: :func:`pipelines.rebuild.rounds.run_round`)."""
+    import time
+
+    declared = retries_of(fn)
+    attempts = 1 + (declared.times if declared else 0)
+    for attempt in range(1, attempts + 1):
+        try:
+            return fn(ctx, arg)
+        except Exception as exc:  # noqa: BLE001 - the declaration says which are retried
+            if attempt == attempts or not declared.worth(exc):
+                raise
+            (sleep or time.sleep)(declared.delay_s)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 class StepInputMissing(BenchforgeError, FileNotFoundError):
     """A step's declared input is not there: the message names the step, the file and
     the step that writes it."""

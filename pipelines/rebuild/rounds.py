@@ -99,10 +99,10 @@ def run_round(ctx: RunContext, name: str) -> dict[str, str]:
     """Run round ``name``'s four steps inside another step (a round a step runs only
     when it has work for it: KoBEST's revision rounds, KorNLU's relabelling); returns
     each step's summary by operation."""
-    from pipelines.core.steps import step_function
+    from pipelines.core.steps import run_retried, step_function
 
     done = {}
     for op, step in zip(ROUND_OPS, LabelStudioRound(name).step_names(), strict=True):
         fn, arg = step_function(ctx.task.name, step)
-        done[op] = fn(ctx, arg).summary
+        done[op] = run_retried(fn, ctx, arg).summary  # with the step's declared retries
     return done

@@ -33,6 +33,7 @@ from pipelines.core.steps import (
     cached,
     declares,
     out_files,
+    run_retried,
 )
 
 if TYPE_CHECKING:
@@ -111,7 +112,7 @@ def round_step(op: str, name: str):  # noqa: ANN202 - a step function
     def step(ctx: RunContext, arg: str = "") -> StepOutcome:
         if _round_spec(ctx, name) is None:
             return StepOutcome(f"no {name} round in the recipe", {"skipped": True})
-        return STEPS.get(op)(ctx, name)
+        return run_retried(STEPS.get(op), ctx, name)  # with its declared retries
 
     step.__doc__ = (f"The {name} round's {op} (the shared step), skipped when the recipe has "
                     f"no kobbq.{name}_round.")  # fmt: skip
