@@ -30,6 +30,8 @@ from typing import Any, NamedTuple, NotRequired, Required
 from pydantic import TypeAdapter, ValidationError
 from typing_extensions import TypedDict  # pydantic reads TypedDicts of Python < 3.12 from it
 
+from pipelines.core.errors import BenchforgeError
+
 
 class Timeframe(TypedDict, total=False):
     """When a round's annotations were made (``card_facts.timeframe``: every key; empty
@@ -349,7 +351,7 @@ def problems(facts: object) -> list[FactProblem]:
     return []
 
 
-class CardFactsError(ValueError):
+class CardFactsError(BenchforgeError, ValueError):
     """Facts that do not match :class:`CardFacts`; the message names each key path."""
 
 
