@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
 import subprocess
 import sys
@@ -32,7 +31,7 @@ from pipelines.rebuild.kinds import task_kind
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "tests" / "unit" / "families" / "kornlu"))
-from test_mt_only_splits import _recipe  # noqa: E402 - the KorSTS recipe on 8 rows
+from test_mt_only_splits import _rebuild, _recipe  # noqa: E402 - the KorSTS recipe on 8 rows
 
 # added by write_release itself, from the release tables and the guard
 RELEASE_ADDED = ("duplicates", "release", "hub", "degenerate")
@@ -44,11 +43,7 @@ def release(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     tmp = tmp_path_factory.mktemp("korsts")
     recipe = _recipe(tmp, split="train")
     out = tmp / "out"
-    proc = subprocess.run(
-        [sys.executable, "-m", "flows.cli", "rebuild", str(recipe), "--out", str(out)],
-        cwd=ROOT, capture_output=True, text=True, timeout=600, env=os.environ.copy(),
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    _rebuild(recipe, out)
     return recipe, out
 
 

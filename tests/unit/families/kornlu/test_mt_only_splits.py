@@ -43,6 +43,15 @@ def _memory(path: Path) -> Path:
     return path
 
 
+def _rebuild(recipe: Path, out: Path) -> None:
+    """``benchforge rebuild RECIPE --out OUT`` as a user runs it; it must succeed."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "flows.cli", "rebuild", str(recipe), "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600, env=os.environ.copy(),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
 def _recipe(tmp_path: Path, **translation: object) -> Path:
     """recipes/korsts-demo.yaml on its first rows, translated from a memory only."""
     recipe = yaml.safe_load((ROOT / "recipes" / "korsts-demo.yaml").read_text(encoding="utf-8"))
@@ -81,11 +90,7 @@ def test_train_split_is_machine_translated_only_and_never_posted_for_editing(tmp
     assert not kind.uses_label_studio(recipe)
     assert steps[:2] == ["mt-model", "translate"] and "export" in steps
     out = tmp_path / "out"
-    proc = subprocess.run(
-        [sys.executable, "-m", "flows.cli", "rebuild", str(path), "--out", str(out)],
-        cwd=ROOT, capture_output=True, text=True, timeout=600, env=os.environ.copy(),
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    _rebuild(path, out)
     assert not (out / "postedit").exists() and not (out / "annotate").exists()
     sentences = pd.read_parquet(out / "translate" / "sentences.parquet").set_index("sentence_id")
     assert not sentences["postedit"].any()
