@@ -28,6 +28,7 @@ def _recipe(folder: Path) -> Path:
         corpus["path"] = str((ROOT / "recipes" / corpus["path"]).resolve())
         corpus["limit"] = 600
     recipe["name"] = "sts-people-test"
+    recipe["annotation"]["project"] = "sts-people-test"  # the demo names its own
     recipe["pairing"]["corpora"][0]["gsm"] = {"pool": 300, "pairs": 60}
     recipe["items"]["sample"] = 30
     ann = recipe["annotation"]
