@@ -18,6 +18,14 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "[bootstrap] installing the pinned dependency set (constraints.txt)"
+  # a first install writes about 5 GB (this .venv, Label Studio's, uv's cache): say so
+  # up front where the disk is short of it, not as a build error half-way through
+  free_kb="$(df -Pk "$root" | awk 'NR == 2 {print $4}')"
+  if [ -n "$free_kb" ] && [ "$free_kb" -lt $((6 * 1024 * 1024)) ]; then
+    echo "[bootstrap] warning: only $((free_kb / 1024)) MB free on the disk of $root;" \
+         "a first install needs about 5 GB (an install that runs out fails with" \
+         "'No space left on device')" >&2
+  fi
   pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
   # uv (pinned here) first: about 4x faster than pip on two cores, and what Label
   # Studio's own environment installs with. That install and its empty database (its
@@ -28,6 +36,9 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   if "${pip[@]}" uv==0.13.9 >/dev/null 2>&1; then
     "$venv/bin/python" -m flows.setup --label-studio-only &
     ls_pid=$!
+    # should the main install fail (set -e ends this script), the background install
+    # must not go on writing into a folder its caller may be removing
+    trap '[ -n "$ls_pid" ] && { pkill -P "$ls_pid"; kill "$ls_pid"; } 2>/dev/null; true' EXIT
   fi
   # torch with pip: pip is the client set up to find the CPU build this machine keeps
   # (a bare index would give the multi-GB CUDA build); the pin names the CPU build.
@@ -61,4 +72,4 @@ fi
 wait "$setup_pid"
 # the early Label Studio install (flows.setup above waited for it and would have said
 # what failed): only reaped here
-if [ -n "${ls_pid:-}" ]; then wait "$ls_pid" || true; fi
+if [ -n "${ls_pid:-}" ]; then wait "$ls_pid" || true; ls_pid=""; fi

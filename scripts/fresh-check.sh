@@ -31,6 +31,8 @@ else  # not a git checkout: copy what a clone would hold
     | tar -C "$work/clone" -xf -
 fi
 mkdir -p "$work/home"
+# a second .venv and Label Studio install: how much room there was, should it run out
+echo "[fresh-check] $(df -Pk "$work" | awk 'NR == 2 {print int($4 / 1024)}') MB free on the disk of $work"
 
 if "$python" -c 'import socket,sys; s=socket.socket(); sys.exit(s.connect_ex(("127.0.0.1", 8080)) == 0)'; then
   "$python" -m http.server 8080 --bind 127.0.0.1 --directory "$work" >/dev/null 2>&1 &

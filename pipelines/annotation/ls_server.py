@@ -189,11 +189,26 @@ def make_database_template(exe: Path) -> Path | None:
             why = (proc.stderr or proc.stdout)[-300:].strip()
             log.warning("could not prepare Label Studio's empty database (%s); each new data "
                         "folder migrates its own", why)  # fmt: skip
-            (target.parent / "failed").write_text(why + "\n")  # not tried again
+            _mark_failed(target, why)
             return None
         os.chmod(made, 0o600)
         os.replace(made, target)
     return target
+
+
+# what a full disk makes Label Studio's migrations print: a passing condition, not a
+# failure of this install, so the migration is tried again at the next set-up
+_NO_SPACE = ("No space left on device", "database or disk is full", "readonly database")
+
+
+def _mark_failed(target: Path, why: str) -> None:
+    """Remember that this install cannot migrate its empty database, so that it is not
+    tried again at every start; not when the disk was full (tried again next time), nor
+    when the install's folder is gone or cannot be written (nothing to remember in)."""
+    if any(sign in why for sign in _NO_SPACE):
+        return
+    with contextlib.suppress(OSError):
+        (target.parent / "failed").write_text(why + "\n")
 
 
 def _template_failed(target: Path) -> bool:
