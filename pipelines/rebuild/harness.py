@@ -71,5 +71,5 @@ def harness_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }
         return {}, info, files
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(info["summary"] + (" (cached)" if hit else ""), info)
+    done = cached(ctx, compute)
+    return done.outcome(done.info["summary"], merge=False)

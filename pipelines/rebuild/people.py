@@ -47,6 +47,7 @@ from pipelines.annotation.settings import ReviewSpec, SimulateSpec
 from pipelines.core.io import write_text
 from pipelines.core.steps import (
     STEPS,
+    Cached,
     RunContext,
     StepOutcome,
     cached,
@@ -213,8 +214,8 @@ def pilot_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         return {"items.parquet": _shown(ctx, gold, pilot=True),
                 "gold.parquet": gold[["item_id", "value"]]}, info  # fmt: skip
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(f"{info['items']} gold items{' (cached)' if hit else ''}", info)
+    done = cached(ctx, compute)
+    return done.outcome(f"{done.info['items']} gold items", merge=False)
 
 
 def pass_rule(spec: object) -> PassRule:
@@ -252,13 +253,13 @@ def qualify_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         }
         return {"results.parquet": results}, info
 
-    info, hit = cached(ctx, compute)
+    done = cached(ctx, compute)
+    info = done.info
     failed = [a["annotator_id"] for a in info["annotators"] if not a["passed"]]
-    return StepOutcome(
+    return Cached({k: v for k, v in info.items() if k != "annotators"}, done.hit).outcome(
         f"{info['passed']} of {info['applicants']} applicants passed ({info['describe']})"
-        + (f"; failed: {', '.join(failed)}" if failed else "")
-        + (" (cached)" if hit else ""),
-        {k: v for k, v in info.items() if k != "annotators"},
+        + (f"; failed: {', '.join(failed)}" if failed else ""),
+        merge=False,
     )
 
 
@@ -301,12 +302,12 @@ def controls_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         return {"items.parquet": shown,
                 "controls.parquet": chosen[["item_id", "value"]]}, info  # fmt: skip
 
-    info, hit = cached(ctx, compute)
+    done = cached(ctx, compute)
+    info = done.info
     share = info["controls"] / (info["items"] + info["controls"])
-    return StepOutcome(
-        f"{info['controls']} control items shuffled among {info['items']:,} items "
-        f"({share:.1%}){' (cached)' if hit else ''}",
-        info,
+    return done.outcome(
+        f"{info['controls']} control items shuffled among {info['items']:,} items ({share:.1%})",
+        merge=False,
     )
 
 
@@ -442,15 +443,14 @@ def reports_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         info = {"reported": len(table), "flags": value_counts_of(reported)}
         return {"items.parquet": table}, info
 
-    info, hit = cached(ctx, compute)
+    done = cached(ctx, compute)
     config = review_dir(ctx) / "review.xml"
     text = review_config(fields)
     if not config.is_file() or config.read_text(encoding="utf-8") != text:
         write_text(text, config)
-    return StepOutcome(
-        f"{info['reported']} reported items go to the review round {info['flags']}"
-        + (" (cached)" if hit else ""),
-        info,
+    return done.outcome(
+        f"{done.info['reported']} reported items go to the review round {done.info['flags']}",
+        merge=False,
     )
 
 
@@ -525,9 +525,10 @@ def human_sample_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             items = items.drop(columns=[c for c in items.columns if c.startswith("sim_")])
         return {"items.parquet": items}, {"test_items": len(test), "sampled": len(items)}
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(f"{info['sampled']} of {info['test_items']} test items sampled"
-                       + (" (cached)" if hit else ""), info)  # fmt: skip
+    done = cached(ctx, compute)
+    return done.outcome(
+        f"{done.info['sampled']} of {done.info['test_items']} test items sampled", merge=False
+    )
 
 
 @STEPS.register("human-score")
@@ -552,9 +553,11 @@ def human_score_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             table["simulated"].astype(bool).any()) if "simulated" in table else False}  # fmt: skip
         return {"scores.parquet": pd.DataFrame(scores["people"])}, info
 
-    info, hit = cached(ctx, compute)
-    return StepOutcome(f"{info['items']} test items answered by people: {info['combined']}"
-                       + (" (cached)" if hit else ""), info)  # fmt: skip
+    done = cached(ctx, compute)
+    return done.outcome(
+        f"{done.info['items']} test items answered by people: {done.info['combined']}",
+        merge=False,
+    )
 
 
 def human_files(ctx: RunContext) -> dict[str, Path]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
+from pipelines.core.steps import Cached, Rows, RunContext, StepOutcome, files_of
 from pipelines.export.facts import CardFacts
 from pipelines.families.jcqa.steps import kept_questions, rounds, spec_of
 from pipelines.rebuild.export import export_dataset, family_export, json_inputs
@@ -112,10 +112,8 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         [c.name for c in ctx.recipe.corpora],
         "flows/rebuild.py, pipelines/families/jcqa/",
     )
-    return StepOutcome(
-        f"{facts['export']['files']} -> {ctx.out / 'dataset'}" + (" (cached)" if hit else ""),
-        {**facts["export"], "cached": hit},
-        Rows("question", len(qs), len(qs)),
+    return Cached(facts["export"], hit).outcome(
+        f"{facts['export']['files']} -> {ctx.out / 'dataset'}", Rows("question", len(qs), len(qs))
     )
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
+from pipelines.core.steps import Cached, Rows, RunContext, StepOutcome, files_of
 from pipelines.export.facts import CardFacts
 from pipelines.families.jglue.rounds import (
     SPLIT_NAMES,
@@ -131,10 +131,8 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         "flows/rebuild.py, pipelines/families/jglue/",
     )
     n = sum(len(t) for s, t in tables.items() if not s.startswith("jsts-c"))
-    return StepOutcome(
-        f"{facts['export']['files']} -> {out / 'dataset'}" + (" (cached)" if hit else ""),
-        {**facts["export"], "cached": hit},
-        Rows("pair", n, n),
+    return Cached(facts["export"], hit).outcome(
+        f"{facts['export']['files']} -> {out / 'dataset'}", Rows("pair", n, n)
     )
 
 

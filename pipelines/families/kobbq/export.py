@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
+from pipelines.core.steps import Cached, Rows, RunContext, StepOutcome, files_of
 from pipelines.export.facts import CardFacts
 from pipelines.families.kobbq.steps import rounds
 from pipelines.rebuild.export import export_dataset, family_export
@@ -69,12 +69,11 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         [recipe.kobbq.templates], "flows/rebuild.py, pipelines/families/kobbq/",
     )  # fmt: skip
     n, d = len(samples), len(dropped)
-    return StepOutcome(f"{facts['export']['files']} -> {out / 'dataset'}"
-                       f"{' (cached)' if hit else ''}"
-                       f"{f'; {d} samples of low-accuracy templates dropped' if d else ''}",
-                       {**facts["export"], "cached": hit},
-                       Rows("sample", n + d, n,
-                            {"low_reader_accuracy": d} if d else {}))  # fmt: skip
+    return Cached(facts["export"], hit).outcome(
+        f"{facts['export']['files']} -> {out / 'dataset'}",
+        Rows("sample", n + d, n, {"low_reader_accuracy": d} if d else {}),
+        after=f"; {d} samples of low-accuracy templates dropped" if d else "",
+    )
 
 
 def released(ctx: RunContext, inputs: dict[str, Path]) -> tuple:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
+from pipelines.core.steps import Cached, Rows, RunContext, StepOutcome, files_of
 from pipelines.export.facts import CardFacts
 from pipelines.families.kobest.revision import (
     current_items,
@@ -137,10 +137,8 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         "flows/rebuild.py, pipelines/families/kobest/",
     )
     total = sum(len(t) for t in tables.values())
-    return StepOutcome(
-        f"{facts['export']['files']} -> {out / 'dataset'}" + (" (cached)" if hit else ""),
-        {**facts["export"], "cached": hit},
-        Rows("item", total, total),
+    return Cached(facts["export"], hit).outcome(
+        f"{facts['export']['files']} -> {out / 'dataset'}", Rows("item", total, total)
     )
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from pipelines.core.stage import value_counts
-from pipelines.core.steps import Rows, RunContext, StepOutcome, declares
+from pipelines.core.steps import Cached, Rows, RunContext, StepOutcome, declares
 from pipelines.families.kornlu.card import table_figures
 from pipelines.families.kornlu.sources import (
     HALVES,
@@ -131,8 +131,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         hit = False
     n = len(pairs)
     files = facts["export"]["files"]
-    return StepOutcome(f"{files} -> {dataset}{' (cached)' if hit else ''}",
-                       {**facts["export"], "cached": hit}, Rows("pair", n, n))  # fmt: skip
+    return Cached(facts["export"], hit).outcome(f"{files} -> {dataset}", Rows("pair", n, n))
 
 
 def card_facts_of(ctx: RunContext, pairs: pd.DataFrame, records: dict[str, list[dict]],

@@ -14,7 +14,7 @@ import pandas as pd
 
 from pipelines.annotation.rounds import Round
 from pipelines.core.stage import value_counts
-from pipelines.core.steps import Rows, RunContext, StepOutcome, cached, declares, out_files
+from pipelines.core.steps import Cached, Rows, RunContext, StepOutcome, cached, declares, out_files
 from pipelines.families.kornlu.sources import (
     HALVES,
     LABEL_FIELDS,
@@ -140,13 +140,14 @@ def mt_model_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         stamp.write_text(key)
         cached_ = False
     h = metrics["heldout"]
-    return StepOutcome(
-        f"{metrics['parameters']:,}-parameter Marian{' (cached)' if cached_ else ''}: held-out "
-        f"chrF {h.get('chrf')}, BLEU {h.get('bleu')} ({metrics['seconds']} s on "
-        f"{metrics['device']})",
-        {"trained": True, "cached": cached_, "heldout": h, "seconds": metrics["seconds"],
-         "model": "OUT/" + out.name},
-    )  # fmt: skip
+    info = {"trained": True, "cached": cached_, "heldout": h, "seconds": metrics["seconds"],
+            "model": "OUT/" + out.name}  # fmt: skip
+    return Cached(info, cached_).outcome(
+        f"{metrics['parameters']:,}-parameter Marian",
+        after=f": held-out chrF {h.get('chrf')}, BLEU {h.get('bleu')} ({metrics['seconds']} s "
+        f"on {metrics['device']})",
+        merge=False,
+    )
 
 
 def translator_of(ctx: RunContext) -> object | None:

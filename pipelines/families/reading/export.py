@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
+from pipelines.core.steps import Cached, Rows, RunContext, StepOutcome, files_of
 from pipelines.export.facts import CardFacts
 from pipelines.families.reading.squad import SquadRelease, SquadStyle, read_squad, write_squad
 from pipelines.families.reading.steps import rounds, spec_of
@@ -189,10 +189,8 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         "flows/rebuild.py, pipelines/families/reading/",
     )
     n = len(questions)
-    return StepOutcome(
-        f"{facts['export']['files']} -> {ctx.out / 'dataset'}" + (" (cached)" if hit else ""),
-        {**facts["export"], "cached": hit},
-        Rows("question", n, n),
+    return Cached(facts["export"], hit).outcome(
+        f"{facts['export']['files']} -> {ctx.out / 'dataset'}", Rows("question", n, n)
     )
 
 
