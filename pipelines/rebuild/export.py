@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from pipelines.core.io import outputs_current, sha256_file, write_outputs
-from pipelines.core.steps import STEPS, Rows, RunContext, StepOutcome, declares
+from pipelines.core.steps import STEPS, Cached, Rows, RunContext, StepOutcome, declares
 from pipelines.export.card_facts import annotation_facts, licence_facts, round_server
 from pipelines.export.facts import CardFacts
 from pipelines.rebuild.agree import gold_folder, shared_of, votes_path
@@ -163,6 +163,15 @@ def export_dataset(
     tables, texts, jsons = build(facts)
     write_release(ctx, facts, tables, texts, jsons)
     return facts, False
+
+
+def export_outcome(facts: CardFacts, hit: bool, dataset: Path, rows: Rows,
+                   after: str = "") -> StepOutcome:  # fmt: skip
+    """A family export's epilogue: "<files per split> -> <dataset>", the cached mark
+    and ``after``; the info is the release's ``export`` facts with ``"cached"``."""
+    return Cached(facts["export"], hit).outcome(
+        f"{facts['export']['files']} -> {dataset}", rows, after=after
+    )
 
 
 def write_release(ctx: RunContext, facts: CardFacts, tables: dict[str, pd.DataFrame],

@@ -47,7 +47,6 @@ from pipelines.annotation.settings import ReviewSpec, SimulateSpec
 from pipelines.core.io import write_text
 from pipelines.core.steps import (
     STEPS,
-    Cached,
     RunContext,
     StepOutcome,
     cached,
@@ -256,10 +255,11 @@ def qualify_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     done = cached(ctx, compute)
     info = done.info
     failed = [a["annotator_id"] for a in info["annotators"] if not a["passed"]]
-    return Cached({k: v for k, v in info.items() if k != "annotators"}, done.hit).outcome(
+    return StepOutcome(
         f"{info['passed']} of {info['applicants']} applicants passed ({info['describe']})"
-        + (f"; failed: {', '.join(failed)}" if failed else ""),
-        merge=False,
+        + (f"; failed: {', '.join(failed)}" if failed else "")
+        + done.mark,
+        {k: v for k, v in info.items() if k != "annotators"},
     )
 
 

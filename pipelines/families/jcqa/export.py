@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipelines.core.steps import Cached, Rows, RunContext, StepOutcome, files_of
+from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
 from pipelines.export.facts import CardFacts
 from pipelines.families.jcqa.steps import kept_questions, rounds, spec_of
-from pipelines.rebuild.export import export_dataset, family_export, json_inputs
+from pipelines.rebuild.export import export_dataset, export_outcome, family_export, json_inputs
 
 SPLIT_NAMES = {"train": "train", "dev": "valid", "test": "test"}
 PAPER_SIZES = {"source": "JGLUE v1.3 README", "train": 8939, "dev": 1119, "test": 1118}
@@ -112,9 +112,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         [c.name for c in ctx.recipe.corpora],
         "flows/rebuild.py, pipelines/families/jcqa/",
     )
-    return Cached(facts["export"], hit).outcome(
-        f"{facts['export']['files']} -> {ctx.out / 'dataset'}", Rows("question", len(qs), len(qs))
-    )
+    return export_outcome(facts, hit, ctx.out / "dataset", Rows("question", len(qs), len(qs)))
 
 
 def card_facts(ctx: RunContext, inputs: dict[str, Path]) -> dict:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipelines.core.steps import Cached, Rows, RunContext, StepOutcome, files_of
+from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
 from pipelines.export.facts import CardFacts
 from pipelines.families.jglue.rounds import (
     SPLIT_NAMES,
@@ -16,7 +16,7 @@ from pipelines.families.jglue.rounds import (
     rounds,
     with_contradictions,
 )
-from pipelines.rebuild.export import export_dataset, family_export, json_inputs
+from pipelines.rebuild.export import export_dataset, export_outcome, family_export, json_inputs
 
 
 def split_step(ctx: RunContext, arg: str = "") -> StepOutcome:
@@ -131,9 +131,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         "flows/rebuild.py, pipelines/families/jglue/",
     )
     n = sum(len(t) for s, t in tables.items() if not s.startswith("jsts-c"))
-    return Cached(facts["export"], hit).outcome(
-        f"{facts['export']['files']} -> {out / 'dataset'}", Rows("pair", n, n)
-    )
+    return export_outcome(facts, hit, out / "dataset", Rows("pair", n, n))
 
 
 def card_facts(ctx: RunContext, inputs: dict[str, Path]) -> dict:

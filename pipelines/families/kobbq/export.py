@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipelines.core.steps import Cached, Rows, RunContext, StepOutcome, files_of
+from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
 from pipelines.export.facts import CardFacts
 from pipelines.families.kobbq.steps import rounds
-from pipelines.rebuild.export import export_dataset, family_export
+from pipelines.rebuild.export import export_dataset, export_outcome, family_export
 
 
 def records_of(samples: pd.DataFrame) -> list[dict]:
@@ -69,11 +69,11 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         [recipe.kobbq.templates], "flows/rebuild.py, pipelines/families/kobbq/",
     )  # fmt: skip
     n, d = len(samples), len(dropped)
-    return Cached(facts["export"], hit).outcome(
-        f"{facts['export']['files']} -> {out / 'dataset'}",
+    return export_outcome(
+        facts, hit, out / "dataset",
         Rows("sample", n + d, n, {"low_reader_accuracy": d} if d else {}),
         after=f"; {d} samples of low-accuracy templates dropped" if d else "",
-    )
+    )  # fmt: skip
 
 
 def released(ctx: RunContext, inputs: dict[str, Path]) -> tuple:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipelines.core.steps import Cached, Rows, RunContext, StepOutcome, files_of
+from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
 from pipelines.export.facts import CardFacts
 from pipelines.families.kobest.revision import (
     current_items,
@@ -17,7 +17,13 @@ from pipelines.families.kobest.rounds import (
     rounds,
 )
 from pipelines.families.kobest.tasks import KobestTask
-from pipelines.rebuild.export import export_dataset, family_export, inline_counts, json_inputs
+from pipelines.rebuild.export import (
+    export_dataset,
+    export_outcome,
+    family_export,
+    inline_counts,
+    json_inputs,
+)
 
 
 def negated(ctx: RunContext) -> bool:
@@ -137,9 +143,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         "flows/rebuild.py, pipelines/families/kobest/",
     )
     total = sum(len(t) for t in tables.values())
-    return Cached(facts["export"], hit).outcome(
-        f"{facts['export']['files']} -> {out / 'dataset'}", Rows("item", total, total)
-    )
+    return export_outcome(facts, hit, out / "dataset", Rows("item", total, total))
 
 
 def card_facts(ctx: RunContext, inputs: dict[str, Path]) -> dict:

@@ -8,13 +8,13 @@ from pathlib import Path
 import pandas as pd
 
 from pipelines.core.stage import value_counts
-from pipelines.core.steps import Cached, Rows, RunContext, StepOutcome, declares
+from pipelines.core.steps import Rows, RunContext, StepOutcome, declares
 from pipelines.families.kornlu.card import table_figures
 from pipelines.families.kornlu.sources import (
     HALVES,
     KORSTS_META,
 )
-from pipelines.rebuild.export import CARD_FILES, export_code, export_settings
+from pipelines.rebuild.export import CARD_FILES, export_code, export_outcome, export_settings
 
 # ----------------------------------------------------------------------------- export
 
@@ -129,9 +129,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         texts.update(card.texts)
         write_outputs(dataset, key, tables, {"card.json": facts}, texts, card.figures)
         hit = False
-    n = len(pairs)
-    files = facts["export"]["files"]
-    return Cached(facts["export"], hit).outcome(f"{files} -> {dataset}", Rows("pair", n, n))
+    return export_outcome(facts, hit, dataset, Rows("pair", len(pairs), len(pairs)))
 
 
 def card_facts_of(ctx: RunContext, pairs: pd.DataFrame, records: dict[str, list[dict]],

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipelines.core.steps import Cached, Rows, RunContext, StepOutcome, files_of
+from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
 from pipelines.export.facts import CardFacts
 from pipelines.families.marc.steps import rounds, spec_of
-from pipelines.rebuild.export import export_dataset, family_export, json_inputs
+from pipelines.rebuild.export import export_dataset, export_outcome, family_export, json_inputs
 
 SPLIT_NAMES = {"train": "train", "dev": "valid", "test": "test"}  # JGLUE calls dev "valid"
 # the JGLUE v1.3 README's table (data/demo/jglue/README.jglue-upstream.md)
@@ -133,10 +133,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         [c.name for c in ctx.recipe.corpora],
         "flows/rebuild.py, pipelines/families/marc/",
     )
-    return Cached(facts["export"], hit).outcome(
-        f"{facts['export']['files']} -> {ctx.out / 'dataset'}",
-        Rows("review", len(final), len(final)),
-    )
+    return export_outcome(facts, hit, ctx.out / "dataset", Rows("review", len(final), len(final)))
 
 
 def card_facts(ctx: RunContext, inputs: dict[str, Path]) -> dict:

@@ -23,11 +23,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipelines.core.steps import Cached, Rows, RunContext, StepOutcome, files_of
+from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
 from pipelines.export.facts import CardFacts
 from pipelines.families.reading.squad import SquadRelease, SquadStyle, read_squad, write_squad
 from pipelines.families.reading.steps import rounds, spec_of
-from pipelines.rebuild.export import export_dataset, family_export, json_inputs
+from pipelines.rebuild.export import export_dataset, export_outcome, family_export, json_inputs
 
 SPLIT_NAMES = {
     "jsquad": {"train": "train", "dev": "valid", "test": "test"},
@@ -189,9 +189,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         "flows/rebuild.py, pipelines/families/reading/",
     )
     n = len(questions)
-    return Cached(facts["export"], hit).outcome(
-        f"{facts['export']['files']} -> {ctx.out / 'dataset'}", Rows("question", n, n)
-    )
+    return export_outcome(facts, hit, ctx.out / "dataset", Rows("question", n, n))
 
 
 # paper figures the card sets beside the demo's (the release's own README table for
