@@ -481,6 +481,7 @@ def agree(
         "warnings": agreement_warnings(ratings, blanks),
         "value_type": kind.name,
     }
+    figures.update(kept_counts(ratings, gold, dropped))
     measures = kind.measures(ratings, context)
     figures.update(measures, measures=list(measures))
     if annotators is not None:
@@ -504,6 +505,20 @@ def agree(
         figures["review"] = review_figures(decisions)
     dropped_frame = pd.DataFrame(dropped, columns=DROPPED_COLUMNS)
     return {"gold": gold, "dropped": dropped_frame, "figures": figures, "excluded": excluded}
+
+
+def kept_counts(ratings: pd.DataFrame, gold: pd.DataFrame, dropped: list[dict]) -> dict:
+    """What the release keeps of ``ratings`` (issue 54: a card's "annotators" and
+    "ratings" are those the rule read, after any pilot and control items, and the
+    release holds fewer): ``annotators_kept``, the distinct annotators whose ratings
+    remain on a gold item once the rule's screening dropped annotators, and
+    ``ratings_kept``, how many of their ratings those items carry."""
+    out = {str(d["id"]) for d in dropped if d["kind"] == "annotator"}
+    rows = ratings[
+        ~ratings["annotator_id"].astype(str).isin(out)
+        & ratings["item_id"].astype(str).isin(set(gold["item_id"].astype(str)))
+    ]
+    return {"annotators_kept": int(rows["annotator_id"].nunique()), "ratings_kept": int(len(rows))}
 
 
 def with_decisions(gold: pd.DataFrame, decisions: dict[str, dict]) -> pd.DataFrame:

@@ -17,6 +17,9 @@ themselves and names every mismatch:
   file's label column (``label``, ``gold_label``, ``score``, or ``labels.label`` for the
   KLUE-STS layout), binned as the card bins it (numeric labels in its bins of 0.5).
 
+- ``annotators kept`` (issue 54): the annotators and ratings the agreement kept after
+  screening are the distinct annotators and the ratings the released items carry;
+
 - ``README.md``: the Hub card's metadata is valid (``hf_card.validate_readme``) and
   each split's ``num_examples`` is the record count of the file its config names;
 - ``release files`` (issue 51): every file of the release (``OUT/dataset`` and the
@@ -176,9 +179,46 @@ def check_card(run_dir: Path) -> CardCheck:
         if lines.is_file() and (text := _jsonl_labels(lines, labels)) != per_split[split]:
             result.mismatches.append(Mismatch(f"labels of {split} ({lines.name})",
                                               per_split[split], text))  # fmt: skip
+    check_annotators(dataset, facts, result)
     check_baseline(dataset, facts, result)
     check_readme(dataset, result)
     return result
+
+
+def check_annotators(dataset: Path, facts: dict, result: CardCheck) -> None:
+    """The annotators and ratings the card says screening kept (``agreement.
+    annotators_kept``, ``ratings_kept``) against the individual ratings the released
+    items carry (the KLUE-STS layout's ``annotations.annotators``), over every split's
+    Parquet file; unchecked where a step after the agreement dropped gold items."""
+    g = facts.get("agreement") or {}
+    if "annotators_kept" not in g:
+        return
+    splits = facts.get("split", {}).get("splits") or {}
+    if sum(splits.values()) != g.get("gold_items"):  # a later step dropped gold items
+        result.unchecked.append(f"annotators kept: the release holds {sum(splits.values())} "
+                                f"of the {g.get('gold_items')} gold items")  # fmt: skip
+        return
+    people: set[str] = set()
+    ratings = 0
+    for split in splits:
+        path = split_file(dataset, split)
+        frame = pd.read_parquet(path) if path is not None else None
+        if frame is None or "annotations" not in frame.columns:
+            result.unchecked.append("annotators kept: no annotations column"
+                                    f"{f' in {path.name}' if path else ''}")  # fmt: skip
+            return
+        for cell in frame["annotations"]:
+            if not isinstance(cell, dict) or "annotators" not in cell:
+                result.unchecked.append(f"annotators kept: {path.name}'s "
+                                        "annotations name no annotators")  # fmt: skip
+                return
+            people.update(str(a) for a in cell["annotators"])
+            ratings += len(cell["annotators"])
+    for what, stated, got in (("annotators kept", g["annotators_kept"], len(people)),
+                              ("ratings kept", g.get("ratings_kept"), ratings)):  # fmt: skip
+        result.checked.append(what)
+        if stated != got:
+            result.mismatches.append(Mismatch(what, stated, got))
 
 
 def _jsonl_labels(path: Path, labels: dict) -> dict[str, int] | str:

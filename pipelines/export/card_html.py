@@ -19,6 +19,7 @@ import base64
 import html
 import io
 import logging
+import re
 
 import markdown
 import nh3
@@ -88,13 +89,20 @@ def font_face(text: str) -> str:
             f'src: url("data:font/woff;base64,{data}") format("woff"); }}')  # fmt: skip
 
 
+_DETAILS = re.compile(r"^<details>", re.M)
+
+
 def to_html(text: str, figures: dict[str, bytes], title: str, lang: str = "ko") -> str:
     """``text`` (the card's Markdown) as a standalone HTML page; each image whose source
     is a key of ``figures`` is replaced by the PNG itself as a data URI."""
     from pipelines.core.markdown import neutralize
 
+    # a <details> block the code wrote (a collapsed report) holds Markdown: md_in_html
+    # renders it (issue 54: KoBEST's artifact reviews showed raw pipes and ####); data
+    # cannot open one, neutralize leaves no tag of its own but the bare <details>
+    text = _DETAILS.sub('<details markdown="1">', neutralize(text))
     body = markdown.markdown(
-        neutralize(text), extensions=["tables", "sane_lists"], output_format="html"
+        text, extensions=["tables", "sane_lists", "md_in_html"], output_format="html"
     )
     # before the figures: a data: image is the code's, never the text's
     body = sanitize(body, frozenset(figures))

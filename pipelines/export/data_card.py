@@ -323,10 +323,13 @@ def _agreement(facts: CardFacts) -> str:
     sim = " (" + SIMULATED_NOTE + ")" if facts["annotation"]["simulated"] else ""
     rows = [
         ["items annotated", g["items"]],
-        ["annotators", g["annotators"]],
-        ["ratings", g["ratings"]],
-        ["gold items kept", g["gold_items"]],
+        ["annotators (after any pilot and control items)", g["annotators"]],
+        ["ratings (before screening)", g["ratings"]],
     ]
+    if "annotators_kept" in g:  # what the release holds (issue 54; card check counts it)
+        rows += [["annotators kept after screening", g["annotators_kept"]],
+                 ["ratings kept after screening (on gold items)", g["ratings_kept"]]]  # fmt: skip
+    rows.append(["gold items kept", g["gold_items"]])
     rows += [
         [f"Krippendorff alpha, {k}", _fmt(v) + sim]
         for k, v in (g.get("krippendorff_alpha") or {}).items()
@@ -509,8 +512,11 @@ def _limitations(facts: CardFacts, section: CardSection | None = None) -> str:
         out.append("No hate-speech or gender-bias detector was applied.")
     out += section.limitations if section else []
     g, overlap = facts.get("agreement") or {}, facts["annotation"]["overlap"]
+    # the rule's "annotators" already excludes the pilot's and the control items'
+    # exclusions, which dropped_annotators counts too: the kept count is the release's
     screened = sum(g.get("dropped_annotators", {}).values())
-    left = g.get("annotators", 0) - screened
+    left = g["annotators_kept"] if "annotators_kept" in g else g.get("annotators", 0) - screened
+    screened = g.get("annotators", 0) - left
     if "annotators" in g and left < max(3, overlap):
         out.append(
             f"**Few annotators**: {left} of {g['annotators']} annotators remain after "

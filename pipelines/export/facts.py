@@ -145,6 +145,8 @@ class AgreementFacts(TypedDict, total=False):
     gold_items: int
     ratings: int
     annotators: int
+    annotators_kept: int
+    ratings_kept: int
     ratings_per_item: float
     measures: list[Any]
     warnings: list[Any]

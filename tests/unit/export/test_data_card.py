@@ -184,3 +184,22 @@ def test_spreadsheet_cells_never_start_a_formula(text, safe):
     assert tsv([{"sentence1": text, "score": 1.5}]).splitlines()[1] == f"{safe}\t1.500"
     assert tsv([{"sentence1": text}], spreadsheet_safe=False).splitlines()[1] == text
     assert release_tsv([{"context": text, "choices": ["a"]}]).splitlines()[1].startswith(safe)
+
+
+def test_a_collapsed_report_renders_as_markdown_in_the_html_card():
+    """Issue 54: KoBEST's artifact reviews, opened in the HTML card, showed raw pipes,
+    ``####`` and backquotes (the converter left Markdown inside ``<details>`` as text)."""
+    import re
+
+    from pipelines.export.card_html import to_html
+    from pipelines.families.kobest.card import _report_block
+
+    report = ("# Artifact report (split rule `review 1`)\n\n## Split sizes\n\n"
+              "| split | items |\n|---|---|\n| dev | 5 |\n\nCue `a1:두` -> label 0.")  # fmt: skip
+    page = to_html(f"# Card\n\n{_report_block('1', report)}\n\nAfter.", {}, "t")
+    body = page.split("<body>", 1)[1]
+    assert "<details>" in body and "<summary>Artifact review 1</summary>" in body
+    assert "<h4>Artifact report (split rule <code>review 1</code>)</h4>" in body
+    assert "<h5>Split sizes</h5>" in body and "<td>dev</td>" in body
+    assert "<code>a1:두</code>" in body
+    assert not re.search(r"\|---|#{2,}|`|markdown=", body), body
