@@ -343,7 +343,9 @@ def _agreement(facts: CardFacts) -> str:
     kappa = g.get("fleiss_kappa")
     if kappa is not None or "krippendorff_alpha" in g:
         kappa = kappa or {}
-        rows.append([f"Fleiss kappa ({kappa.get('items')} items)",
+        ordered = {"interval", "ordinal"} & set(g.get("krippendorff_alpha") or {})
+        scale = ", nominal: ignores the scale's order" if ordered else ""
+        rows.append([f"Fleiss kappa ({kappa.get('items')} items{scale})",
                      _fmt(kappa.get("kappa")) + sim])  # fmt: skip
     paper = facts.get("paper_agreement")
     if paper:  # the paper's figure, and this rebuild's at the same level beside it

@@ -322,16 +322,22 @@ def source_predicts_label(facts: CardFacts, settings: dict) -> list[str]:
 
 def _agreement_figures(facts: CardFacts) -> list[tuple[str, str, float]]:
     """Every agreement figure the facts record: (where, measure, value); Krippendorff's
-    alpha at the first level of interval, ordinal, nominal it was measured at."""
+    alpha at the first level of interval, ordinal, nominal it was measured at. Fleiss'
+    kappa is a nominal measure: on a scale measured at an ordinal or interval level (a
+    0-5 similarity) it counts 4 against 5 as a full disagreement, so it is not judged
+    there (issue 54: the STS demo's kappa 0.28 beside its interval alpha 0.80)."""
     out = []
     for where, node in _nodes(facts, 3):
         alphas = node.get("krippendorff_alpha")
+        level = None
         if isinstance(alphas, dict):
             level = next((lv for lv in ("interval", "ordinal", "nominal")
                           if isinstance(alphas.get(lv), int | float)), None)  # fmt: skip
             if level:
                 out.append((where, f"alpha ({level})", alphas[level]))
         kappa = node.get("fleiss_kappa")
+        if level in ("interval", "ordinal"):
+            continue
         if isinstance(kappa, dict) and isinstance(kappa.get("kappa"), int | float):
             out.append((where, "Fleiss' kappa", kappa["kappa"]))
     return out

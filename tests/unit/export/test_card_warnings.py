@@ -290,3 +290,22 @@ def test_translation_far_from_the_paper_and_a_cross_check_that_changes_nothing()
     ]
     assert len(_rule("translation-far-from-paper", facts, max_paper_gap=0.8)) == 1
     assert _rule("translation-far-from-paper", {"task_kind": "sts"}) == []
+
+
+def test_nominal_kappa_is_not_judged_on_an_ordered_scale():
+    """Issue 54: the STS demo's card warned "Fleiss' kappa 0.28" on a 0-5 scale whose
+    interval alpha is 0.80; kappa counts a 4 against a 5 as a full disagreement."""
+    sts = {"agreement": {"krippendorff_alpha": {"nominal": 0.2809, "ordinal": 0.7859,
+                                                "interval": 0.8047},
+                         "fleiss_kappa": {"kappa": 0.2839}}}  # fmt: skip
+    assert _rule("low-agreement", sts) == []
+    sts["agreement"]["krippendorff_alpha"]["interval"] = 0.5
+    assert _rule("low-agreement", sts) == [
+        "**Low agreement**: alpha (interval) 0.50 in `agreement` (below 0.667, "
+        "`card.min_alpha`): the annotators of that round often disagreed."
+    ]
+    nli = {"agreement": {"krippendorff_alpha": {"nominal": 0.27}, "fleiss_kappa": {"kappa": 0.27}}}
+    assert [w.split(" in ")[0] for w in _rule("low-agreement", nli)] == [
+        "**Low agreement**: alpha (nominal) 0.27",
+        "**Low agreement**: Fleiss' kappa 0.27",
+    ]
