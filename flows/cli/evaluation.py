@@ -178,6 +178,10 @@ def baseline(args: argparse.Namespace) -> int:
         figures = ", ".join(f"{k} {'n/a' if v is None else f'{v:.2f}'}"
                             for k, v in s["metrics"].items())  # fmt: skip
         print(f"  {split} ({s['items']} items): {figures}")
+    from pipelines.export.card_baseline import baseline_notes
+
+    for note in baseline_notes(result):  # a collapse, a model behind the majority
+        print("  warning: " + note.replace("**", ""))
     print(f"-> {args.run_dir / 'baseline'}" + ("" if args.no_card else " and the data card"))
     return 0
 

@@ -19,6 +19,10 @@ How each target becomes a classifier:
 - ``tags``: the character tagger of :mod:`pipelines.models.char_tagger` (KLUE-NER's);
 - ``answer``: an extractive reader (start and end of the answer in the paragraph).
 
+Beside each scored split the result holds always answering train's majority (``majority``)
+and whether the predictions collapsed (``collapse``; :mod:`pipelines.evaluation.references`):
+the card shows the first as a row and turns a collapsed model's row into a warning.
+
 A demo's splits hold tens of items: its baseline says what the pipeline computes, not
 how hard the paper's dataset is; at paper size (on a GPU) it does.
 """
@@ -36,6 +40,12 @@ import numpy as np
 from pipelines.core.io import sha256_file, write_json, write_text
 from pipelines.evaluation.evaluate import dataset_folder, score, task_of
 from pipelines.evaluation.fitters import FITTERS, BaselineSettings
+from pipelines.evaluation.references import (
+    chance_row,
+    collapse,
+    majority_answer,
+    majority_row,
+)
 from pipelines.evaluation.spec import Evaluation, EvaluationError, read_records
 from pipelines.export.records import SPLITS
 
@@ -186,6 +196,7 @@ def baseline(run_dir: Path, settings: BaselineSettings | None = None, write_card
         "splits": {},
     }
     folder = run_dir / "baseline"
+    majority = majority_answer(ev, data["train"])
     for split in scored:
         recs, preds = data[split], predictions[split]
         lines = [{"guid": g, **p} for g, p in zip(ev.ids(recs), preds, strict=True)]
@@ -197,8 +208,19 @@ def baseline(run_dir: Path, settings: BaselineSettings | None = None, write_card
         if all("probabilities" in p for p in preds):
             labels = ev.classes(gold)
             probs = np.asarray([[p["probabilities"].get(n, 0.0) for n in labels] for p in preds])
-        result["splits"][split] = {"items": len(recs),
-                                   "metrics": score(ev, gold, pred, probs, recs)}  # fmt: skip
+        result["splits"][split] = {
+            "items": len(recs),
+            "metrics": score(ev, gold, pred, probs, recs),
+            "collapse": collapse(ev, gold, pred, settings.collapse_share,
+                                 settings.collapse_spread),
+        }  # fmt: skip
+        if chance := chance_row(ev):  # a score's correlations at chance (issue 54)
+            result["splits"][split]["chance"] = {"metrics": chance}
+        if majority is not None:  # the least a model must beat (issue 54)
+            result["splits"][split]["majority"] = {
+                "answer": str(majority),
+                "metrics": majority_row(ev, majority, recs),
+            }
     write_json(result, folder / "baseline.json")
     if write_card:
         add_to_card(run_dir, result)

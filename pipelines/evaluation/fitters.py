@@ -35,6 +35,10 @@ class BaselineSettings:
     seed: int = 0
     encoder: str | None = None  # a pretrained encoder folder (classifiers pretrain)
     device: str | None = None
+    # a model that answers one thing to this share of the items, or whose scores spread
+    # less than this times the gold's, collapsed (pipelines.evaluation.references)
+    collapse_share: float = 0.95
+    collapse_spread: float = 0.1
 
     def check(self) -> None:
         """Every setting usable, before any work: whole numbers in range, a finite
@@ -52,6 +56,11 @@ class BaselineSettings:
                 not math.isfinite(self.lr) or not 0 < self.lr < 1:  # fmt: skip
             raise EvaluationError(f"--lr {self.lr!r}: a learning rate is a number above 0 and "
                                   "below 1 (default 5e-4)")  # fmt: skip
+        for name in ("collapse_share", "collapse_spread"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or \
+                    not math.isfinite(value) or not 0 < value <= 1:  # fmt: skip
+                raise EvaluationError(f"{name} {value!r}: a share above 0 and at most 1")
         if not self.encoder and self.hidden % self.heads:
             raise EvaluationError(f"--hidden {self.hidden}: the encoder's {self.heads} "
                                   "attention heads must divide it (e.g. 128)")  # fmt: skip

@@ -6,7 +6,7 @@ review, each with the metric the paper reports. Everything comes from the card's
 
 from __future__ import annotations
 
-from pipelines.core.markdown import cell, escape, table
+from pipelines.core.markdown import Markdown, cell, code, escape, table
 from pipelines.export.facts import CardFacts
 
 # below this many training items a figure says what the pipeline computes, not how hard
@@ -57,6 +57,33 @@ def _fixed_answers(facts: CardFacts) -> str:
     ])  # fmt: skip
 
 
+def baseline_notes(b: dict) -> list[str]:
+    """A sentence per split whose model collapsed or does not beat always answering
+    train's majority (``pipelines.evaluation.references``); what the warnings say too."""
+    out = []
+    for split, s in (b.get("splits") or {}).items():
+        c, maj = s.get("collapse") or {}, s.get("majority")
+        if c.get("collapsed"):
+            out.append(f"**The model learned nothing on {split}**: {escape(c['summary'])}; "
+                       "its figures there are not a result (a constant predictor's metric "
+                       "says nothing about the dataset).")  # fmt: skip
+        elif maj and (behind := below_majority(s["metrics"], maj["metrics"])):
+            out.append(f"**The model does not beat always answering {code(maj['answer'])} "
+                       f"on {split}** ({', '.join(behind)}).")  # fmt: skip
+        elif (chance := s.get("chance")) and (
+            behind := below_majority(s["metrics"], chance["metrics"])
+        ):
+            out.append(f"**The model does not beat chance on {split}** ({', '.join(behind)}: "
+                       "no correlation with the gold).")  # fmt: skip
+    return out
+
+
+def below_majority(model: dict, majority: dict) -> list[str]:
+    """Each metric on which ``model`` does not exceed ``majority`` (both x 100)."""
+    return [f"{m.replace('_', ' ')} {v} against {majority[m]}" for m, v in model.items()
+            if v is not None and majority.get(m) is not None and v <= majority[m]]  # fmt: skip
+
+
 def baseline_section(facts: CardFacts) -> str:
     """The Markdown of the section (never empty: without a baseline it says how to run
     one)."""
@@ -73,9 +100,22 @@ def baseline_section(facts: CardFacts) -> str:
     splits = b.get("splits") or {}
     metrics = list(next(iter(splits.values()), {}).get("metrics", {}))
     head = ["model", "split", "items", *[m.replace("_", " ") for m in metrics]]
-    rows = [[escape(b["model"]), split, str(s["items"]),
-             *[_fmt(s["metrics"].get(m)) for m in metrics]]
-            for split, s in splits.items()]  # fmt: skip
+    rows = []
+    for split, s in splits.items():
+        if (s.get("collapse") or {}).get("collapsed"):  # a warning, not a result
+            rows.append([escape(b["model"]), split, str(s["items"]),
+                         *["collapsed (no result)"] * len(metrics)])  # fmt: skip
+        else:
+            rows.append([escape(b["model"]), split, str(s["items"]),
+                         *[_fmt(s["metrics"].get(m)) for m in metrics]])  # fmt: skip
+    for split, s in splits.items():
+        if chance := s.get("chance"):
+            figures = [_fmt(chance["metrics"].get(m)) for m in metrics]
+            rows.append(["no correlation (chance)", split, str(s["items"]), *figures])
+        if maj := s.get("majority"):
+            who = Markdown(f"always {code(maj['answer'], table=True)} (train's majority)")
+            figures = [_fmt(maj["metrics"].get(m)) for m in metrics]
+            rows.append([who, split, str(s["items"]), *figures])
     rows += _human_rows(facts, metrics)
     protocol = b.get("protocol") or "fine-tuned on train, the epoch with the best dev figure kept"
     lines = [
@@ -87,6 +127,8 @@ def baseline_section(facts: CardFacts) -> str:
         "",
         table(head, rows),
     ]
+    for note in baseline_notes(b):
+        lines += ["", note]
     items = b["train_items"] or sum(s["items"] for s in splits.values())
     if items < SMALL_TRAIN:
         lines += ["", f"With {items} items to learn from, these figures show what the "

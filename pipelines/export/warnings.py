@@ -396,3 +396,13 @@ def degenerate_release(facts: CardFacts, settings: dict) -> list[str]:
         f"`export.allow_degenerate`): {d['what']}: {d['detail']}. Its figures are not results."
         for d in facts.get("degenerate") or []
     ]
+
+
+@CARD_WARNINGS.register("baseline-learned-nothing")
+def baseline_learned_nothing(facts: CardFacts, settings: dict) -> list[str]:
+    """A fine-tuned baseline whose predictions collapsed (one answer, or scores that do
+    not spread) or that does not beat always answering train's majority, per split
+    (``benchforge baseline``; :mod:`pipelines.evaluation.references`)."""
+    from pipelines.export.card_baseline import baseline_notes
+
+    return baseline_notes(facts.get("baseline") or {})

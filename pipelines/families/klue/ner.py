@@ -781,5 +781,5 @@ register_task(TaskKind(
     ),
     # KLUE 3.4.2: entity-level and character-level macro-F1
     evaluation=tagging("guid", ["entity_macro_f1", "char_macro_f1"],
-                       "KLUE (Park et al. 2021) 4.4", types=TYPES),
+                       "KLUE (Park et al. 2021) 3.4.2", types=TYPES),
 ))  # fmt: skip

@@ -459,7 +459,7 @@ register_task(TaskKind(
     ),
     # KLUE 3.3.2: accuracy
     evaluation=classification(
-        "guid", "gold_label", "premise", ["accuracy"], "KLUE (Park et al. 2021) 4.3",
+        "guid", "gold_label", "premise", ["accuracy"], "KLUE (Park et al. 2021) 3.3.2",
         text_pair="hypothesis", labels=("contradiction", "entailment", "neutral"),
         prompt="전제: {{premise}}\n가설: {{hypothesis}}\n관계:",
         harness_choices=("모순", "함의", "중립"),

@@ -640,7 +640,7 @@ register_task(TaskKind(
     # KLUE 3.5.2: micro-F1 without no_relation, AUPRC over all 30 classes
     evaluation=Evaluation(
         "label", "guid", field_of("label"), marked_sentence, ("re_micro_f1", "auprc"),
-        "KLUE (Park et al. 2021) 4.5", gold_field="label", labels=tuple(
+        "KLUE (Park et al. 2021) 3.5.2", gold_field="label", labels=tuple(
             r["label"] for r in json.loads(RELATIONS.read_text(encoding="utf-8"))["relations"]),
         prompt="문장: {{sentence}}\n주어: {{subject_entity.word}}\n목적어: "
                "{{object_entity.word}}\n관계:",

@@ -238,7 +238,7 @@ register_task(TaskKind(
     # KLUE 3.2.2: Pearson's r on the real-valued label, F1 with both sides binarised at 3.0
     evaluation=regression(
         "guid", "labels.real-label", "sentence1", "sentence2", ["pearson", "f1_at_3"],
-        "KLUE (Park et al. 2021) 4.2",
+        "KLUE (Park et al. 2021) 3.2.2",
         prompt="문장 1: {{sentence1}}\n문장 2: {{sentence2}}",
     ),
 ))  # fmt: skip

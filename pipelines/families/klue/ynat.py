@@ -249,7 +249,7 @@ register_task(TaskKind(
     ),
     # KLUE 3.1.2: macro-F1 over the seven topics
     evaluation=classification(
-        "guid", "label", "title", ["macro_f1"], "KLUE (Park et al. 2021) 4.1",
+        "guid", "label", "title", ["macro_f1"], "KLUE (Park et al. 2021) 3.1.2",
         labels=("IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치"),
         prompt="뉴스 제목: {{title}}\n주제:", harness_choices=(
             "IT과학", "경제", "사회", "생활문화", "세계", "스포츠", "정치"),

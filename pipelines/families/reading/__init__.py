@@ -66,7 +66,7 @@ EVALUATIONS = {
     "klue-mrc": extractive_qa(
         "guid",
         ["exact_match", "rouge_w"],
-        "KLUE (Park et al. 2021) 4.7",
+        "KLUE (Park et al. 2021) 3.7.2",
         prompt="지문: {{context}}\n질문: {{question}}\n답:",
     ),
 }
