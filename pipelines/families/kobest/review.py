@@ -205,6 +205,11 @@ def artifact_review(
     report["partial_input"] = {
         "accuracy": only.get("accuracy"),
         "majority_baseline": only.get("majority_baseline"),
+        # what the model must beat: the highest of train's majority, the evaluation
+        # items' own majority and chance (issue 54)
+        "eval_majority_baseline": only.get("eval_majority_baseline"),
+        "chance": only.get("chance"),
+        "reference": only.get("reference"),
         "eval_items": only.get("eval_items"),
     }
     report["carriers"] = len(carriers)

@@ -214,7 +214,8 @@ def artifacts_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     cues = ", ".join(f"{c['morpheme']}->{c['label']}" for c in info["cues"][:5]) or "none"
     return done.outcome(
         f"review {k}: partial-input accuracy {acc['accuracy']} vs majority "
-        f"{acc['majority_baseline']}; cues {cues}; {info['sent_to_revision']} to revision",
+        f"{acc.get('reference') or acc['majority_baseline']}; cues {cues}; "
+        f"{info['sent_to_revision']} to revision",
     )
 
 

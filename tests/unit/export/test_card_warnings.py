@@ -68,7 +68,8 @@ def test_thresholds_come_from_the_recipe():
 
 def test_every_rule_is_registered():
     assert CARD_WARNINGS.names() == [
-        "agreement-below-paper", "annotator-far-from-gold", "degenerate-release",
+        "agreement-below-paper", "annotator-far-from-gold", "baseline-learned-nothing",
+        "degenerate-release",
         "dominant-label", "duplicate-records", "heavy-filter", "label-absent-from-split",
         "low-agreement",
         "partial-input-above-baseline", "quota-not-met", "simulated-round",
@@ -309,3 +310,23 @@ def test_nominal_kappa_is_not_judged_on_an_ordered_scale():
         "**Low agreement**: alpha (nominal) 0.27",
         "**Low agreement**: Fleiss' kappa 0.27",
     ]
+
+
+def test_a_partial_input_model_is_measured_against_the_evaluation_items_majority():
+    """Issue 54: COPA's partial-input 0.56 was set against train's tie-break majority
+    0.11 while always answering 0 scored 0.89 on the evaluation items."""
+    from pipelines.splits.annotation_artifacts import last_column_only, reference_figures
+
+    train = ["0"] * 10 + ["1"] * 12  # train's majority: 1
+    evaluation = ["0"] * 8 + ["1"]  # the evaluation items: 8 of 9 are 0
+    refs = reference_figures(train, evaluation, 1 / 9)
+    assert refs == {"eval_majority_baseline": 0.8889, "eval_majority_label": "0",
+                    "chance": 0.5, "reference": 0.8889}  # fmt: skip
+    only = last_column_only([["a"]] * 22, train, [["a"]] * 9, evaluation, 0)
+    assert only["majority_baseline"] == 0.1111 and only["reference"] == 0.8889
+    facts = {"family": {"artifacts-1": {"partial_input": {
+        "accuracy": 0.5556, "majority_baseline": 0.1111, "reference": 0.8889}}}}  # fmt: skip
+    assert _rule("partial-input-above-baseline", facts) == []
+    del facts["family"]["artifacts-1"]["partial_input"]["reference"]  # the old comparison
+    assert _rule("partial-input-above-baseline", facts)
+    assert reference_figures(["a", "b", "c"], ["a", "b", "c"], 1 / 3)["reference"] == 0.3333
