@@ -6,7 +6,8 @@ licence limits the licences the release may carry. ``RELEASES`` says, per source
 
 - CC0 1.0 (public domain dedication) allows any release;
 - CC BY, MIT, Apache 2.0 and BSD allow any release that keeps their attribution or
-  notice, so not CC0;
+  notice, so not CC0; MIT, Apache 2.0 and BSD also allow a release under themselves, and a
+  release whose sources all carry one of them keeps it (``PERMISSIVE``);
 - CC BY-SA 3.0 and 4.0 allow only CC BY-SA 4.0 (share-alike: BY-SA 3.0 adaptations may
   use a later version, CC BY-SA 4.0 section 3.b);
 - CC BY-NC 4.0 allows the non-commercial licences CC BY-NC 4.0 and CC BY-NC-SA 4.0;
@@ -20,8 +21,9 @@ licence limits the licences the release may carry. ``RELEASES`` says, per source
   adapted dataset may not be shared (CC BY-ND 4.0 section 2.a.1.B).
 
 :func:`resolve` takes the sources' licences and the release licence a recipe asks for
-(``export.license``, optional) and returns the release licence (the most permissive one
-every source allows, in ``PREFERENCE`` order, when the recipe names none) or raises
+(``export.license``, optional) and returns the release licence (the sources' own when
+they all carry one ``PERMISSIVE`` licence, else the most permissive one every source
+allows, in ``PREFERENCE`` order, when the recipe names none) or raises
 :class:`LicenceError` naming the sources that forbid it. The recipe check runs it at
 load, before any work. This table is a practical summary for a data steward, not legal
 advice: the card says so.
@@ -39,19 +41,20 @@ NOT_CC0 = "any but CC0"
 
 PREFERENCE = ("CC0-1.0", "CC-BY-4.0", "CC-BY-SA-4.0", "CC-BY-NC-4.0", "CC-BY-NC-SA-4.0")
 _ATTRIBUTED = {"CC-BY-4.0", "CC-BY-SA-4.0", "CC-BY-NC-4.0", "CC-BY-NC-SA-4.0"}
+# a permissive software licence is kept as the release's when every source has it
+# (issue 54: KoBBQ, MIT, was released as CC BY 4.0 while its rows said MIT)
+PERMISSIVE = ("MIT", "Apache-2.0", "BSD-3-Clause")
 
 RELEASES: dict[str, frozenset[str]] = {
-    "CC0-1.0": frozenset(PREFERENCE),
-    **dict.fromkeys(
-        ("CC-BY-2.0", "CC-BY-3.0", "CC-BY-4.0", "MIT", "Apache-2.0", "BSD-3-Clause"),
-        frozenset(_ATTRIBUTED),
-    ),
+    "CC0-1.0": frozenset(PREFERENCE + PERMISSIVE),
+    **dict.fromkeys(("CC-BY-2.0", "CC-BY-3.0", "CC-BY-4.0"), frozenset(_ATTRIBUTED)),
+    **{lic: frozenset(_ATTRIBUTED | {lic}) for lic in PERMISSIVE},
     "CC-BY-SA-3.0": frozenset({"CC-BY-SA-4.0"}),
     "CC-BY-SA-4.0": frozenset({"CC-BY-SA-4.0"}),
     "CC-BY-NC-4.0": frozenset({"CC-BY-NC-4.0", "CC-BY-NC-SA-4.0"}),
     "CC-BY-NC-SA-4.0": frozenset({"CC-BY-NC-SA-4.0"}),
     "LicenseRef-KMOU-NER-NC": frozenset({"CC-BY-NC-4.0", "CC-BY-NC-SA-4.0"}),
-    "LicenseRef-KR-Unprotected-Works": frozenset(PREFERENCE),
+    "LicenseRef-KR-Unprotected-Works": frozenset(PREFERENCE + PERMISSIVE),
     "CC-BY-ND-4.0": frozenset(),
     "CC-BY-NC-ND-4.0": frozenset(),
 }
@@ -102,15 +105,18 @@ def resolve(sources: dict[str, str], declared: str | None = None) -> Resolution:
             + f"; benchforge knows {', '.join(sorted(RELEASES))} (SPDX identifiers)"
         )
     if declared is not None:
-        if declared not in PREFERENCE:
+        if declared not in PREFERENCE + PERMISSIVE:
             raise LicenceError(
                 f"export.license {declared!r} is not a release licence benchforge can check; "
-                f"choose one of {', '.join(PREFERENCE)}"
+                f"choose one of {', '.join(PREFERENCE + PERMISSIVE)}"
             )
         refusing = _refusing(sources, declared)
         if refusing:
             raise LicenceError(f"export.license {declared} is not allowed: {refusing}")
         return Resolution(declared, _governing(sources, declared), True)
+    own = set(sources.values())
+    if len(own) == 1 and (only := own.pop()) in PERMISSIVE:  # MIT sources: an MIT release
+        return Resolution(only, _governing(sources, only), False)
     for release in PREFERENCE:
         if not _refusing(sources, release):
             return Resolution(release, _governing(sources, release), False)
@@ -132,7 +138,7 @@ def _refusing(sources: dict[str, str], release: str) -> str:
 
 def _governing(sources: dict[str, str], release: str) -> tuple[str, ...]:
     """The sources that rule out every more permissive release than ``release``."""
-    better = PREFERENCE[: PREFERENCE.index(release)]
+    better = ("CC0-1.0",) if release in PERMISSIVE else PREFERENCE[: PREFERENCE.index(release)]
     return tuple(
         f"{n} ({lic})"
         for n, lic in sorted(sources.items())

@@ -24,6 +24,11 @@ from pipelines.core.recipe import RecipeError, load_recipe
         ({"a": "MIT", "b": "CC-BY-SA-3.0"}, "CC-BY-SA-4.0", ("a (MIT)", "b (CC-BY-SA-3.0)")),
         ({"a": "CC-BY-4.0", "b": "CC-BY-NC-4.0"}, "CC-BY-NC-4.0",
          ("a (CC-BY-4.0)", "b (CC-BY-NC-4.0)")),
+        # issue 54: MIT sources keep MIT (KoBBQ was released as CC BY 4.0)
+        ({"kobbq": "MIT"}, "MIT", ("kobbq (MIT)",)),
+        ({"a": "Apache-2.0", "b": "Apache-2.0"}, "Apache-2.0",
+         ("a (Apache-2.0)", "b (Apache-2.0)")),
+        ({"a": "MIT", "b": "Apache-2.0"}, "CC-BY-4.0", ("a (MIT)", "b (Apache-2.0)")),
     ],
 )  # fmt: skip
 def test_the_release_licence_is_the_most_permissive_every_source_allows(
@@ -43,6 +48,7 @@ def test_the_release_licence_is_the_most_permissive_every_source_allows(
         ({"a": "CC-BY-SA-4.0"}, "CC0-1.0", "corpus a is CC-BY-SA-4.0 (share-alike"),
         ({"a": "CC-BY-4.0"}, "CC0-1.0", "corpus a is CC-BY-4.0 (attribution required)"),
         ({"a": "GPL-3.0"}, None, "unknown licence 'GPL-3.0' (corpus a)"),
+        ({"a": "CC-BY-4.0"}, "MIT", "corpus a is CC-BY-4.0 (attribution required)"),
     ],
 )  # fmt: skip
 def test_incompatible_licences_are_refused_with_the_sources_named(sources, declared, message):
