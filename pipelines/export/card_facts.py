@@ -61,6 +61,12 @@ def label_facts(gold: pd.DataFrame, items: pd.DataFrame, splits: pd.DataFrame,
     KoBEST's 0/1 say False)."""
     frame = gold[["item_id", "label"]].merge(splits[["item_id", "split"]], on="item_id")
     frame = frame.merge(items[["item_id", "source"]], on="item_id")
+    # items per source and split, counted before a structured label is cut into its
+    # elements (issue 54: the NER card's "dev 10 items | kmou-test 12" counted entities)
+    sources_per_split = {
+        s: {k: int(v) for k, v in part["source"].value_counts().sort_index().items()}
+        for s, part in frame.groupby("split", sort=True)
+    }
     values = pd.to_numeric(frame["label"], errors="coerce")
     if numeric is None:
         numeric = bool(len(frame)) and not values.isna().any()
@@ -92,10 +98,7 @@ def label_facts(gold: pd.DataFrame, items: pd.DataFrame, splits: pd.DataFrame,
             s: counts(frame[frame["split"] == s]) for s in SPLITS if (frame["split"] == s).any()
         },  # fmt: skip
         "per_source": {s: counts(part) for s, part in frame.groupby("source", sort=True)},
-        "sources_per_split": {
-            s: {k: int(v) for k, v in part["source"].value_counts().sort_index().items()}
-            for s, part in frame.groupby("split", sort=True)
-        },
+        "sources_per_split": sources_per_split,
     }
 
 

@@ -124,6 +124,8 @@ def test_the_card_counts_span_gold_by_entity_type():
     facts = label_facts(gold, items, splits)
     assert facts["elements"] is True
     assert facts["per_split"]["train"] == {NO_ELEMENT: 1, "LC": 1, "PS": 1}
+    # the splits table's per-source column counts items, not entities (issue 54)
+    assert facts["sources_per_split"] == {"train": {"s": 2}}
     plain = label_facts(gold.assign(label=["x", "y"]), items, splits)
     assert plain["elements"] is False and plain["per_split"]["train"] == {"x": 1, "y": 1}
     assert json.loads(gold["label"][1]) == []
