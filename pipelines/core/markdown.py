@@ -99,6 +99,14 @@ def code(text: object, table: bool = False) -> Markdown:
     return Markdown(f"{fence}{body}{fence}")
 
 
+def docstring(text: str, table: bool = False) -> Markdown:
+    """A docstring's sentence (a rule's description on a card) as Markdown: its
+    reStructuredText literals (````name````) as code spans, the rest escaped (issue 54:
+    the KoBEST card showed the double backquotes)."""
+    parts = re.split(r"``(.+?)``", str(text))
+    return Markdown("".join(code(p, table) if k % 2 else escape(p) for k, p in enumerate(parts)))
+
+
 def code_block(text: str, info: str = "") -> list[str]:
     """``text`` as the lines of a fenced code block whose fence is longer than any run of
     backquotes in it, so that corpus text cannot close the block early."""

@@ -34,7 +34,8 @@ blockquote { border-left: 4px solid #d9822b; background: #fff6ec; margin: 1rem 0
              padding: 0.4rem 1rem; }
 img { max-width: 100%; border: 1px solid #eee; }
 h2 { border-bottom: 1px solid #ddd; padding-bottom: 0.2rem; margin-top: 2rem; }
-code { background: #f5f5f5; padding: 0 0.2rem; }
+code { background: #f5f5f5; padding: 0 0.2rem;
+       font-family: ui-monospace, "DejaVu Sans Mono", monospace, "BenchforgeCard"; }
 """
 
 

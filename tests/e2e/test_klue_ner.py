@@ -199,3 +199,10 @@ def test_the_tagger_baseline_scores_entity_and_character_macro_f1(ner_rebuilt, t
                         capture_output=True, text=True, timeout=300)  # fmt: skip
     assert ev.returncode == 0, ev.stderr
     assert json.loads(ev.stdout)["metrics"] == test["metrics"]
+
+
+def test_the_html_card_reads_without_raw_markdown(ner_rebuilt, tmp_path):
+    """Issue 54: the KLUE-NER card in headless Chromium."""
+    from browser import assert_card_reads_well
+
+    assert_card_reads_well(ner_rebuilt["out"] / "dataset", "klue-ner", tmp_path)

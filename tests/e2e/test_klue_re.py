@@ -130,3 +130,10 @@ def test_release_in_the_klue_re_layout_with_a_true_card(re_rebuilt, tmp_path):
     for phrase in ("KB-based", "uniform", "no_relation", "written by hand", "show all",
                    "4 of 5", "not_qualified"):  # fmt: skip
         assert phrase in card, phrase
+
+
+def test_the_html_card_reads_without_raw_markdown(re_rebuilt, tmp_path):
+    """Issue 54: the KLUE-RE card in headless Chromium."""
+    from browser import assert_card_reads_well
+
+    assert_card_reads_well(re_rebuilt["out"] / "dataset", "klue-re", tmp_path)

@@ -804,3 +804,12 @@ def test_lm_eval_runs_the_exported_topic_classification_task(tc_rebuilt, tmp_pat
     assert 0.0 <= scores["acc,none"] <= 1.0 and "f1,none" in scores  # accuracy and macro-F1
     n_test = len((dataset / "test.jsonl").read_text(encoding="utf-8").splitlines())
     assert got["n-samples"][info["task"]]["effective"] == n_test
+
+
+@pytest.mark.parametrize("which", ["rebuilt", "nli_rebuilt", "tc_rebuilt", "korsts_rebuilt"])
+def test_the_html_card_reads_without_raw_markdown(which, request, tmp_path):
+    """Issue 54: STS, NLI, YNAT and KorSTS cards in headless Chromium."""
+    from browser import assert_card_reads_well
+
+    out = request.getfixturevalue(which)["out"]
+    assert_card_reads_well(out / "dataset", which, tmp_path)

@@ -448,3 +448,15 @@ def test_evaluate_scores_kobbq_as_the_card_scores_its_fixed_answers(kobbq_rebuil
     assert metrics["acc_amb"] == 100.0  # "unknown" is right in every ambiguous context
     assert "Baselines on the evaluation set" in (out / "dataset" / "DATA_CARD.md").read_text(
         encoding="utf-8")  # fmt: skip
+
+
+def test_the_html_cards_read_without_raw_markdown(kobbq_rebuilt, jglue_rebuilt, kobest_rebuilt,
+                                                  tmp_path):  # fmt: skip
+    """Issue 54: KoBBQ, JSTS, JNLI and the five KoBEST cards in headless Chromium (the
+    KoBEST artifact reviews showed raw pipes and ####)."""
+    from browser import assert_card_reads_well
+
+    cards = {"kobbq": kobbq_rebuilt["out"], **{k: v["out"] for k, v in jglue_rebuilt.items()},
+             **{k: v["out"] for k, v in kobest_rebuilt.items()}}  # fmt: skip
+    for name, out in cards.items():
+        assert_card_reads_well(out / "dataset", name, tmp_path)

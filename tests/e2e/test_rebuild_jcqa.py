@@ -108,3 +108,11 @@ def test_jglue_layout_passes_the_filters_with_a_true_card(jcqa, tmp_path):
                                      "answer-items"), strict=True):  # fmt: skip
         n = len(pd.read_parquet(out / folder / "items.parquet"))
         assert annotate.find_project(ls, f"jcqa-test-{name}").task_number == n
+
+
+def test_the_html_card_reads_without_raw_markdown(jcqa, tmp_path):
+    """Issue 54: the JCommonsenseQA card in headless Chromium (its size table followed a
+    paragraph with no blank line and showed as pipes)."""
+    from browser import assert_card_reads_well
+
+    assert_card_reads_well(jcqa["out"] / "dataset", "jcqa", tmp_path)

@@ -102,3 +102,10 @@ def test_jglue_layout_id_lists_a_true_card_and_no_duplicate_tasks(marc, tmp_path
     ls = annotate.client()
     assert annotate.find_project(ls, "marc-ja-test").task_number == len(
         pd.read_parquet(out / "crowd" / "items.parquet"))  # fmt: skip
+
+
+def test_the_html_card_reads_without_raw_markdown(marc, tmp_path):
+    """Issue 54: the MARC-ja card in headless Chromium."""
+    from browser import assert_card_reads_well
+
+    assert_card_reads_well(marc["out"] / "dataset", "marc-ja", tmp_path)

@@ -204,3 +204,11 @@ def test_the_reader_baseline_scores_dev_and_test_by_exact_match_and_char_f1(jsqu
     result = json.loads((out / "baseline" / "baseline.json").read_text(encoding="utf-8"))
     assert set(result["splits"]["test"]["metrics"]) == {"exact_match", "char_f1"}
     assert "## Baselines" in (out / "dataset" / "DATA_CARD.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("kind", ["jsquad", "mrc"])
+def test_the_html_card_reads_without_raw_markdown(kind, request, tmp_path):
+    """Issue 54: the JSQuAD and KLUE-MRC cards in headless Chromium."""
+    from browser import assert_card_reads_well
+
+    assert_card_reads_well(request.getfixturevalue(kind)["out"] / "dataset", kind, tmp_path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipelines.core.markdown import table
+from pipelines.core.markdown import docstring, table
 from pipelines.export.card_section import CardSection, from_template
 from pipelines.export.facts import CardFacts
 from pipelines.families.kobest.export import iteration_rows
@@ -32,7 +32,7 @@ def card(facts: CardFacts) -> CardSection:
     f, rules = facts["family"], facts["rules"]
     n = rules["iterations"] + 1
     wr = f["written"]
-    check_rows = [[name, v["drop"], v["flag"], CHECKS.doc(name)]
+    check_rows = [[name, v["drop"], v["flag"], docstring(CHECKS.doc(name), table=True)]
                   for name, v in wr["checks"].items()]  # fmt: skip
     pairs = facts.get("pairs")
     # SentiNeg's test set (2.6) moves items after the revisions: the drops are counted

@@ -42,7 +42,9 @@ def check(name: str, task: str, action: str = "drop") -> Callable:
     """Decorator registering ``fn(item, ctx) -> problem | None`` as check ``name``."""
 
     def wrap(fn: Callable[[dict, CheckContext], str | None]) -> Callable:
-        doc = (fn.__doc__ or "").strip().split("\n")[0]
+        # the docstring's first paragraph, whole (issue 54: its first line cut the card's
+        # rule text mid-word)
+        doc = " ".join((fn.__doc__ or "").strip().split("\n\n")[0].split())
         CHECKS.add(name, Check(task, action, fn, doc), doc)
         return fn
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from pipelines.core.markdown import Markdown, code, escape
 from pipelines.core.steps import Rows, RunContext, StepOutcome, files_of
 from pipelines.export.facts import CardFacts
 from pipelines.families.kobest.revision import (
@@ -199,9 +200,12 @@ def iteration_rows(family: dict, n: int) -> list[list]:
             continue
         rev = family.get(f"revision-{k}") or {}
         acc = a["partial_input"]
-        cues = (
+        # a cue is data: a code span that shows its characters (issue 54: the card showed
+        # the backquotes of an escaped string)
+        cues = Markdown(
             ", ".join(
-                f"`{c['morpheme']}` -> {c['label']} ({c['share']:.0%} of {c['count']})"
+                f"{code(c['morpheme'], table=True)} → {escape(str(c['label']))} "
+                f"({c['share']:.0%} of {c['count']})"
                 for c in a["cues"][:6]
             )
             or "none"
