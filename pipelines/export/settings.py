@@ -55,6 +55,12 @@ class CardSpec(Strict):
     # one and a half times it); reviewers who leave more than max_accept_share unchanged
     max_paper_gap: float = Field(default=0.5, gt=0)
     max_accept_share: float = Field(default=0.95, gt=0, le=1)
+    # written answers (JSQuAD, KLUE-MRC): the writer's and the validators' answers agree
+    # (exact match) less than this share of what the same measure gives on the source
+    # release's own questions, or under min_answer_exact_match without them (benchforge's
+    # choices: the papers give no floor)
+    min_answer_agreement_ratio: float = Field(default=0.75, gt=0, le=1)
+    min_answer_exact_match: float = Field(default=0.5, ge=0, le=1)
     intended_uses: str | None = None
     out_of_scope_uses: str | None = None
     distribution: str | None = None

@@ -410,3 +410,35 @@ def baseline_learned_nothing(facts: CardFacts, settings: dict) -> list[str]:
     from pipelines.export.card_baseline import baseline_notes
 
     return baseline_notes(facts.get("baseline") or {})
+
+
+@CARD_WARNINGS.register("written-answer-agreement")
+def written_answer_agreement(facts: CardFacts, settings: dict) -> list[str]:
+    """The writers' and the validators' answers to written questions (JGLUE 3.3.1, KLUE
+    3.7) agree by exact match less than ``min_answer_agreement_ratio`` of the figure the
+    same measure gives on the source release's questions, or, without them, under
+    ``min_answer_exact_match`` (issue 54: JSQuAD's 0.37 beside 0.865 raised nothing)."""
+    family = facts.get("family") or {}
+    answers = family.get("answers") or {}
+    em = answers.get("exact_match")
+    if not isinstance(em, int | float) or isinstance(em, bool):
+        return []
+    ref = ((family.get("written") or {}).get("reference") or {}).get("exact_match")
+    if isinstance(ref, int | float) and ref > 0:
+        ratio = settings["min_answer_agreement_ratio"]
+        if em < ratio * ref:
+            return [
+                f"**Written answers disagree**: the writers' and the validators' answers "
+                f"match exactly for {em:.2f} of the pairs, against {ref:.2f} for the source "
+                f"release's own questions (under {ratio:.0%} of it, "
+                "`card.min_answer_agreement_ratio`): the questions or their answer spans "
+                "are unclear, or the validators were careless."
+            ]
+        return []
+    floor = settings["min_answer_exact_match"]
+    if em < floor:
+        return [
+            f"**Written answers disagree**: the writers' and the validators' answers match "
+            f"exactly for {em:.2f} of the pairs (under {floor}, `card.min_answer_exact_match`)."
+        ]
+    return []

@@ -76,6 +76,7 @@ def test_every_rule_is_registered():
         "single-source-split", "source-predicts-label", "split-criterion", "split-label-share",
         # registered by a family (pipelines.families.kornlu.card)
         "translation-far-from-paper",
+        "written-answer-agreement",
     ]  # fmt: skip
 
 
@@ -330,3 +331,22 @@ def test_a_partial_input_model_is_measured_against_the_evaluation_items_majority
     del facts["family"]["artifacts-1"]["partial_input"]["reference"]  # the old comparison
     assert _rule("partial-input-above-baseline", facts)
     assert reference_figures(["a", "b", "c"], ["a", "b", "c"], 1 / 3)["reference"] == 0.3333
+
+
+def test_written_answers_that_disagree_beside_the_source_questions_are_raised():
+    """Issue 54: JSQuAD's writer-vs-validator exact match 0.37 (0.865 on the source
+    release's questions, scored the same way) raised nothing."""
+    facts = {"family": {"answers": {"exact_match": 0.37},
+                        "written": {"reference": {"exact_match": 0.865}}}}  # fmt: skip
+    (found,) = _rule("written-answer-agreement", facts)
+    assert found.startswith(
+        "**Written answers disagree**: the writers' and the validators' answers match "
+        "exactly for 0.37 of the pairs, against 0.86"
+    )
+    facts["family"]["answers"]["exact_match"] = 0.70  # 81% of 0.865: above 75%
+    assert _rule("written-answer-agreement", facts) == []
+    del facts["family"]["written"]["reference"]
+    assert _rule("written-answer-agreement", facts) == []
+    facts["family"]["answers"]["exact_match"] = 0.3
+    assert "`card.min_answer_exact_match`" in _rule("written-answer-agreement", facts)[0]
+    assert _rule("written-answer-agreement", {"family": {}}) == []
