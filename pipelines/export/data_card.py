@@ -320,7 +320,10 @@ def _measure(value: object) -> str:
 
 def _agreement(facts: CardFacts) -> str:
     g = facts["agreement"]
-    sim = " (" + SIMULATED_NOTE + ")" if facts["annotation"]["simulated"] else ""
+    # the simulated caveat once, above the table, and a mark on each figure it concerns
+    # (issue 54: the sentence was repeated nine times in one table)
+    simulated = bool(facts["annotation"]["simulated"])
+    sim = " (simulated)" if simulated else ""
     rows = [
         ["items annotated", g["items"]],
         ["annotators (after any pilot and control items)", g["annotators"]],
@@ -361,6 +364,15 @@ def _agreement(facts: CardFacts) -> str:
         "",
         settings_table({k: v for k, v in g["settings"].items() if k != "rule"}),
         "",
+        *(
+            [
+                "Figures marked simulated come from simulated annotators: each such "
+                "figure describes the simulator's noise settings, not people.",
+                "",
+            ]
+            if simulated
+            else []
+        ),
         table(["figure", "value"], rows),
         "",
         "Items dropped per reason: "

@@ -126,3 +126,17 @@ def test_a_release_that_lost_gold_items_later_is_unchecked_not_passed(tmp_path):
     result = check_card(tmp_path)
     assert "annotators kept" not in result.checked
     assert any("holds 3 of the 4 gold items" in u for u in result.unchecked)
+
+
+def test_the_simulated_caveat_is_said_once_above_the_table():
+    """Issue 54: "(simulated annotators: this figure describes ...)" stood after each of
+    nine figures in one table."""
+    facts = _sts_facts(kept=7)
+    facts["annotation"]["simulated"] = True
+    facts["agreement"].update(settings={}, rule="mean", dropped_items={}, warnings=[],
+                              krippendorff_alpha={"nominal": 0.28, "interval": 0.80},
+                              fleiss_kappa={"kappa": 0.28, "items": 228})  # fmt: skip
+    text = _agreement(facts)
+    assert text.count("describes the simulator's noise settings") == 1
+    assert "| Krippendorff alpha, interval | 0.8 (simulated) |" in text
+    assert "nominal: ignores the scale's order) | 0.28 (simulated) |" in text
