@@ -156,7 +156,9 @@ def test_card_numbers_match_the_stage_outputs(rebuilt):
     annotations = pd.read_parquet(out / "annotate" / "annotations.parquet")
     assert f"| gold items kept | {agreement['gold_items']} |" in card
     interval = agreement["krippendorff_alpha"]["interval"]
-    assert f"| Krippendorff alpha, interval | {interval:.4g} (simulated annotators: this" in card
+    assert f"| Krippendorff alpha, interval | {interval:.4g} (simulated) |" in card
+    assert card.count("describes the simulator's noise settings, not people.") == 1
+    assert f"| annotators kept after screening | {agreement['annotators_kept']} |" in card
     for split, n in splits.items():
         assert f"| {split} | {n} |" in card
     assert f"{annotations['annotation_id'].nunique()} annotations pulled" in card
