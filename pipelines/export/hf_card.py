@@ -45,9 +45,6 @@ HUB_LICENSES = frozenset({
     "zlib", "pddl", "unknown", "other",
 })  # fmt: skip
 SPLIT_NAMES = ("train", "dev", "valid", "validation", "test")
-# the Hub's name of an evaluation split (issue 54: datasets and the Hub's viewer know
-# "validation"); the files keep the papers' names (KLUE's dev, JGLUE's valid)
-HUB_SPLITS = {"dev": "validation", "valid": "validation"}
 BENCHFORGE_BIBTEX = """@software{benchforge,
   title = {benchforge: rebuilding Korean and Japanese NLU benchmarks end to end},
   year = {2026},
@@ -107,7 +104,6 @@ def release_layout(tables: dict[str, pd.DataFrame], files: dict[str, int]) -> di
     for stem, table in release_tables(tables, files).items():
         name = f"{stem}.parquet"
         config, split = _config_of(stem)
-        split = HUB_SPLITS.get(split, split)
         c = configs.setdefault(config, {"data_files": {}, "splits": {}, "bytes": {},
                                         "features": None, "examples": {}})  # fmt: skip
         arrow = pa.Table.from_pandas(table, preserve_index=False)
@@ -205,12 +201,6 @@ def readme(facts: CardFacts, card_markdown: str) -> str:
         for name, c in release.items()
     )
     lines += [f"Configs and records per split: {splits}.", ""]
-    renamed = sorted({f"`{s}` is `{f}`" for c in release.values()
-                      for s, f in c["data_files"].items()
-                      if Path(f).stem != s and not Path(f).stem.endswith(f"_{s}")})  # fmt: skip
-    if renamed:
-        lines += [f"Split names are the Hub's; the files keep the paper's: {', '.join(renamed)}.",
-                  ""]  # fmt: skip
     for name, c in release.items():
         heading = "## Fields" if name == "default" else f"## Fields of config `{name}`"
         lines += [heading, "", _field_table(c["features"], c["example"]), ""]

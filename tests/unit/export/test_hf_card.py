@@ -57,8 +57,8 @@ def _release(folder: Path) -> dict:
 def test_the_header_configs_and_body(tmp_path):
     facts = _release(tmp_path)
     assert list(facts["release"]) == ["default", "jsts-c"]
-    files = {"train": "train.parquet", "validation": "valid.parquet", "test": "test.parquet"}
-    assert facts["release"]["default"]["data_files"] == files
+    assert facts["release"]["default"]["data_files"] == {
+        "train": "train.parquet", "valid": "valid.parquet", "test": "test.parquet"}  # fmt: skip
     text = readme(facts, "# Data card: demo\n\n## Composition\n\nthree items\n")
     assert validate_readme(text, tmp_path) == []
     head = text.split("---")[1]
@@ -67,7 +67,6 @@ def test_the_header_configs_and_body(tmp_path):
                  "num_examples: 3", "name: choices\n    list: string"):  # fmt: skip
         assert line in head, line
     assert 'load_dataset("path/to/dataset", "jsts-c")' in text
-    assert "the files keep the paper's: `validation` is `valid.parquet`." in text
     assert "@article{x," in text and "@software{benchforge," in text and "commit abc123" in text
     assert "### Composition" in text  # the card's sections one level down
     assert "````json" in text  # a record holding ``` gets a longer fence
@@ -81,8 +80,7 @@ def test_load_dataset_reads_the_folder_with_no_other_argument(tmp_path):
     (tmp_path / "README.md").write_text(readme(facts, "# Card\n"), encoding="utf-8")
     cache = {"cache_dir": str(tmp_path / "hf-cache")}
     ds = datasets.load_dataset(str(tmp_path), **cache)
-    # the Hub's split name, the paper's file name (issue 54)
-    assert {k: len(v) for k, v in ds.items()} == {"train": 3, "validation": 1, "test": 2}
+    assert {k: len(v) for k, v in ds.items()} == {"train": 3, "valid": 1, "test": 2}
     assert ds["train"][1]["sentence1"] == "猫がいる。"
     assert ds["train"].features["choices"].feature.dtype in ("string", "large_string")
     other = datasets.load_dataset(str(tmp_path), "jsts-c", **cache)
