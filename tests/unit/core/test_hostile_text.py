@@ -117,6 +117,7 @@ def _paragraph_text(html: str) -> str:
 @example(HOSTILE[2])
 @example(HOSTILE[10])
 @example(HOSTILE[14])
+@example("<\u200b")  # found by hypothesis in CI: the data's own zero-width space after "<"
 def test_data_in_a_report_renders_as_text_in_commonmark_and_python_markdown(text):
     flat = " ".join(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
     assume(flat)  # an empty code span is no span
@@ -135,7 +136,8 @@ def test_data_in_a_report_renders_as_text_in_commonmark_and_python_markdown(text
     flat = flat.replace("\x00", "\ufffd")  # CommonMark shows a NUL so
     # a code span shows exactly the characters (a zero-width space after a "<" that
     # would open a live tag were the span not one: neutralize's backstop, unseen)
-    assert in_code.replace("<\u200b", "<") == flat
+    # (a zero-width space the data itself puts after "<" reads the same: both sides drop it)
+    assert in_code.replace("<\u200b", "<") == flat.replace("<\u200b", "<")
     assert shown == flat  # the text as it is
 
 
