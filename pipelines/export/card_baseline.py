@@ -67,21 +67,20 @@ def baseline_notes(b: dict) -> list[str]:
             out.append(f"**The model learned nothing on {split}**: {escape(c['summary'])}; "
                        "its figures there are not a result (a constant predictor's metric "
                        "says nothing about the dataset).")  # fmt: skip
-        elif maj and (behind := below_majority(s["metrics"], maj["metrics"])):
+        elif maj and (behind := not_above(s["metrics"], maj["metrics"])):
             out.append(f"**The model does not beat always answering {code(maj['answer'])} "
                        f"on {split}** ({', '.join(behind)}).")  # fmt: skip
-        elif (chance := s.get("chance")) and (
-            behind := below_majority(s["metrics"], chance["metrics"])
-        ):
+        elif (chance := s.get("chance")) and (behind := not_above(s["metrics"], chance["metrics"])):
             out.append(f"**The model does not beat chance on {split}** ({', '.join(behind)}: "
                        "no correlation with the gold).")  # fmt: skip
     return out
 
 
-def below_majority(model: dict, majority: dict) -> list[str]:
-    """Each metric on which ``model`` does not exceed ``majority`` (both x 100)."""
-    return [f"{m.replace('_', ' ')} {v} against {majority[m]}" for m, v in model.items()
-            if v is not None and majority.get(m) is not None and v <= majority[m]]  # fmt: skip
+def not_above(model: dict, reference: dict) -> list[str]:
+    """Each metric on which ``model`` does not exceed ``reference`` (train's majority or
+    chance; both x 100)."""
+    return [f"{m.replace('_', ' ')} {v} against {reference[m]}" for m, v in model.items()
+            if v is not None and reference.get(m) is not None and v <= reference[m]]  # fmt: skip
 
 
 def baseline_section(facts: CardFacts) -> str:
@@ -102,20 +101,18 @@ def baseline_section(facts: CardFacts) -> str:
     head = ["model", "split", "items", *[m.replace("_", " ") for m in metrics]]
     rows = []
     for split, s in splits.items():
-        if (s.get("collapse") or {}).get("collapsed"):  # a warning, not a result
-            rows.append([escape(b["model"]), split, str(s["items"]),
-                         *["collapsed (no result)"] * len(metrics)])  # fmt: skip
-        else:
-            rows.append([escape(b["model"]), split, str(s["items"]),
-                         *[_fmt(s["metrics"].get(m)) for m in metrics]])  # fmt: skip
-    for split, s in splits.items():
-        if chance := s.get("chance"):
-            figures = [_fmt(chance["metrics"].get(m)) for m in metrics]
-            rows.append(["no correlation (chance)", split, str(s["items"]), *figures])
-        if maj := s.get("majority"):
-            who = Markdown(f"always {code(maj['answer'], table=True)} (train's majority)")
-            figures = [_fmt(maj["metrics"].get(m)) for m in metrics]
-            rows.append([who, split, str(s["items"]), *figures])
+        collapsed = (s.get("collapse") or {}).get("collapsed")  # a warning, not a result
+        figures = (["collapsed (no result)"] * len(metrics) if collapsed
+                   else [_fmt(s["metrics"].get(m)) for m in metrics])  # fmt: skip
+        rows.append([escape(b["model"]), split, str(s["items"]), *figures])
+    for split, s in splits.items():  # what each figure is measured against
+        chance, maj = s.get("chance"), s.get("majority")
+        for who, ref in (("no correlation (chance)", chance),
+                         (maj and Markdown(f"always {code(maj['answer'], table=True)} "
+                                           "(train's majority)"), maj)):  # fmt: skip
+            if ref:
+                rows.append([who, split, str(s["items"]),
+                             *[_fmt(ref["metrics"].get(m)) for m in metrics]])  # fmt: skip
     rows += _human_rows(facts, metrics)
     protocol = b.get("protocol") or "fine-tuned on train, the epoch with the best dev figure kept"
     lines = [
