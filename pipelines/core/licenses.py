@@ -160,3 +160,18 @@ def attribution_lines(corpora: Iterable[dict]) -> list[str]:
         lines.append(f"{credit}. Licence: {c['license']}. Adapted: sentences selected, "
                      "cleaned, paired and annotated by benchforge (see this card).")  # fmt: skip
     return lines
+
+
+def licence_url(licence: str) -> str | None:
+    """The SPDX page of ``licence`` (its full text and identifier), or None for an id
+    SPDX does not list (``LicenseRef-...``: the card's attribution says what it is)."""
+    if licence.startswith("LicenseRef-") or not known(licence):
+        return None
+    return f"https://spdx.org/licenses/{licence}.html"
+
+
+def licence_link(licence: str) -> str:
+    """``licence`` as a Markdown link to its SPDX page, or a code span where SPDX has no
+    page for it."""
+    url = licence_url(licence)
+    return f"[{licence}]({url})" if url else f"`{licence}`"

@@ -4,7 +4,9 @@
     lm_eval --model hf --model_args pretrained=MODEL --tasks <task> \\
         --include_path RUN/dataset/lm_eval
 
-runs the built dataset. The YAML names the splits, the prompt (a Jinja template over a
+runs the built dataset (and ``--tasks benchforge_kobest``, the tag of its benchmark,
+every release of that benchmark in the include path; ``metadata.version`` is the
+release files' hash). The YAML names the splits, the prompt (a Jinja template over a
 release record's fields, as the task kind declares it), the answer options and the
 metrics; the module beside it loads the release files relative to itself (the folder
 can be moved or published) and gives each record its options and gold answer:
@@ -151,12 +153,36 @@ def process_results(doc, results):
 '''
 
 
-def _yaml(name: str, ev: Evaluation, language: str, files: dict[str, str]) -> str:
+def tag_of(ev: Evaluation) -> str:
+    """The harness tag of the task's benchmark (issue 54): ``benchforge_`` and the first
+    word of the paper its metrics come from (``JGLUE (Kurihara et al. 2022) 3.2.3`` ->
+    ``benchforge_jglue``), so ``--tasks benchforge_kobest`` runs every KoBEST release of
+    an include path in one call."""
+    word = re.split(r"[\s/(,]", ev.source.strip(), maxsplit=1)[0]
+    return "benchforge_" + (re.sub(r"\W", "_", word).lower() or "release")
+
+
+def release_version(dataset: Path, files: dict[str, str]) -> str:
+    """The task's ``metadata.version``: the first 12 hex digits of the SHA-256 over the
+    release files it reads (by split, in order), so a score names the release it was
+    measured on."""
+    import hashlib
+
+    from pipelines.core.io import sha256_file
+
+    digest = hashlib.sha256()
+    for split, name in sorted(files.items()):
+        digest.update(f"{split}:{name}:{sha256_file(dataset / name)}\n".encode())
+    return digest.hexdigest()[:12]
+
+
+def _yaml(name: str, ev: Evaluation, language: str, files: dict[str, str], version: str) -> str:
     import yaml
 
     splits = {"train": "training_split", "validation": "validation_split", "test": "test_split"}
     config: dict = {
         "task": name,
+        "tag": [tag_of(ev)],
         "custom_dataset": "__LOAD__",
         **{key: split for split, key in splits.items() if split in files},
     }
@@ -187,7 +213,7 @@ def _yaml(name: str, ev: Evaluation, language: str, files: dict[str, str]) -> st
             "doc_to_target": "{{_gold}}",
             "metric_list": metrics,
         })  # fmt: skip
-    config["metadata"] = {"version": 1.0, "source": ev.source}
+    config["metadata"] = {"version": version, "source": ev.source}
     text = yaml.safe_dump(config, allow_unicode=True, sort_keys=False, width=100)
     return (
         text.replace("'__LOAD__'", f"!function {name}.load")
@@ -218,5 +244,6 @@ def harness_files(recipe_name: str, language: str, ev: Evaluation, dataset: Path
         "threshold": 3.0,
         "nested": sorted(set(re.findall(r"\{\{\s*(\w+)\.", ev.prompt))),
     }  # fmt: skip
-    return {f"{name}.yaml": _yaml(name, ev, language, files),
+    version = release_version(dataset, files)
+    return {f"{name}.yaml": _yaml(name, ev, language, files, version),
             f"{name}.py": MODULE % {"spec": json.dumps(spec, ensure_ascii=False)}}  # fmt: skip

@@ -64,14 +64,14 @@ def baseline_notes(b: dict) -> list[str]:
     for split, s in (b.get("splits") or {}).items():
         c, maj = s.get("collapse") or {}, s.get("majority")
         if c.get("collapsed"):
-            out.append(f"**The model learned nothing on {split}**: {escape(c['summary'])}; "
+            out.append(f"**The model learned nothing**: on {split}, {escape(c['summary'])}; "
                        "its figures there are not a result (a constant predictor's metric "
                        "says nothing about the dataset).")  # fmt: skip
         elif maj and (behind := not_above(s["metrics"], maj["metrics"])):
-            out.append(f"**The model does not beat always answering {code(maj['answer'])} "
-                       f"on {split}** ({', '.join(behind)}).")  # fmt: skip
+            out.append(f"**The model does not beat always answering train's majority**: on "
+                       f"{split}, always {code(maj['answer'])} ({', '.join(behind)}).")  # fmt: skip
         elif (chance := s.get("chance")) and (behind := not_above(s["metrics"], chance["metrics"])):
-            out.append(f"**The model does not beat chance on {split}** ({', '.join(behind)}: "
+            out.append(f"**The model does not beat chance**: on {split} ({', '.join(behind)}: "
                        "no correlation with the gold).")  # fmt: skip
     return out
 

@@ -17,6 +17,8 @@ themselves and names every mismatch:
   file's label column (``label``, ``gold_label``, ``score``, or ``labels.label`` for the
   KLUE-STS layout), binned as the card bins it (numeric labels in its bins of 0.5).
 
+- ``sources`` (issue 54): each split's items per source (the Splits table) add up to
+  the split's items;
 - ``annotators kept`` (issue 54): the annotators and ratings the agreement kept after
   screening are the distinct annotators and the ratings the released items carry;
 
@@ -29,6 +31,14 @@ themselves and names every mismatch:
   run without the manifest is not vouched for. The label distributions are recounted
   from each split's JSON Lines file as well as its Parquet file.
 
+- ``artifact report`` (issue 54): the report's *Split sizes* table gives each split the
+  number of records its release file holds, and its label tables (``train``,
+  ``dev+test``) the labels the release's files count, wherever the report names the
+  release's own labels (a report that groups them, STS's low/high, is listed unchecked);
+- ``warnings`` (issue 54): the card's warnings, computed again from card.json with the
+  split sizes and label distributions counted from the files, are the warnings the card
+  shows (a warning's figure that the files contradict is named with both texts);
+
 - ``card.json types`` (issue 53): each fact card.json holds has the type
   ``pipelines.export.facts.CardFacts`` gives it; a wrong one is named by its key path.
 
@@ -39,6 +49,7 @@ label column) is listed as unchecked, never as passed.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -147,6 +158,9 @@ def check_card(run_dir: Path) -> CardCheck:
     check_files(dataset, result)
     for name, stated in facts.get("export", {}).get("files", {}).items():
         path = dataset / name
+        if not path.is_file() and f"dataset/{name}" in left_out(dataset):
+            result.unchecked.append(f"file {name}: left out of this copy ({COPY_NOTE})")
+            continue
         result.checked.append(f"file {name}")
         if not path.is_file():
             result.mismatches.append(Mismatch(f"file {name}", f"{stated} records", "no such file"))
@@ -179,7 +193,10 @@ def check_card(run_dir: Path) -> CardCheck:
         if lines.is_file() and (text := _jsonl_labels(lines, labels)) != per_split[split]:
             result.mismatches.append(Mismatch(f"labels of {split} ({lines.name})",
                                               per_split[split], text))  # fmt: skip
+    check_sources(facts, result)
     check_annotators(dataset, facts, result)
+    counted = check_artifact_report(dataset, facts, result)
+    check_warnings(dataset, facts, counted, result)
     check_baseline(dataset, facts, result)
     check_readme(dataset, result)
     return result
@@ -214,6 +231,143 @@ def check_annotators(dataset: Path, facts: dict, result: CardCheck) -> None:
         result.checked.append(what)
         if stated != got:
             result.mismatches.append(Mismatch(what, stated, got))
+
+
+def check_sources(facts: dict, result: CardCheck) -> None:
+    """Each split's per-source counts (the Splits table) add up to the split's items,
+    which the files hold (checked above): counting another unit (KLUE-NER's entities)
+    is named."""
+    per = (facts.get("labels") or {}).get("sources_per_split") or {}
+    for split, n in (facts.get("split", {}).get("splits") or {}).items():
+        if split not in per:
+            continue
+        result.checked.append(f"sources of {split}")
+        if (total := sum(per[split].values())) != n:
+            result.mismatches.append(Mismatch(f"sources of {split} (the Splits table)",
+                                              f"{total} items over its sources",
+                                              f"{n} items in the split"))  # fmt: skip
+
+
+def card_section(dataset: Path, heading: str) -> str | None:
+    """The text of the section ``## heading`` of the card's DATA_CARD.md (None when the
+    card has no such section)."""
+    path = dataset / "DATA_CARD.md"
+    if not path.is_file():
+        return None
+    text = path.read_text(encoding="utf-8")
+    m = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", text, flags=re.M | re.S)
+    return m.group(1) if m else None
+
+
+def _table_after(text: str, heading: str) -> dict[str, int] | None:
+    """The ``first column -> items`` rows of the first table under the heading
+    ``heading`` (any level) of ``text``, or None."""
+    m = re.search(rf"^#+ {re.escape(heading)}\n+((?:\|.*\n?)+)", text, flags=re.M)
+    if not m:
+        return None
+    rows = [r.strip().strip("|").split("|") for r in m.group(1).strip().split("\n")]
+    head = [c.strip() for c in rows[0]]
+    if "items" not in head:
+        return None
+    at = head.index("items")
+    out = {}
+    for row in rows[2:]:
+        cells = [c.strip().strip("`") for c in row]
+        try:
+            out[cells[0]] = int(cells[at].replace(",", ""))
+        except (ValueError, IndexError):
+            return None
+    return out
+
+
+def _counted(dataset: Path, facts: dict) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+    """Each split's records and label distribution (as the card counts labels), from
+    the release's Parquet files."""
+    labels = facts.get("labels") or {}
+    sizes: dict[str, int] = {}
+    per_split: dict[str, dict[str, int]] = {}
+    for split in facts.get("split", {}).get("splits") or {}:
+        path = split_file(dataset, split)
+        if path is None:
+            continue
+        frame = pd.read_parquet(path)
+        sizes[split] = len(frame)
+        column = _element_labels(frame) if labels.get("elements") else _labels(frame)
+        if column is not None and labels.get("order") is not None:
+            per_split[split] = label_counts(column, bool(labels.get("numeric")),
+                                            list(labels.get("order", [])))  # fmt: skip
+    return sizes, per_split
+
+
+def check_artifact_report(dataset: Path, facts: dict, result: CardCheck) -> tuple:
+    """The artifact report's split sizes and label tables against the release files
+    (see the module docstring); returns what was counted, for :func:`check_warnings`."""
+    sizes, per_split = _counted(dataset, facts)
+    report = card_section(dataset, "Artifact report")
+    if not report or "Split sizes" not in report:
+        return sizes, per_split
+    stated = _table_after(report, "Split sizes")
+    if stated is None:
+        result.unchecked.append("artifact report: its Split sizes table cannot be read")
+        return sizes, per_split
+    result.checked.append("artifact report split sizes")
+    for split, n in stated.items():
+        if split in sizes and sizes[split] != n:
+            result.mismatches.append(Mismatch(f"artifact report: split {split}", f"{n} items",
+                                              f"{sizes[split]}"))  # fmt: skip
+    if (facts.get("labels") or {}).get("numeric"):
+        result.unchecked.append("artifact report labels: numeric labels, grouped by the report")
+        return sizes, per_split
+    groups = {"train": ["train"], "dev+test": [s for s in sizes if s != "train"]}
+    for name, splits in groups.items():
+        table_ = _table_after(report, name)
+        if table_ is None or not splits or any(s not in per_split for s in splits):
+            continue
+        files: dict[str, int] = {}
+        for s in splits:
+            for k, v in per_split[s].items():
+                files[k] = files.get(k, 0) + v
+        if not set(table_) <= set(files) | set((facts.get("labels") or {}).get("order", [])):
+            result.unchecked.append(f"artifact report labels of {name}: labels not the release's")
+            continue
+        result.checked.append(f"artifact report labels of {name}")
+        if {k: v for k, v in files.items() if v} != table_:
+            result.mismatches.append(Mismatch(f"artifact report: labels of {name}", table_, files))
+    return sizes, per_split
+
+
+def check_warnings(dataset: Path, facts: dict, counted: tuple, result: CardCheck) -> None:
+    """The card's warnings against the warnings computed from card.json with the split
+    sizes and label distributions counted from the files (see the module docstring)."""
+    from pipelines.core.plugins import TASK_KINDS
+    from pipelines.export.data_card import _warnings
+
+    shown = card_section(dataset, "Warnings")
+    name = facts.get("task_kind") or (facts.get("recipe") or {}).get("task")
+    if shown is None:  # no rendered card here: it states no warning
+        return
+    if not name or name not in TASK_KINDS.names():
+        result.unchecked.append("warnings: card.json names no task kind benchforge has")
+        return
+    sizes, per_split = counted
+    files = json.loads(json.dumps(facts))
+    files.setdefault("artifacts_md", "")  # the report is not in card.json (checked above)
+    files.setdefault("split", {})["splits"] = {**files["split"].get("splits", {}), **sizes}
+    if files.get("labels") and per_split:
+        files["labels"]["per_split"] = {**files["labels"].get("per_split", {}), **per_split}
+    kind = TASK_KINDS.get(name)
+    try:
+        section = kind.card(files)
+    except Exception as exc:  # noqa: BLE001 - a card.json the family cannot read again
+        result.unchecked.append(f"warnings: the family cannot read card.json again ({exc})")
+        return
+    want = [w for w in _warnings(files, section).split("\n") if w.strip()]
+    got = [w for w in shown.strip().split("\n") if w.startswith("- ")]
+    result.checked.append("warnings")
+    for line in sorted(set(got) - set(want)):
+        result.mismatches.append(Mismatch("warning", line[2:], "not what the files give"))
+    for line in sorted(set(want) - set(got)):
+        result.mismatches.append(Mismatch("warning", "(not shown)", line[2:]))
 
 
 def _jsonl_labels(path: Path, labels: dict) -> dict[str, int] | str:
@@ -265,14 +419,36 @@ def check_types(facts: object, result: CardCheck) -> None:
                                                   else shown[:77] + "..."))  # fmt: skip
 
 
+COPY_NOTE = "CARD_COPY.json"  # scripts/data_cards.py: a committed copy's left-out files
+
+
+def left_out(dataset: Path) -> dict[str, dict]:
+    """The release files a committed copy of the run (``data_cards/<demo>/``) left out
+    for their size, by their manifest path, as its ``CARD_COPY.json`` names them."""
+    note = dataset.parent / COPY_NOTE
+    if not note.is_file():
+        return {}
+    return {e["path"]: e for e in json.loads(note.read_text(encoding="utf-8"))["omitted"]}
+
+
 def check_files(dataset: Path, result: CardCheck) -> None:
     """Every release file against the release manifest (``manifest.verify_release``):
-    a file missing, changed or added is a mismatch naming it."""
+    a file missing, changed or added is a mismatch naming it, except a file a committed
+    copy left out for its size with the hash the manifest records (listed unchecked)."""
     from pipelines.export.manifest import verify_release
 
     verified, problems = verify_release(dataset)
     result.verified += verified
+    omitted = left_out(dataset)
+    recorded = json.loads((dataset / "release_manifest.json").read_text(encoding="utf-8"))[
+        "files"] if omitted else {}  # fmt: skip
     for rel, stated, shown in problems:
+        entry = omitted.get(rel)
+        if entry and shown.startswith("missing") and recorded.get(rel, {}).get("sha256") == entry[
+            "sha256"]:  # fmt: skip
+            result.unchecked.append(f"release file {rel}: left out of this copy "
+                                    f"({entry['bytes'] / 2**20:.1f} MB; {COPY_NOTE})")  # fmt: skip
+            continue
         result.mismatches.append(Mismatch(f"release file {rel}", stated, shown,
                                           "the release manifest"))  # fmt: skip
 

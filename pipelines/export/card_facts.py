@@ -152,16 +152,21 @@ def duplicate_facts(tables: dict[str, pd.DataFrame], files: dict[str, int]) -> d
     return out
 
 
-def release_facts(tables: dict[str, pd.DataFrame], files: dict[str, int], hub: dict) -> dict:
+def release_facts(tables: dict[str, pd.DataFrame], files: dict[str, int], hub: dict,
+                  corpora: list[tuple[str, Path]] | None = None) -> dict:  # fmt: skip
     """The facts read from the release tables themselves, once they are built: their
-    duplicates (:func:`duplicate_facts`) and their layout as the Hub reads it
-    (``hf_card.release_layout``), with the task kind's ``hub`` metadata."""
+    duplicates (:func:`duplicate_facts`), their layout as the Hub reads it
+    (``hf_card.release_layout``), with the task kind's ``hub`` metadata, and the rows
+    of a public evaluation set among ``corpora`` (name, file) they hold
+    (``public_eval.overlap``)."""
     from pipelines.export.hf_card import release_layout
+    from pipelines.export.public_eval import overlap
 
     return {
         "duplicates": duplicate_facts(tables, files),
         "release": release_layout(tables, files),
         "hub": dict(hub),
+        "public_eval": overlap(tables, files, corpora or []),
     }
 
 

@@ -51,8 +51,9 @@ TAGS = {
     "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
 }  # fmt: skip
 ATTRIBUTES = {"a": {"href", "title"}, "img": {"src", "alt", "title"}, "th": {"align"},
-              "td": {"align"}, "ol": {"start"}}  # fmt: skip
-URL_SCHEMES = {"http", "https", "mailto"}
+              "td": {"align"}, "ol": {"start"},
+              **{f"h{n}": {"id"} for n in range(1, 7)}}  # fmt: skip
+URL_SCHEMES = {"http", "https", "mailto"}  # and relative links: #anchors, NOTICES.md
 
 
 def sanitize(body: str, images: frozenset[str] = frozenset()) -> str:
@@ -102,8 +103,16 @@ def to_html(text: str, figures: dict[str, bytes], title: str, lang: str = "ko") 
     # renders it (issue 54: KoBEST's artifact reviews showed raw pipes and ####); data
     # cannot open one, neutralize leaves no tag of its own but the bare <details>
     text = _DETAILS.sub('<details markdown="1">', neutralize(text))
+    from markdown.extensions.toc import TocExtension
+
+    from pipelines.export.card_summary import toc_slugify
+
+    # headings get the anchors GitHub and the Hub give them: the card's contents line
+    # links them (card_summary.contents)
     body = markdown.markdown(
-        text, extensions=["tables", "sane_lists", "md_in_html"], output_format="html"
+        text,
+        extensions=["tables", "sane_lists", "md_in_html", TocExtension(slugify=toc_slugify)],
+        output_format="html",
     )
     # before the figures: a data: image is the code's, never the text's
     body = sanitize(body, frozenset(figures))

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pipelines.core.licenses import licence_link
 from pipelines.core.markdown import (
     cell,
     code,
@@ -38,6 +39,7 @@ from pipelines.core.markdown import (
 from pipelines.export.card_baseline import baseline_section
 from pipelines.export.card_facts import rounds_of
 from pipelines.export.card_people import screening_section
+from pipelines.export.card_summary import biases, collapsed, contents, personal_information, summary
 from pipelines.export.facts import CardFacts
 from pipelines.lang import language
 
@@ -64,11 +66,15 @@ class Card:
     # dataset/README.md: the Hub's card (pipelines.export.hf_card); None for facts
     # without the release layout (a card.json of an older benchforge)
     readme: str | None = None
+    # NOTICES.md: the sources' licence notices (MIT's), None when none has one
+    notices: str | None = None
 
     @property
     def texts(self) -> dict[str, str]:
         """The card's text files by name in the release folder."""
         out = {"DATA_CARD.md": self.markdown, "DATA_CARD.html": self.html}
+        if self.notices is not None:
+            out["NOTICES.md"] = self.notices
         return {**out, "README.md": self.readme} if self.readme is not None else out
 
 
@@ -431,15 +437,15 @@ def _artifacts(facts: CardFacts) -> str:
     report = facts["artifacts_md"]
     # the report's own headings go one level down inside the card
     report = re.sub(r"^(#+) ", lambda m: "#" * (len(m.group(1)) + 2) + " ", report, flags=re.M)
-    return report + _figure(facts, "cues")
+    return collapsed(report, "The whole artifact report") + _figure(facts, "cues")
 
 
 def _distribution(facts: CardFacts) -> str:
     lic = facts["export"]["licence"]
     rows = [[name, n] for name, n in facts["export"]["files"].items()]
     return "\n".join([
-        f"- Release licence: **{lic['release']}**: {lic['explain']}. Each exported row "
-        "carries its source's licence in its `license` field.",
+        f"- Release licence: **{licence_link(lic['release'])}**: {lic['explain']}. Each "
+        "exported row carries its source's licence in its `license` field.",
         "- Attribution (one line per source used):",
         *[f"  - {line}" for line in lic["attribution"]],
         f"- Distribution: {_answer(facts, 'distribution')}",
@@ -468,13 +474,28 @@ def _scraped(lic: dict) -> list[str]:
 
 
 def _notices(lic: dict) -> list[str]:
-    """Each source's licence text, reproduced as its licence requires (MIT: the copyright
-    notice and the permission notice in all copies)."""
-    out = []
-    for name, text in sorted((lic.get("notices") or {}).items()):
-        out += ["", f"Licence notice of {code(name)}, as the source ships it:", "",
-                *code_block(text, "text")]  # fmt: skip
-    return out
+    """Where each source's licence notice is: ``NOTICES.md`` beside the card holds them
+    as the sources ship them (MIT: the copyright notice and the permission notice in all
+    copies), so the card links them rather than pasting them (issue 54)."""
+    names = sorted(lic.get("notices") or {})
+    if not names:
+        return []
+    return ["", f"The licence notices of {', '.join(code(n) for n in names)}, as the "
+            "sources ship them and their licences require in every copy: "
+            "[NOTICES.md](NOTICES.md)."]  # fmt: skip
+
+
+def notices_file(lic: dict) -> str | None:
+    """``NOTICES.md``: every source's licence notice, reproduced as its licence requires;
+    None when no source has one."""
+    notices = lic.get("notices") or {}
+    if not notices:
+        return None
+    out = ["# Licence notices", "", "The notices of the sources this dataset adapts, as "
+           "each source ships them.", ""]  # fmt: skip
+    for name, text in sorted(notices.items()):
+        out += [f"## {escape(name)}", "", *code_block(text, "text"), ""]
+    return "\n".join(out)
 
 
 def _simulated(facts: CardFacts) -> tuple[list[str], list[str]]:
@@ -553,24 +574,26 @@ def _warnings(facts: CardFacts, section: CardSection | None = None) -> str:
     """The shared rules' warnings, then the family's own (its template's ``warnings``
     block adds lines; it does not replace the shared rules)."""
     from pipelines.export.settings import CardSpec
-    from pipelines.export.warnings import card_warnings
+    from pipelines.export.warnings import card_warnings, one_per_cause
 
     settings = {**CardSpec().model_dump(), **(facts["recipe"].get("card") or {})}
-    found = [f"- {w}" for w in card_warnings(facts, settings)]
+    found = card_warnings(facts, settings)
     own = (section.sections.get("warnings") or "") if section else ""
-    found += [line for line in own.split("\n") if line.strip() and line.strip() != "- none"]
-    return "\n".join(found) or "- none raised."
+    for line in (x.strip() for x in own.split("\n")):
+        if line.startswith("- ") and line != "- none":
+            found.append(line[2:])
+        elif line and line != "- none" and found:  # a wrapped line of the item before
+            found[-1] += " " + line
+    return "\n".join(f"- {w}" for w in one_per_cause(found)) or "- none raised."
 
 
-def regenerate(run_dir: Path) -> Path:
-    """Render RUN_DIR/dataset/DATA_CARD.md, DATA_CARD.html and the figures again from
-    the finished run's ``card.json`` and ``split/artifacts.md`` (``benchforge card render``):
-    nothing is recomputed. The manifest keeps its key and records the new files' hashes."""
-    from pipelines.core.io import read_manifest, sha256_file, write_bytes, write_json, write_text
+def rendered(run_dir: Path) -> Card:
+    """The card of the finished run ``run_dir`` rendered again from its ``card.json`` and
+    ``split/artifacts.md``, written nowhere (``regenerate`` writes it; the committed
+    cards' test compares it with the committed one)."""
     from pipelines.core.plugins import TASK_KINDS
 
     dataset = run_dir / "dataset"
-    manifest = read_manifest(dataset)
     facts = json.loads((dataset / "card.json").read_text(encoding="utf-8"))
     name = facts.get("task_kind") or facts["recipe"].get("task")
     if not name:
@@ -587,7 +610,18 @@ def regenerate(run_dir: Path) -> Path:
     facts["paper_agreement"] = kind.paper_agreement  # the kind's current figure
     artifacts = run_dir / "split" / "artifacts.md"  # none for a translated dataset
     facts["artifacts_md"] = artifacts.read_text(encoding="utf-8") if artifacts.is_file() else ""
-    card = render_card(facts, kind.card(facts))
+    return render_card(facts, kind.card(facts))
+
+
+def regenerate(run_dir: Path) -> Path:
+    """Render RUN_DIR/dataset/DATA_CARD.md, DATA_CARD.html and the figures again from
+    the finished run's ``card.json`` and ``split/artifacts.md`` (``benchforge card render``):
+    nothing is recomputed. The manifest keeps its key and records the new files' hashes."""
+    from pipelines.core.io import read_manifest, sha256_file, write_bytes, write_json, write_text
+
+    dataset = run_dir / "dataset"
+    manifest = read_manifest(dataset)
+    card = rendered(run_dir)
     files = card.texts
     for rel, text in files.items():
         write_text(text, dataset / rel)
@@ -654,6 +688,7 @@ def render_card(facts: CardFacts, section: CardSection, template: Path = TEMPLAT
         "maintenance": lambda: _answer(facts, "maintenance"),
         "ethics": lambda: _answer(facts, "ethics_review"),
         "limitations": lambda: _limitations(facts, section),
+        "personal": lambda: personal_information(facts),
         "provenance": lambda: table(
             ["", ""], [[k, _fmt(v)] for k, v in facts["provenance"].items()]
         ),
@@ -664,10 +699,16 @@ def render_card(facts: CardFacts, section: CardSection, template: Path = TEMPLAT
               for k, v in computed.items()}  # fmt: skip
     if "filters" in section.sections:  # the funnel figure goes with the family's filters
         values["filters"] += _figure(facts, "funnel")
+    lines = [w for w in values["warnings"].split("\n")
+             if w.startswith("- ") and w != "- none raised."]  # fmt: skip
+    values["summary"] = summary(facts, lines, _labels_from(section),
+                                bool(values["simulated_banner"]))  # fmt: skip
+    values["biases"] = section.sections.get("biases") or biases(facts, lines)
     text = template.read_text(encoding="utf-8")
     text = re.sub(r"<!--.*?-->\n*", "", text, flags=re.S)
     for key, value in values.items():
         text = text.replace("{{" + key + "}}", value)
+    text = text.replace("{{contents}}", contents(text))
     left = re.findall(r"\{\{(\w+)\}\}", text)
     if left:
         raise ValueError(f"{template}: no value for placeholders {left}")
@@ -678,4 +719,4 @@ def render_card(facts: CardFacts, section: CardSection, template: Path = TEMPLAT
     from pipelines.export.hf_card import readme
 
     hub = readme(facts, markdown) if facts.get("release") else None
-    return Card(markdown, page, figures, hub)
+    return Card(markdown, page, figures, hub, notices_file(facts["export"]["licence"]))

@@ -266,6 +266,8 @@ class CardFacts(TypedDict, total=False):
     release: Required[dict[str, ReleaseConfig]]
     hub: Required[HubFacts]
     degenerate: Required[list[DegenerateFacts]]
+    # rows of a public evaluation set, per release file and corpus (export.public_eval)
+    public_eval: dict[str, dict[str, Any]]
     # the shared export (the KLUE kinds, KorNLU)
     ingest: dict[str, Any]
     dates: dict[str, str]

@@ -38,6 +38,34 @@ def card_warnings(facts: CardFacts, settings: dict) -> list[str]:
     return out
 
 
+_CAUSE = re.compile(r"^\*\*(?P<title>[^*]+)\*\*:? ?(?P<rest>.*)$", re.S)
+
+
+def one_per_cause(lines: list[str]) -> list[str]:
+    """One warning per cause (issue 54): lines whose bold title is the same (the same
+    rule on two splits, two sources) become one line, the title once and each line's
+    detail after it, in the order first seen; a line without a bold title stays as it
+    is."""
+    order: list[str] = []
+    lines_of: dict[str, list[str]] = {}
+    for line in lines:
+        m = _CAUSE.match(line)
+        key = m.group("title") if m else line
+        if key not in lines_of:
+            order.append(key)
+            lines_of[key] = []
+        lines_of[key].append(line)
+    out = []
+    for key in order:
+        same = lines_of[key]
+        if len(same) == 1 or not _CAUSE.match(same[0]):  # (an untitled line: said once)
+            out.append(same[0])
+            continue
+        rests = [_CAUSE.match(x).group("rest").strip().rstrip(".").strip() for x in same]
+        out.append(f"**{key}** ({len(same)}): " + "; ".join(r for r in rests if r) + ".")
+    return out
+
+
 @CARD_WARNINGS.register("agreement-below-paper")
 def agreement_below_paper(facts: CardFacts, settings: dict) -> list[str]:
     """Krippendorff's alpha below ``alpha_ratio_min`` times the paper's figure."""
@@ -442,3 +470,23 @@ def written_answer_agreement(facts: CardFacts, settings: dict) -> list[str]:
             f"exactly for {em:.2f} of the pairs (under {floor}, `card.min_answer_exact_match`)."
         ]
     return []
+
+
+@CARD_WARNINGS.register("public-eval-rows")
+def public_eval_rows(facts: CardFacts, settings: dict) -> list[str]:
+    """Rows of a public evaluation set in the release (``export.public_eval``): in train
+    a model trained on the release has seen the published evaluation data; in dev or
+    test a model tuned on the public set has seen the items it is scored on."""
+    out = []
+    for stem, corpora in sorted((facts.get("public_eval") or {}).items()):
+        for name, o in sorted(corpora.items()):
+            ids = ", ".join(code(i) for i in o["ids"])
+            more = o["items"] - len(o["ids"])
+            risk = ("a model trained on it has seen that evaluation data" if stem.endswith("train")
+                    else "a model tuned on the public set has seen these items")  # fmt: skip
+            out.append(
+                f"**Rows of a public evaluation set**: {code(stem)} holds {o['items']} of its "
+                f"{o['records']} records from {code(name)} ({code(o['file'])}, {o['why']}): "
+                f"{risk}; ids {ids}" + (f" and {more} more" if more > 0 else "") + "."
+            )
+    return out

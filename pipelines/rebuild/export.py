@@ -191,7 +191,9 @@ def write_release(ctx: RunContext, facts: CardFacts, tables: dict[str, pd.DataFr
     from pipelines.export.guards import guard_release
 
     key, dataset = ctx.cache.key, ctx.cache.folder
-    facts.update(card_facts.release_facts(tables, facts["export"]["files"], ctx.task.hub))
+    corpora = [(c.name, ctx.recipe.corpus_path(c)) for c in ctx.recipe.corpora]
+    facts.update(card_facts.release_facts(tables, facts["export"]["files"], ctx.task.hub,
+                                          corpora))  # fmt: skip
     facts["degenerate"] = guard_release(facts, ctx.recipe, f"{ctx.recipe_path}: {dataset}")
     check_facts(facts, f"{ctx.recipe_path}: {dataset}")  # their types, before any write
     card = data_card.render_card(facts, ctx.task.card(facts))

@@ -119,7 +119,8 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     else:
         facts = card_facts_of(ctx, pairs, records, hashes)
         tables = {f"{s}.parquet": pd.DataFrame(rows) for s, rows in records.items()}
-        facts.update(release_facts(tables, facts["export"]["files"], kind.hub))
+        corpora = [(c.name, ctx.recipe.corpus_path(c)) for c in ctx.recipe.corpora]
+        facts.update(release_facts(tables, facts["export"]["files"], kind.hub, corpora))
         # issue 51: an empty split or one class refused before any write
         facts["degenerate"] = guard_release(facts, ctx.recipe, f"{ctx.recipe_path}: {dataset}")
         card = data_card.render_card(facts, kind.card(facts))

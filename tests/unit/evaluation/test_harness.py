@@ -25,7 +25,7 @@ def _write(
     tmp: Path, kind: str, files: dict[str, list[dict]], language: str
 ) -> tuple[dict, object]:
     dataset = tmp / "dataset"
-    dataset.mkdir()
+    dataset.mkdir(parents=True)
     for name, records in files.items():
         (dataset / name).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n"
                                             for r in records), encoding="utf-8")  # fmt: skip
@@ -104,3 +104,20 @@ def test_artifacts_tables_keys_and_agreement_text(tmp_path):
     assert "gold items: 295" in text and "| interval | 0.8047 |" in text
     assert "Fleiss' kappa 0.28 over 228 items" in text
     assert agreement_markdown(tmp_path / "none.json") is None
+
+
+def test_the_task_carries_its_benchmarks_tag_and_the_release_hash_as_version(tmp_path):
+    rows = [{"sentence_pair_id": str(i), "sentence1": "犬", "sentence2": "猫", "label": v}
+            for i, v in enumerate([2.9, 3.0, 4.6])]  # fmt: skip
+    config, _ = _write(tmp_path / "a", "jsts", {"train.json": rows, "valid.json": rows}, "ja")
+    assert config["tag"] == ["benchforge_jglue"]
+    version = config["metadata"]["version"]
+    assert isinstance(version, str) and len(version) == 12
+    again, _ = _write(tmp_path / "b", "jsts", {"train.json": rows, "valid.json": rows}, "ja")
+    assert again["metadata"]["version"] == version  # the same files, the same version
+    other, _ = _write(tmp_path / "c", "jsts", {"train.json": rows[:2], "valid.json": rows}, "ja")
+    assert other["metadata"]["version"] != version  # another release, another version
+    kobest = TASK_KINDS.get("kobest-copa").evaluation
+    from pipelines.evaluation.harness import tag_of
+
+    assert tag_of(kobest) == "benchforge_kobest"

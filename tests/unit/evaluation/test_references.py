@@ -62,12 +62,12 @@ def test_the_card_shows_the_majority_row_and_says_when_the_model_is_behind_it():
                     "collapse": {"collapsed": False}})  # fmt: skip
     text = baseline_section(facts)
     assert "| always `positive` (train's majority) | test | 46 | 91.3 |" in text
-    assert "**The model does not beat always answering `positive` on test** (accuracy 86.96 " \
-           "against 91.3)." in text  # fmt: skip
-    assert "on dev**" not in text
+    assert "**The model does not beat always answering train's majority**: on test, always " \
+           "`positive` (accuracy 86.96 against 91.3)." in text  # fmt: skip
+    assert "on dev," not in text
     assert CARD_WARNINGS.get("baseline-learned-nothing")(facts, {}) == [
-        "**The model does not beat always answering `positive` on test** (accuracy 86.96 "
-        "against 91.3)."
+        "**The model does not beat always answering train's majority**: on test, always "
+        "`positive` (accuracy 86.96 against 91.3)."
     ]
 
 
@@ -83,7 +83,7 @@ def test_a_collapsed_models_row_is_a_warning_not_a_result():
     assert "| dev | 29 | collapsed (no result) |" in text
     found = CARD_WARNINGS.get("baseline-learned-nothing")(facts, {})
     assert len(found) == 2 and found[0].startswith(
-        "**The model learned nothing on dev**: every prediction between 2.36 and 2.80"
+        "**The model learned nothing**: on dev, every prediction between 2.36 and 2.80"
     )
 
 
@@ -106,5 +106,5 @@ def test_a_score_model_is_measured_against_no_correlation():
                     "chance": {"metrics": {"pearson": 0.0}}})  # fmt: skip
     text = baseline_section(facts)
     assert "| no correlation (chance) | dev | 29 | 0 |" in text
-    assert "**The model does not beat chance on dev** (pearson -5.0 against 0.0" in text
-    assert "on test**" not in text
+    assert "**The model does not beat chance**: on dev (pearson -5.0 against 0.0" in text
+    assert "on test" not in text

@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT / "tests" / "unit" / "families" / "kornlu"))
 from test_mt_only_splits import _rebuild, _recipe  # noqa: E402 - the KorSTS recipe on 8 rows
 
 # added by write_release itself, from the release tables and the guard
-RELEASE_ADDED = ("duplicates", "release", "hub", "degenerate")
+RELEASE_ADDED = ("duplicates", "release", "hub", "public_eval", "degenerate")
 
 
 @pytest.fixture(scope="module")

@@ -72,7 +72,7 @@ def test_every_rule_is_registered():
         "degenerate-release",
         "dominant-label", "duplicate-records", "heavy-filter", "label-absent-from-split",
         "low-agreement",
-        "partial-input-above-baseline", "quota-not-met", "simulated-round",
+        "partial-input-above-baseline", "public-eval-rows", "quota-not-met", "simulated-round",
         "single-source-split", "source-predicts-label", "split-criterion", "split-label-share",
         # registered by a family (pipelines.families.kornlu.card)
         "translation-far-from-paper",
