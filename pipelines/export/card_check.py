@@ -33,8 +33,9 @@ themselves and names every mismatch:
 
 - ``artifact report`` (issue 54): the report's *Split sizes* table gives each split the
   number of records its release file holds, and its label tables (``train``,
-  ``dev+test``) the labels the release's files count, wherever the report names the
-  release's own labels (a report that groups them, STS's low/high, is listed unchecked);
+  ``dev+test``) the labels the release's files count (scores cut at the report's
+  threshold into high and low, as the report cuts them); a table of other labels is
+  listed unchecked;
 - ``warnings`` (issue 54): the card's warnings, computed again from card.json with the
   split sizes and label distributions counted from the files, are the warnings the card
   shows (a warning's figure that the files contradict is named with both texts);
@@ -61,6 +62,10 @@ from pipelines.export.facts import CardFacts
 # the release's name of a split, where it is not the split's own (JGLUE: valid)
 SPLIT_ALIASES = {"dev": ("dev", "valid", "validation")}
 LABEL_COLUMNS = ("label", "gold_label", "score")
+# the artifact report's high/low cut of scores where the split rule has none of its own:
+# pipelines.splits.base.REPORT_THRESHOLD, which this layer may not import (a test checks
+# that the two agree)
+REPORT_THRESHOLD = 3.0
 
 
 @dataclass
@@ -315,16 +320,31 @@ def check_artifact_report(dataset: Path, facts: dict, result: CardCheck) -> tupl
         if split in sizes and sizes[split] != n:
             result.mismatches.append(Mismatch(f"artifact report: split {split}", f"{n} items",
                                               f"{sizes[split]}"))  # fmt: skip
-    if (facts.get("labels") or {}).get("numeric"):
-        result.unchecked.append("artifact report labels: numeric labels, grouped by the report")
-        return sizes, per_split
+    numeric = bool((facts.get("labels") or {}).get("numeric"))
+    # numeric labels: the report cuts them at its threshold into high and low
+    split = facts.get("split") or {}
+    cut = next((c for c in ((split.get("report_settings") or {}).get("binary_threshold"),
+                            (split.get("settings") or {}).get("binary_threshold"))
+                if c is not None), REPORT_THRESHOLD)  # fmt: skip
     groups = {"train": ["train"], "dev+test": [s for s in sizes if s != "train"]}
     for name, splits in groups.items():
         table_ = _table_after(report, name)
         if table_ is None or not splits or any(s not in per_split for s in splits):
             continue
         files: dict[str, int] = {}
-        for s in splits:
+        if numeric and cut is not None and set(table_) <= {"high", "low"}:
+            for s in splits:
+                values = pd.to_numeric(_labels(pd.read_parquet(split_file(dataset, s))),
+                                       errors="coerce")  # fmt: skip
+                for k, v in (
+                    (values >= cut).map({True: "high", False: "low"}).value_counts().items()
+                ):
+                    files[k] = files.get(k, 0) + int(v)
+        elif numeric:
+            result.unchecked.append(f"artifact report labels of {name}: scores in groups "
+                                    "the report does not name")  # fmt: skip
+            continue
+        for s in splits if not numeric else []:
             for k, v in per_split[s].items():
                 files[k] = files.get(k, 0) + v
         if not set(table_) <= set(files) | set((facts.get("labels") or {}).get("order", [])):

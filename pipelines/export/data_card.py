@@ -158,8 +158,19 @@ def _label_tables(facts: CardFacts) -> str:
 
 
 def _composition(facts: CardFacts, section: CardSection) -> str:
+    from pipelines.export.field_origins import field_rows, public_note
+
     sizes = table(["split", "items"], [[k, v] for k, v in facts["split"]["splits"].items()])
-    return f"{sizes}\n\nTask: {facts['task']}. {section.item}\n\n{_label_tables(facts)}"
+    rows = field_rows(facts) if facts.get("release") else []
+    origins = (
+        "\n\nWhere each released field comes from (the task kind's declaration, "
+        "`pipelines/export/field_origins.py`):\n\n"
+        + table(["field", "origin", "in this build, by"], rows)
+        + (f"\n\n{public_note(facts)}" if public_note(facts) else "")
+        if rows else ""
+    )  # fmt: skip
+    return (f"{sizes}\n\nTask: {facts['task']}. {section.item}{origins}\n\n"
+            f"{_label_tables(facts)}")  # fmt: skip
 
 
 def _sources(facts: CardFacts) -> str:
@@ -522,9 +533,19 @@ def simulated_banner(facts: CardFacts, section: CardSection | None) -> str:
     rounds = "Label Studio rounds answered by **simulated** people through its API (a demo "
     rounds += f"or test run): {', '.join(code(n) for n in simulated)}"
     rounds += f"; answered by people: {', '.join(code(n) for n in people)}." if people else "."
-    origin = _labels_from(section) or (
-        "Every label in this dataset comes from simulated annotators." if not people else ""
-    )
+    from pipelines.export.field_origins import public_note, simulated_fields
+
+    fields = simulated_fields(facts)
+    written = (
+        "The simulated rounds wrote or labelled "
+        + ", ".join(code(f.split(" (")[0]) + (f" ({f.split(' (', 1)[1]}" if " (" in f else "")
+                    for f in fields)
+        + "; the *Composition* table says where every other field comes from."
+        if fields else "Every label in this dataset comes from simulated annotators."
+    )  # fmt: skip
+    if public := public_note(facts).split(":")[0]:
+        written += f" {public} (see *Warnings*)."
+    origin = _labels_from(section) or (written if not people else "")
     return "> **Simulated rounds.** " + rounds + (f" {origin}" if origin else "")
 
 
@@ -608,6 +629,8 @@ def rendered(run_dir: Path) -> Card:
         )
     kind = TASK_KINDS.get(name)
     facts["paper_agreement"] = kind.paper_agreement  # the kind's current figure
+    if "hub" in facts:  # the kind's current declarations (its fields' origins)
+        facts["hub"] = dict(kind.hub)
     artifacts = run_dir / "split" / "artifacts.md"  # none for a translated dataset
     facts["artifacts_md"] = artifacts.read_text(encoding="utf-8") if artifacts.is_file() else ""
     return render_card(facts, kind.card(facts))

@@ -202,6 +202,8 @@ class HubFacts(TypedDict, total=False):
 
     task_categories: list[str]
     citation: str
+    # each released field's origin, or its origin per split (export.field_origins)
+    fields: dict[str, str | dict[str, str]]
 
 
 class DegenerateFacts(TypedDict):

@@ -45,6 +45,9 @@ HUB_LICENSES = frozenset({
     "zlib", "pddl", "unknown", "other",
 })  # fmt: skip
 SPLIT_NAMES = ("train", "dev", "valid", "validation", "test")
+# the Hub's name of an evaluation split (issue 54: datasets and the Hub's viewer know
+# "validation"); the files keep the papers' names (KLUE's dev, JGLUE's valid)
+HUB_SPLITS = {"dev": "validation", "valid": "validation"}
 BENCHFORGE_BIBTEX = """@software{benchforge,
   title = {benchforge: rebuilding Korean and Japanese NLU benchmarks end to end},
   year = {2026},
@@ -104,6 +107,7 @@ def release_layout(tables: dict[str, pd.DataFrame], files: dict[str, int]) -> di
     for stem, table in release_tables(tables, files).items():
         name = f"{stem}.parquet"
         config, split = _config_of(stem)
+        split = HUB_SPLITS.get(split, split)
         c = configs.setdefault(config, {"data_files": {}, "splits": {}, "bytes": {},
                                         "features": None, "examples": {}})  # fmt: skip
         arrow = pa.Table.from_pandas(table, preserve_index=False)
@@ -143,13 +147,16 @@ def metadata(facts: CardFacts) -> dict:
     }
     if out["license"] == "other":
         out["license_name"] = licence
+    from pipelines.export.field_origins import hub_creators
+
+    out.update(hub_creators(facts))  # issue 54: from the fields' declared origins
     out["configs"] = [
         {"config_name": name, "data_files": [{"split": s, "path": p}
                                              for s, p in c["data_files"].items()]}
         for name, c in release.items()
     ]  # fmt: skip
     out["dataset_info"] = [
-        {"config_name": name, "features": c["features"],
+        {"config_name": name, "features": class_labels(c["features"], facts),
          "splits": [{"name": s, "num_bytes": c["bytes"][s], "num_examples": n}
                     for s, n in c["splits"].items()]}
         for name, c in release.items()
@@ -157,10 +164,34 @@ def metadata(facts: CardFacts) -> dict:
     return out
 
 
+CLASS_COLUMNS = ("label", "gold_label")
+
+
+def class_labels(features: list[dict], facts: CardFacts) -> list[dict]:
+    """``features`` with the gold column of a class task as a ``ClassLabel`` (issue 54:
+    the Hub's convention; ``datasets`` maps the files' strings to the class ids on
+    load), its names the card's labels in order. Scores, span sets and integer columns
+    stay as they are."""
+    labels = facts.get("labels") or {}
+    names = [str(x) for x in labels.get("order") or []]
+    if not names or labels.get("numeric") or labels.get("elements"):
+        return features
+    out = []
+    for f in features:
+        if f.get("name") in CLASS_COLUMNS and f.get("dtype") in ("string", "large_string"):
+            classes = {str(i): n for i, n in enumerate(names)}
+            f = {"name": f["name"], "dtype": {"class_label": {"names": classes}}}
+        out.append(f)
+    return out
+
+
 def _field_table(features: list[dict], example: dict | None) -> str:
     from pipelines.core.markdown import table
 
     def kind(f: dict) -> str:
+        if isinstance(f.get("dtype"), dict) and "class_label" in f["dtype"]:
+            names = f["dtype"]["class_label"]["names"]
+            return "ClassLabel: " + ", ".join(f"{k} {v}" for k, v in names.items())
         if "dtype" in f:
             return str(f["dtype"])
         if "list" in f:
@@ -201,9 +232,15 @@ def readme(facts: CardFacts, card_markdown: str) -> str:
         for name, c in release.items()
     )
     lines += [f"Configs and records per split: {splits}.", ""]
+    renamed = sorted({f"`{s}` is `{f}`" for c in release.values()
+                      for s, f in c["data_files"].items()
+                      if Path(f).stem != s and not Path(f).stem.endswith(f"_{s}")})  # fmt: skip
+    if renamed:
+        lines += [f"Split names are the Hub's; the files keep the paper's: {', '.join(renamed)}.",
+                  ""]  # fmt: skip
     for name, c in release.items():
         heading = "## Fields" if name == "default" else f"## Fields of config `{name}`"
-        lines += [heading, "", _field_table(c["features"], c["example"]), ""]
+        lines += [heading, "", _field_table(class_labels(c["features"], facts), c["example"]), ""]
         if c["example"] is not None:
             shown = json.dumps(c["example"], ensure_ascii=False, indent=2, default=str)
             lines += ["Example record:", "", *code_block(shown, "json"), ""]

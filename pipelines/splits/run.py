@@ -19,6 +19,17 @@ from pipelines.lang import DEFAULT_LANGUAGE, language
 from pipelines.splits.base import REPORT_THRESHOLD, SPLIT_RULES, SplitError, SplitSettingsBase
 
 
+def _report_threshold(frame: pd.DataFrame) -> float | None:
+    """The artifact report's high/low cut for a rule without a threshold of its own:
+    ``REPORT_THRESHOLD`` for scores, None for class indices (every label a whole number:
+    JCommonsenseQA's 0-4 are five answers, not a scale; issue 54 found its report's
+    train table in high/low while its dev+test table, three classes, was not cut)."""
+    values = pd.to_numeric(frame["label"], errors="coerce") if "label" in frame else None
+    if values is None or values.isna().any() or (values % 1 == 0).all():
+        return None
+    return REPORT_THRESHOLD
+
+
 def split_with_figures(
     items: pd.DataFrame, settings: SplitSettingsBase, lang: str = DEFAULT_LANGUAGE
 ) -> tuple[pd.DataFrame, dict]:
@@ -149,7 +160,7 @@ def _run_split(
         figures = json.loads((out / "artifacts.json").read_text(encoding="utf-8"))
         return {**figures, "written": False}
     splits, rule_figures = split_with_figures(frame, settings, lang)
-    threshold = getattr(settings, "binary_threshold", REPORT_THRESHOLD)
+    threshold = getattr(settings, "binary_threshold", _report_threshold(frame))
     report = artifact_report(frame, splits, settings.text_columns, threshold,
                              seed=settings.seed, lang=language(lang))  # fmt: skip
     report["rule_figures"] = rule_figures

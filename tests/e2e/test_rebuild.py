@@ -528,7 +528,11 @@ def load_release(folder: Path, cache: Path) -> dict:
 def test_the_release_folder_loads_as_a_hugging_face_dataset(which, request, tmp_path):
     out = request.getfixturevalue(which)["out"]
     loaded = load_release(out / "dataset", tmp_path)
-    first = json.loads((out / "dataset" / f"{next(iter(loaded['default']))}.jsonl")
+    meta = yaml.safe_load((out / "dataset" / "README.md").read_text(encoding="utf-8")
+                          .split("---", 2)[1])  # fmt: skip
+    # the first split's file: the Hub names a split validation, the file keeps dev/valid
+    path = next(c for c in meta["configs"] if c["config_name"] == "default")["data_files"][0]
+    first = json.loads((out / "dataset" / path["path"]).with_suffix(".jsonl")
                        .read_text(encoding="utf-8").splitlines()[0])  # fmt: skip
     assert next(iter(loaded["default"].values()))[0] == first
 

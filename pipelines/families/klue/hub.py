@@ -6,6 +6,9 @@ from __future__ import annotations
 from pipelines.export.citations import KLUE_BIBTEX
 
 
-def hub(category: str) -> dict:
-    """The ``TaskKind.hub`` of a KLUE task of Hub task category ``category``."""
-    return {"task_categories": [category], "citation": KLUE_BIBTEX}
+def hub(category: str, fields: dict | None = None) -> dict:
+    """The ``TaskKind.hub`` of a KLUE task of Hub task category ``category``, with its
+    released fields' origins where they are not the default
+    (``pipelines.export.field_origins``)."""
+    out: dict = {"task_categories": [category], "citation": KLUE_BIBTEX}
+    return {**out, "fields": fields} if fields else out

@@ -763,7 +763,8 @@ register_task(TaskKind(
     title="KLUE-NER: named entities as character spans, pseudo-labelled and corrected "
           "(KLUE 3.4.1)",
     layout="klue-ner",
-    hub=hub("token-classification"),
+    hub=hub("token-classification", {"entities": "annotated", "ner_tags": "derived",
+                                     "tokens": "derived", "source": "derived"}),
     steps=ALL_STEPS,
     plan=_plan,
     rounds=rounds,

@@ -59,7 +59,11 @@ register_task(TaskKind(
     name="kobbq", title="KoBBQ-style bias benchmark (Jin et al. 2024)", layout="kobbq",
     steps=STEP_NAMES, rounds=rounds,
     card=card,
-    hub={"task_categories": ["multiple-choice"], "citation": BIBTEX},
+    # issue 54: every text and answer is fixed by a template and its context type
+    hub={"task_categories": ["multiple-choice"], "citation": BIBTEX,
+         "fields": {**dict.fromkeys(("context", "question", "choices", "answer",
+                                     "biased_answer", "label_annotation"), "template"),
+                    "bbq_id": "source", "bbq_category": "source", "prediction": "machine"}},
     needs=["kobbq"],
     simulated=lambda recipe: bool(recipe.kobbq and any(
         r and r.simulate for r in (recipe.kobbq.survey_round, recipe.kobbq.check_round))),

@@ -121,7 +121,12 @@ for _name in KOBEST_TASKS.names():
             plan=plan,
             rounds=rounds,
             card=card,
-            hub={"task_categories": [_t.hub_category], "citation": BIBTEX},
+            # issue 54: the prompt fixes the label; the rounds write the texts
+            hub={
+                "task_categories": [_t.hub_category],
+                "citation": BIBTEX,
+                "fields": {"label": "template", "version": "derived", "converted_from": "derived"},
+            },
             needs=["kobest", "split"],
             simulated=lambda recipe: any(
                 getattr(recipe.kobest, f"{n}_round") is not None

@@ -99,7 +99,11 @@ for _name, _title, _records_fn in (
     register_task(TaskKind(
         name=_name, title=_title, layout=_name, steps=STEP_NAMES, rounds=rounds,
         card=card,
-        hub={"task_categories": [HUB_CATEGORY[_name]], "citation": BIBTEX},
+        # issue 54: machine translations post-edited in Label Studio; the English
+        # pairs' own labels carried over
+        hub={"task_categories": [HUB_CATEGORY[_name]], "citation": BIBTEX,
+             "fields": {"sentence1": "machine", "sentence2": "machine",
+                        "gold_label": "source", "score": "source", "label": "source"}},
         needs=["translation"],
         simulated=lambda recipe: bool(recipe.translation and recipe.translation.postedit.simulate),
         preflight=lambda recipe, n=_name: preflight(recipe, LABELS[n] is None, LABEL_FIELDS[n]),

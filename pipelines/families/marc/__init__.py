@@ -71,6 +71,18 @@ register_task(
         rounds=rounds,
         card=card,
         needs=["annotation", "agreement", "split", "marc"],
-        hub={"task_categories": ["text-classification"], "citation": JGLUE_BIBTEX},
+        # issue 54: train's labels are the ratings converted (JGLUE 3.1.1), dev's and
+        # test's the raters' (3.1.2)
+        hub={
+            "task_categories": ["text-classification"],
+            "citation": JGLUE_BIBTEX,
+            "fields": {
+                "label": {"train": "source", "dev": "annotated", "test": "annotated"},
+                "rating": "source",
+                "rating_label": "derived",
+                "crowd_label": "annotated",
+                "group": "derived",
+            },
+        },
     )
 )

@@ -80,7 +80,10 @@ for _kind, _title, _bib in (
     register_task(TaskKind(
         name=_kind, title=_title, layout="squad", steps=list(STEP_NAMES), rounds=rounds,
         card=card, needs=["reading", "split"], preflight=preflight, configs=configs,
-        hub={"task_categories": ["question-answering"], "citation": _bib},
+        hub={"task_categories": ["question-answering"], "citation": _bib,
+             "fields": {"question": "annotated", "answers": "annotated",
+                        "question_type": "annotated", "is_impossible": "annotated",
+                        "source": "derived"}},
         simulated=lambda recipe: any(getattr(recipe.reading, f"{n}_round").simulate is not None
                                      for n in ("writing", "validation")),
         evaluation=EVALUATIONS[_kind],

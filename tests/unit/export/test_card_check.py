@@ -105,3 +105,10 @@ def test_the_cli_exits_1_on_a_mismatch_and_2_without_a_card(tmp_path):
     ]
     none = cli(str(tmp_path / "nothing"))
     assert none.returncode == 2 and "no dataset/card.json" in none.stderr
+
+
+def test_the_checks_report_threshold_is_the_reports():
+    from pipelines.export.card_check import REPORT_THRESHOLD
+    from pipelines.splits.base import REPORT_THRESHOLD as SPLITS
+
+    assert REPORT_THRESHOLD == SPLITS

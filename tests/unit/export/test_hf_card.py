@@ -57,8 +57,8 @@ def _release(folder: Path) -> dict:
 def test_the_header_configs_and_body(tmp_path):
     facts = _release(tmp_path)
     assert list(facts["release"]) == ["default", "jsts-c"]
-    assert facts["release"]["default"]["data_files"] == {
-        "train": "train.parquet", "valid": "valid.parquet", "test": "test.parquet"}  # fmt: skip
+    files = {"train": "train.parquet", "validation": "valid.parquet", "test": "test.parquet"}
+    assert facts["release"]["default"]["data_files"] == files
     text = readme(facts, "# Data card: demo\n\n## Composition\n\nthree items\n")
     assert validate_readme(text, tmp_path) == []
     head = text.split("---")[1]
@@ -67,6 +67,7 @@ def test_the_header_configs_and_body(tmp_path):
                  "num_examples: 3", "name: choices\n    list: string"):  # fmt: skip
         assert line in head, line
     assert 'load_dataset("path/to/dataset", "jsts-c")' in text
+    assert "the files keep the paper's: `validation` is `valid.parquet`." in text
     assert "@article{x," in text and "@software{benchforge," in text and "commit abc123" in text
     assert "### Composition" in text  # the card's sections one level down
     assert "````json" in text  # a record holding ``` gets a longer fence
@@ -80,7 +81,8 @@ def test_load_dataset_reads_the_folder_with_no_other_argument(tmp_path):
     (tmp_path / "README.md").write_text(readme(facts, "# Card\n"), encoding="utf-8")
     cache = {"cache_dir": str(tmp_path / "hf-cache")}
     ds = datasets.load_dataset(str(tmp_path), **cache)
-    assert {k: len(v) for k, v in ds.items()} == {"train": 3, "valid": 1, "test": 2}
+    # the Hub's split name, the paper's file name (issue 54)
+    assert {k: len(v) for k, v in ds.items()} == {"train": 3, "validation": 1, "test": 2}
     assert ds["train"][1]["sentence1"] == "猫がいる。"
     assert ds["train"].features["choices"].feature.dtype in ("string", "large_string")
     other = datasets.load_dataset(str(tmp_path), "jsts-c", **cache)
@@ -131,3 +133,30 @@ def test_licences_and_sizes():
         "10K<n<100K",
         "100K<n<1M",
     ]
+
+
+def test_a_class_tasks_label_loads_as_a_class_label(tmp_path):
+    """Issue 54: the gold column of a class task is a ``ClassLabel`` on the Hub, its
+    names the card's labels in order; the files keep the strings."""
+    datasets = pytest.importorskip("datasets")
+    tables = {f"{s}.parquet": pd.DataFrame({"sentence1": ["비", "눈"], "label": labels,
+                                            "license": ["CC0-1.0"] * 2})
+              for s, labels in (("train", ["neutral", "entailment"]),
+                                ("test", ["contradiction", "neutral"]))}  # fmt: skip
+    files = {"train.jsonl": 2, "test.jsonl": 2}
+    for name, table in tables.items():
+        table.to_parquet(tmp_path / name, index=False)
+    facts = {**_release(tmp_path / "other"), "release": release_layout(tables, files),
+             "export": {"files": files, "licence": {"release": "CC0-1.0"}},
+             "labels": {"numeric": False,
+                        "order": ["contradiction", "entailment", "neutral"]}}  # fmt: skip
+    text = readme(facts, "# Card\n")
+    assert validate_readme(text, tmp_path) == []
+    assert "ClassLabel: 0 contradiction, 1 entailment, 2 neutral" in text
+    (tmp_path / "README.md").write_text(text, encoding="utf-8")
+    ds = datasets.load_dataset(str(tmp_path), cache_dir=str(tmp_path / "hf-cache"))
+    assert ds["train"].features["label"].names == ["contradiction", "entailment", "neutral"]
+    assert ds["train"]["label"] == [2, 1] and ds["test"]["label"] == [0, 2]
+    # scores stay numbers
+    facts["labels"] = {"numeric": True, "order": ["0.0-0.5"]}
+    assert "class_label" not in readme(facts, "# Card\n").split("---")[1]
