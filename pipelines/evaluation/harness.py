@@ -13,12 +13,14 @@ can be moved or published) and gives each record its options and gold answer:
 
 - ``label``: a multiple-choice task over the verbalised classes; accuracy, and macro-F1
   where the paper reports it (KoBEST, KLUE-TC);
-- ``score``: the paraphrase question at KLUE's 3.0 (KLUE 3.2.2's binarisation) as a yes/no
-  choice; accuracy and F1 (a log-likelihood model gives no real-valued similarity);
+- ``score``: the similarity on the papers' 0-5 scale: the model's likelihood of each
+  point "0" to "5" after the question, the prediction their expectation; Pearson's r
+  (the papers' metric) and F1 at KLUE 3.2.2's paraphrase threshold 3.0 (issue 54: it was
+  a yes/no accuracy);
 - ``choice``: the item's own options; accuracy, and macro-F1 for KoBEST;
 - ``answer``: generation until a line break, scored by exact match and character F1
   with the SQuAD script's normalisation (the module carries its own copy: lm-eval runs
-  without benchforge installed).
+  without benchforge installed). Each module holds only its target's code.
 
 Character tagging (KLUE-NER) and KoBBQ's bias scores have no harness form here: a
 tagger's output is not one answer per prompt, and KoBBQ's diff-bias needs the
@@ -34,8 +36,9 @@ from pathlib import Path
 from pipelines.evaluation.spec import Evaluation
 
 HARNESS_TARGETS = ("label", "score", "choice", "answer")
-YES_NO = {"ko": ["아니오", "예"], "ja": ["いいえ", "はい"]}
-PARAPHRASE_QUESTION = {"ko": "두 문장의 뜻이 같은가?", "ja": "二つの文は同じ意味か？"}
+# a similarity task asks for a point of the papers' 0-5 scale (KLUE 3.2.1, JGLUE 3.2.1)
+SCALE_QUESTION = {"ko": "두 문장의 뜻이 얼마나 비슷한가? (0-5):",
+                  "ja": "二つの文の意味はどのくらい近いか（0〜5）："}  # fmt: skip
 
 
 def task_name(recipe_name: str) -> str:
@@ -47,13 +50,9 @@ def supported(ev: Evaluation | None) -> bool:
     return ev is not None and ev.target in HARNESS_TARGETS and ev.scorer is None
 
 
-MODULE = '''"""lm-evaluation-harness loader of a benchforge release (generated; see the YAML)."""
+HEAD = """\"""lm-evaluation-harness loader of a benchforge release (generated; see the YAML).\"""
 
 import json
-import re
-import string
-import unicodedata
-from collections import Counter
 from pathlib import Path
 
 SPEC = json.loads(%(spec)r)
@@ -74,24 +73,7 @@ def _records(path):
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-def _doc(record):
-    gold = _get(record, SPEC["gold"]) if SPEC["gold"] else None
-    target = SPEC["target"]
-    doc = {k: v for k, v in record.items()}
-    if target == "label":
-        doc["_choices"] = SPEC["choices"]
-        doc["_gold"] = SPEC["labels"].index(str(gold))
-    elif target == "score":
-        doc["_choices"] = SPEC["choices"]
-        doc["_gold"] = int(float(gold) >= SPEC["threshold"])
-    elif target == "choice":
-        doc["_choices"] = [str(record[f]) for f in SPEC["choice_fields"]]
-        doc["_gold"] = int(gold)
-    else:
-        answers = (record.get("answers") or {}).get("text") or []
-        answers = [] if record.get("is_impossible") else list(answers)
-        doc["_answers"] = [str(a) for a in answers]
-        doc["_gold"] = doc["_answers"][0] if doc["_answers"] else ""
+def _plain(doc):
     # nested fields a prompt does not name are kept as JSON text (one Arrow type)
     keep = SPEC["nested"]
     return {k: (json.dumps(v, ensure_ascii=False)
@@ -101,22 +83,90 @@ def _doc(record):
 
 
 def load(**kwargs):
-    """The release's splits as a DatasetDict (train, validation, test)."""
+    \"""The release's splits as a DatasetDict (train, validation, test).\"""
     import datasets
 
     out = {}
     for split, name in SPEC["files"].items():
         path = (HERE / name).resolve()
         if path.is_file():
-            out[split] = datasets.Dataset.from_list([_doc(r) for r in _records(path)])
+            out[split] = datasets.Dataset.from_list([_plain(_doc(r)) for r in _records(path)])
     return datasets.DatasetDict(out)
+"""
+
+# each target's own part of the module: how a record becomes a doc, and its scoring
+DOCS = {
+    "label": """
+
+def _doc(record):
+    doc = dict(record)
+    doc["_choices"] = SPEC["choices"]
+    doc["_gold"] = SPEC["labels"].index(str(_get(record, SPEC["gold"])))
+    return doc
+""",
+    "choice": """
+
+def _doc(record):
+    doc = dict(record)
+    doc["_choices"] = [str(record[f]) for f in SPEC["choice_fields"]]
+    doc["_gold"] = int(_get(record, SPEC["gold"]))
+    return doc
+""",
+    "score": """
+
+def _doc(record):
+    doc = dict(record)
+    doc["_score"] = float(_get(record, SPEC["gold"]))
+    doc["_choices"] = SPEC["choices"]  # the scale's points, "0" to "5"
+    doc["_gold"] = min(max(int(round(doc["_score"])), 0), len(SPEC["choices"]) - 1)
+    return doc
 
 
-def macro_f1(items):
+def process_results(doc, results):
+    \"""The predicted similarity: the expectation over the scale's points under the
+    model's normalised likelihoods of each; Pearson's r against the gold score and F1
+    of both cut at the paraphrase threshold (KLUE 3.2.2).\"""
+    import math
+
+    lls = [ll for ll, _ in results]
+    top = max(lls)
+    weights = [math.exp(ll - top) for ll in lls]
+    pred = sum(i * w for i, w in enumerate(weights)) / sum(weights)
+    gold = doc["_score"]
+    cut = SPEC["threshold"]
+    return {"pearson": (gold, pred), "f1": (int(gold >= cut), int(pred >= cut))}
+
+
+def pearson(items):
+    from scipy.stats import pearsonr
+
+    golds, preds = zip(*items, strict=True)
+    if len(set(golds)) < 2 or len(set(preds)) < 2:
+        return float("nan")
+    return float(pearsonr(golds, preds)[0])
+
+
+def binary_f1(items):
     from sklearn.metrics import f1_score
 
-    golds, preds = zip(*items)
-    return f1_score(golds, preds, average="macro")
+    golds, preds = zip(*items, strict=True)
+    return f1_score(golds, preds, zero_division=0.0)
+""",
+    "answer": """
+
+import re
+import string
+import unicodedata
+from collections import Counter
+
+
+def _doc(record):
+    doc = dict(record)
+    answers = (record.get("answers") or {}).get("text") or []
+    answers = [] if record.get("is_impossible") else list(answers)
+    doc["_answers"] = [str(a) for a in answers]
+    doc["_gold"] = doc["_answers"][0] if doc["_answers"] else ""
+    return doc
 
 
 def _normalize(text):
@@ -140,8 +190,8 @@ def _char_f1(gold, pred):
 
 
 def process_results(doc, results):
-    """Exact match and character F1 of the generated answer (best over the accepted
-    answers; an unanswerable question scores an empty answer 1)."""
+    \"""Exact match and character F1 of the generated answer (best over the accepted
+    answers; an unanswerable question scores an empty answer 1).\"""
     pred = results[0].strip().split("\\n")[0].strip()
     answers = doc["_answers"]
     if not answers:
@@ -150,7 +200,24 @@ def process_results(doc, results):
         em = max(float(_normalize(a) == _normalize(pred)) for a in answers)
         f1 = max(_char_f1(a, pred) for a in answers)
     return {"exact_match": em, "char_f1": f1}
-'''
+""",
+}
+MACRO_F1 = """
+
+def macro_f1(items):
+    from sklearn.metrics import f1_score
+
+    golds, preds = zip(*items, strict=True)
+    return f1_score(golds, preds, average="macro")
+"""
+
+
+def module_text(ev: Evaluation, spec: dict) -> str:
+    """The loader module of a task of ``ev``'s target: the shared loader, the target's
+    own doc builder and scoring, and macro-F1 where the paper reports it (issue 54: a
+    class task's module no longer carries the SQuAD scorer)."""
+    text = HEAD % {"spec": json.dumps(spec, ensure_ascii=False)} + DOCS[ev.target]
+    return text + (MACRO_F1 if "macro_f1" in ev.metrics and ev.target != "score" else "")
 
 
 def tag_of(ev: Evaluation) -> str:
@@ -188,9 +255,7 @@ def _yaml(name: str, ev: Evaluation, language: str, files: dict[str, str], versi
     }
     prompt = ev.prompt or "{{" + (ev.id_field or "text") + "}}"
     if ev.target == "score":
-        prompt = (
-            f"{prompt.rstrip()}\n{PARAPHRASE_QUESTION.get(language, PARAPHRASE_QUESTION['ko'])}"
-        )
+        prompt = f"{prompt.rstrip()}\n{SCALE_QUESTION.get(language, SCALE_QUESTION['ko'])}"
     config["doc_to_text"] = prompt
     if ev.target == "answer":
         config.update({
@@ -201,12 +266,23 @@ def _yaml(name: str, ev: Evaluation, language: str, files: dict[str, str], versi
             "metric_list": [{"metric": m, "aggregation": "mean", "higher_is_better": True}
                             for m in ("exact_match", "char_f1")],
         })  # fmt: skip
+    elif ev.target == "score":  # Pearson's r, as the papers score similarity
+        config.update({
+            "output_type": "multiple_choice",
+            "doc_to_choice": "{{_choices}}",
+            "doc_to_target": "{{_gold}}",
+            "process_results": "__PROCESS__",
+            "metric_list": [
+                {"metric": "pearson", "aggregation": "__PEARSON__", "higher_is_better": True},
+                {"metric": "f1", "aggregation": "__BINARY_F1__", "higher_is_better": True},
+            ],
+        })  # fmt: skip
     else:
         metrics: list[dict] = [{"metric": "acc", "aggregation": "mean", "higher_is_better": True}]
+        metrics += [{"metric": m, "aggregation": "mean", "higher_is_better": True}
+                    for m in ev.harness_metrics]  # fmt: skip
         if "macro_f1" in ev.metrics:
             metrics.append({"metric": "f1", "aggregation": "__MACRO__", "higher_is_better": True})
-        elif ev.target == "score":
-            metrics.append({"metric": "f1", "aggregation": "f1", "higher_is_better": True})
         config.update({
             "output_type": "multiple_choice",
             "doc_to_choice": "{{_choices}}",
@@ -220,6 +296,8 @@ def _yaml(name: str, ev: Evaluation, language: str, files: dict[str, str], versi
         .replace("__LOAD__", f"!function {name}.load")
         .replace("__PROCESS__", f"!function {name}.process_results")
         .replace("__MACRO__", f"!function {name}.macro_f1")
+        .replace("__PEARSON__", f"!function {name}.pearson")
+        .replace("__BINARY_F1__", f"!function {name}.binary_f1")
     )
 
 
@@ -239,11 +317,11 @@ def harness_files(recipe_name: str, language: str, ev: Evaluation, dataset: Path
         "labels": labels,
         # a class task's options: its verbalised classes, else the class names themselves
         "choices": list(ev.harness_choices or labels) if ev.target == "label"
-        else YES_NO.get(language, YES_NO["ko"]),
+        else [str(k) for k in range(6)] if ev.target == "score" else [],
         "choice_fields": list(ev.choice_fields),
         "threshold": 3.0,
         "nested": sorted(set(re.findall(r"\{\{\s*(\w+)\.", ev.prompt))),
     }  # fmt: skip
     version = release_version(dataset, files)
     return {f"{name}.yaml": _yaml(name, ev, language, files, version),
-            f"{name}.py": MODULE % {"spec": json.dumps(spec, ensure_ascii=False)}}  # fmt: skip
+            f"{name}.py": module_text(ev, spec)}  # fmt: skip

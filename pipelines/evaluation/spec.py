@@ -60,6 +60,9 @@ class Evaluation:
     # the prompt of the harness export: a Jinja template over the record's fields
     prompt: str = ""
     harness_choices: tuple[str, ...] = ()  # verbalised classes ("label" targets)
+    # lm-eval metrics beside accuracy where the harness's own task reports them
+    # (KoBEST HellaSwag's acc_norm)
+    harness_metrics: tuple[str, ...] = ()
     # a family's own scoring (KoBBQ's biases): (records, predictions by guid, source) ->
     # metrics; None: the registered metrics over gold and prediction
     scorer: Callable[[list[dict], dict[str, dict], str], dict] | None = None

@@ -31,6 +31,7 @@ def _declared(ctx: RunContext) -> dict | None:
             "target",
             "prompt",
             "harness_choices",
+            "harness_metrics",
             "labels",
             "files",
             "metrics",

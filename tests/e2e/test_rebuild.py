@@ -812,6 +812,24 @@ def test_lm_eval_runs_the_exported_topic_classification_task(tc_rebuilt, tmp_pat
     assert got["n-samples"][info["task"]]["effective"] == n_test
 
 
+def test_lm_eval_scores_the_exported_similarity_task_by_pearson(rebuilt, tmp_path):
+    """Issue 54: an STS release's harness task reports Pearson's r (and F1 at 3.0), runs
+    by its benchmark's tag, and names the release hash as its version."""
+    from tiny_lm import release_texts, run_lm_eval, tiny_lm
+
+    dataset = rebuilt["out"] / "dataset"
+    info = json.loads((dataset / "lm_eval" / "harness.json").read_text(encoding="utf-8"))
+    model = tiny_lm(tmp_path / "model", release_texts(dataset))
+    got = run_lm_eval(model, "benchforge_klue", dataset / "lm_eval", tmp_path / "lm")
+    scores = got["results"][info["task"]]
+    assert "pearson,none" in scores and "f1,none" in scores and "acc,none" not in scores
+    pearson = scores["pearson,none"]
+    assert pearson != pearson or -1.0 <= pearson <= 1.0  # NaN for a constant predictor
+    config = yaml.safe_load((dataset / "lm_eval" / f"{info['task']}.yaml").read_text(
+        encoding="utf-8").replace("!function", ""))  # fmt: skip
+    assert got["versions"][info["task"]] == config["metadata"]["version"]
+
+
 @pytest.mark.parametrize("which", ["rebuilt", "nli_rebuilt", "tc_rebuilt", "korsts_rebuilt"])
 def test_the_html_card_reads_without_raw_markdown(which, request, tmp_path):
     """Issue 54: STS, NLI, YNAT and KorSTS cards in headless Chromium."""

@@ -87,7 +87,8 @@ _SOURCE = "KoBEST (Kim et al. 2022) 2.7, Table 4; prompts Table 7"
 EVALUATIONS = {
     "boolq": classification(
         "", "label", "paragraph", ["macro_f1"], _SOURCE, text_pair="question",
-        labels=("0", "1"), prompt="{{paragraph}} 질문: {{question}} 답변:",
+        # the harness's own kobest_boolq prompt, its trailing space included
+        labels=("0", "1"), prompt="{{paragraph}} 질문: {{question}} 답변: ",
         harness_choices=("아니오", "예"),
     ),
     "copa": multiple_choice(
@@ -102,7 +103,7 @@ EVALUATIONS = {
     ),
     "hellaswag": multiple_choice(
         "", "label", "context", [f"ending_{i}" for i in range(1, 5)], ["macro_f1"], _SOURCE,
-        prompt="문장: {{context}}",
+        prompt="문장: {{context}}", harness_metrics=("acc_norm",),
     ),
     "sentineg": classification(
         "", "label", "sentence", ["macro_f1"], _SOURCE, labels=("0", "1"),

@@ -43,19 +43,32 @@ def _write(
     return config, module
 
 
-def test_a_similarity_task_is_the_paraphrase_question_at_three(tmp_path):
+def test_a_similarity_task_is_scored_by_pearson_over_the_scale(tmp_path):
+    """Issue 54: STS-style tasks are scored as the papers score them (Pearson's r), the
+    prediction the expectation over the scale's points under the model's likelihoods."""
     rows = [{"sentence_pair_id": str(i), "sentence1": "犬", "sentence2": "猫", "label": v}
             for i, v in enumerate([2.9, 3.0, 4.6])]  # fmt: skip
     config, module = _write(tmp_path, "jsts", {"train.json": rows, "valid.json": rows[:2]}, "ja")
     assert task_name("my-demo") == config["task"] == "benchforge_my_demo"
     assert config["custom_dataset"] == "FUNCTION benchforge_my_demo.load"
     assert config["output_type"] == "multiple_choice" and "test_split" not in config
-    assert config["doc_to_text"].endswith("二つの文は同じ意味か？")
-    assert [m["metric"] for m in config["metric_list"]] == ["acc", "f1"]
+    assert config["doc_to_text"].endswith("二つの文の意味はどのくらい近いか（0〜5）：")
+    assert [m["metric"] for m in config["metric_list"]] == ["pearson", "f1"]
+    assert config["process_results"] == "FUNCTION benchforge_my_demo.process_results"
     data = module.load()
     assert set(data) == {"train", "validation"}
-    assert [d["_gold"] for d in data["train"]] == [0, 1, 1]  # KLUE 3.2.2: 3.0 is a paraphrase
-    assert data["train"][0]["_choices"] == ["いいえ", "はい"]
+    assert data["train"][0]["_choices"] == ["0", "1", "2", "3", "4", "5"]
+    assert [d["_gold"] for d in data["train"]] == [3, 3, 5]
+    # all the mass on "4": prediction 4.0; uniform: 2.5
+    sure = module.process_results(data["train"][2], [(0.0 if k == 4 else -50.0, False)
+                                                     for k in range(6)])  # fmt: skip
+    assert sure["pearson"] == (4.6, 4.0) and sure["f1"] == (1, 1)
+    flat = module.process_results(data["train"][0], [(-1.0, False)] * 6)
+    assert flat["pearson"] == (2.9, 2.5) and flat["f1"] == (0, 0)
+    assert (
+        round(module.pearson([(1.0, 1.5), (2.0, 2.0), (3.0, 3.5)]), 4) == 0.9608
+    )  # 2 / (sqrt 2 x sqrt 2.1667)
+    assert not hasattr(module, "_char_f1")  # no SQuAD code in a similarity task's module
 
 
 def test_a_class_task_verbalises_its_labels_and_kobest_adds_macro_f1(tmp_path):
