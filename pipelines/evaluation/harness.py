@@ -303,7 +303,13 @@ def _yaml(name: str, ev: Evaluation, language: str, files: dict[str, str], versi
 
 def harness_files(recipe_name: str, language: str, ev: Evaluation, dataset: Path
                   ) -> dict[str, str]:  # fmt: skip
-    """The harness task's two files (name -> text) for the release in ``dataset``."""
+    """The harness task's two files (name -> text) for the release in ``dataset``; the
+    task kind's prompt in the recipe's language where it declares one."""
+    import dataclasses
+
+    if language in ev.harness_languages:
+        prompt, choices = ev.harness_languages[language]
+        ev = dataclasses.replace(ev, prompt=prompt, harness_choices=tuple(choices))
     name = task_name(recipe_name)
     files = {"train": ev.files["train"], "validation": ev.files["dev"], "test": ev.files["test"]}
     files = {k: v for k, v in files.items() if (dataset / v).is_file()}

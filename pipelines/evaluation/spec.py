@@ -63,6 +63,10 @@ class Evaluation:
     # lm-eval metrics beside accuracy where the harness's own task reports them
     # (KoBEST HellaSwag's acc_norm)
     harness_metrics: tuple[str, ...] = ()
+    # the prompt and verbalised classes in another language than the paper's, for a
+    # recipe in that language (MARC-ja's demo on Korean NSMC reviews): language ->
+    # (prompt, harness_choices)
+    harness_languages: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
     # a family's own scoring (KoBBQ's biases): (records, predictions by guid, source) ->
     # metrics; None: the registered metrics over gold and prediction
     scorer: Callable[[list[dict], dict[str, dict], str], dict] | None = None

@@ -32,6 +32,7 @@ def _declared(ctx: RunContext) -> dict | None:
             "prompt",
             "harness_choices",
             "harness_metrics",
+            "harness_languages",
             "labels",
             "files",
             "metrics",

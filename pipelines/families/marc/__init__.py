@@ -67,6 +67,8 @@ register_task(
             labels=("negative", "positive"),
             prompt="レビュー: {{sentence}}\n評価:",
             harness_choices=("ネガティブ", "ポジティブ"),
+            # issue 54: the demo's stand-in reviews are Korean (NSMC); so is its prompt
+            harness_languages={"ko": ("리뷰: {{sentence}}\n평가:", ("부정", "긍정"))},
         ),
         rounds=rounds,
         card=card,

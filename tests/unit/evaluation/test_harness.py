@@ -134,3 +134,12 @@ def test_the_task_carries_its_benchmarks_tag_and_the_release_hash_as_version(tmp
     from pipelines.evaluation.harness import tag_of
 
     assert tag_of(kobest) == "benchforge_kobest"
+
+
+def test_a_stand_in_in_another_language_gets_a_prompt_in_its_language(tmp_path):
+    """Issue 54: the MARC-ja demo runs on Korean NSMC reviews; its prompt was Japanese."""
+    rows = [{"review_id": "1", "sentence": "재미있다", "label": "positive"}]
+    ko, _ = _write(tmp_path / "ko", "marc-ja", {"train.json": rows}, "ko")
+    ja, _ = _write(tmp_path / "ja", "marc-ja", {"train.json": rows}, "ja")
+    assert ko["doc_to_text"] == "리뷰: {{sentence}}\n평가:"
+    assert ja["doc_to_text"] == "レビュー: {{sentence}}\n評価:"
