@@ -17,6 +17,8 @@ themselves and names every mismatch:
   file's label column (``label``, ``gold_label``, ``score``, or ``labels.label`` for the
   KLUE-STS layout), binned as the card bins it (numeric labels in its bins of 0.5).
 
+- ``totals`` (issue 54): each total a family's card states of a release file (KoBBQ's
+  count table) is the file's records;
 - ``sources`` (issue 54): each split's items per source (the Splits table) add up to
   the split's items;
 - ``annotators kept`` (issue 54): the annotators and ratings the agreement kept after
@@ -199,6 +201,7 @@ def check_card(run_dir: Path) -> CardCheck:
             result.mismatches.append(Mismatch(f"labels of {split} ({lines.name})",
                                               per_split[split], text))  # fmt: skip
     check_sources(facts, result)
+    check_totals(dataset, facts, result)
     check_annotators(dataset, facts, result)
     counted = check_artifact_report(dataset, facts, result)
     check_warnings(dataset, facts, counted, result)
@@ -236,6 +239,23 @@ def check_annotators(dataset: Path, facts: dict, result: CardCheck) -> None:
         result.checked.append(what)
         if stated != got:
             result.mismatches.append(Mismatch(what, stated, got))
+
+
+def check_totals(dataset: Path, facts: dict, result: CardCheck) -> None:
+    """Each total a family's card states of a release file (``totals``: KoBBQ's count
+    table against ``all_samples.tsv``) against the file's records."""
+    for t in facts.get("totals") or []:
+        path = dataset / t["file"]
+        what = f"{t['what']} ({t['file']})"
+        if not path.is_file():
+            if f"dataset/{t['file']}" in left_out(dataset):
+                result.unchecked.append(f"{what}: the file is left out of this copy")
+                continue
+            result.mismatches.append(Mismatch(what, f"{t['records']} records", "no such file"))
+            continue
+        result.checked.append(what)
+        if (n := records_in(path)) != t["records"]:
+            result.mismatches.append(Mismatch(what, f"{t['records']} records", f"{n}"))
 
 
 def check_sources(facts: dict, result: CardCheck) -> None:
@@ -314,6 +334,20 @@ def check_artifact_report(dataset: Path, facts: dict, result: CardCheck) -> tupl
     stated = _table_after(report, "Split sizes")
     if stated is None:
         result.unchecked.append("artifact report: its Split sizes table cannot be read")
+        return sizes, per_split
+    before = (facts.get("split") or {}).get("before_revisions")
+    if before and before != (facts.get("split") or {}).get("splits"):
+        # the report is of the split before later rounds dropped items (KoBEST), and says
+        # so: its sizes are those, and its labels are not the release's to recount
+        result.checked.append("artifact report split sizes (before the revisions)")
+        for split, n in stated.items():
+            if split in before and before[split] != n:
+                result.mismatches.append(Mismatch(f"artifact report: split {split} before "
+                                                  "the revisions", f"{n} items",
+                                                  f"{before[split]} (card.json)"))  # fmt: skip
+        if "before the revision rounds dropped items" not in report:
+            result.mismatches.append(Mismatch("artifact report", "the release's split",
+                                              "the split before the revisions"))  # fmt: skip
         return sizes, per_split
     result.checked.append("artifact report split sizes")
     for split, n in stated.items():

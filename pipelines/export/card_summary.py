@@ -88,7 +88,7 @@ def _warning_titles(warnings: list[str]) -> str:
     titles = []
     for w in warnings:
         m = _TITLE.search(w)
-        titles.append(m.group(1) if m else w.split(":", 1)[0])
+        titles.append(m.group(1) if m else re.split(r"[:;(]", w, maxsplit=1)[0].strip())
     if not titles:
         return "none raised."
     shown = "; ".join(titles[:3])

@@ -448,6 +448,13 @@ def _artifacts(facts: CardFacts) -> str:
     report = facts["artifacts_md"]
     # the report's own headings go one level down inside the card
     report = re.sub(r"^(#+) ", lambda m: "#" * (len(m.group(1)) + 2) + " ", report, flags=re.M)
+    before = facts["split"].get("before_revisions")
+    if report.strip() and before and before != facts["split"]["splits"]:
+        # issue 54: KoBEST's revision rounds drop items after the split the report read
+        shown = ", ".join(f"{k} {v}" for k, v in before.items())
+        now = ", ".join(f"{k} {v}" for k, v in facts["split"]["splits"].items())
+        report = (f"This report describes the split before the revision rounds dropped "
+                  f"items ({shown}); the release holds {now}.\n\n{report}")  # fmt: skip
     return collapsed(report, "The whole artifact report") + _figure(facts, "cues")
 
 
@@ -722,7 +729,7 @@ def render_card(facts: CardFacts, section: CardSection, template: Path = TEMPLAT
               for k, v in computed.items()}  # fmt: skip
     if "filters" in section.sections:  # the funnel figure goes with the family's filters
         values["filters"] += _figure(facts, "funnel")
-    lines = [w for w in values["warnings"].split("\n")
+    lines = [w[2:] for w in values["warnings"].split("\n")
              if w.startswith("- ") and w != "- none raised."]  # fmt: skip
     values["summary"] = summary(facts, lines, _labels_from(section),
                                 bool(values["simulated_banner"]))  # fmt: skip

@@ -268,6 +268,8 @@ class CardFacts(TypedDict, total=False):
     release: Required[dict[str, ReleaseConfig]]
     hub: Required[HubFacts]
     degenerate: Required[list[DegenerateFacts]]
+    # a family's stated totals of a release file: what, file, records (card check)
+    totals: list[dict[str, Any]]
     # rows of a public evaluation set, per release file and corpus (export.public_eval)
     public_eval: dict[str, dict[str, Any]]
     # the shared export (the KLUE kinds, KorNLU)

@@ -164,6 +164,23 @@ def reference_figures(train_labels: list[str], eval_labels: list[str],
             "reference": round(max(share, chance, majority_baseline or 0.0), 4)}  # fmt: skip
 
 
+def _structured(labels: pd.Series) -> bool:
+    """Whether every gold label is a span set (a JSON list of objects with a ``label``:
+    KLUE-NER's entities), not one class or score per item."""
+    import json
+
+    def spans(value: object) -> bool:
+        if not isinstance(value, str) or not value.startswith("["):
+            return False
+        try:
+            rows = json.loads(value)
+        except json.JSONDecodeError:
+            return False
+        return isinstance(rows, list) and all(isinstance(r, dict) and "label" in r for r in rows)
+
+    return bool(len(labels)) and all(spans(v) for v in labels)
+
+
 def artifact_report(
     items: pd.DataFrame,
     splits: pd.DataFrame,
@@ -194,10 +211,14 @@ def artifact_report(
     }
     if features_name:
         settings["features"] = features_name
-    if "label" not in frame.columns:  # e.g. NER: no item label to find shortcuts to
+    structured = "label" in frame.columns and _structured(frame["label"])
+    if "label" not in frame.columns or structured:  # no item label to find shortcuts to
+        # issue 54: KLUE-NER's gold is a span set per sentence; as a "label" it filled the
+        # card with hundreds of PMI lines of JSON strings, one label per item
         return {
             "splits": {k: int(v) for k, v in frame["split"].value_counts().sort_index().items()},
             "settings": settings,
+            **({"structured": True} if structured else {}),
         }
     if features is not None:
         tokens = {r["item_id"]: features(r) for r in frame.to_dict("records")}
@@ -240,6 +261,10 @@ def report_markdown(report: dict, rule: str) -> str:
     lines += [f"| {cell(k)} | {v} |" for k, v in report["splits"].items()]
     for warning in report.get("warnings", []):
         lines += ["", f"**Warning:** {escape(warning)}."]
+    if report.get("structured"):
+        lines += ["", "The gold labels are span sets, one per item, not a class: the "
+                  "label-and-cue analysis (cue words, a partial-input classifier) does not "
+                  "apply. The card's label tables count the spans' labels."]  # fmt: skip
     if report.get("rule_figures"):
         lines += ["", f"## What the {code(rule)} rule measured", ""]
         lines += [settings_table(report["rule_figures"], skip_empty=False)]

@@ -135,8 +135,26 @@ def card_facts_of(ctx: RunContext, inputs: dict[str, Path], kept: tuple) -> dict
         scores["readers (majority)"] = scoring.score(test, votes[["sample_id", "prediction"]],
                                                      averaged=False)  # fmt: skip
     splits = {"all_samples": len(samples), "test_samples": len(test)}
+    expand = json.loads(inputs["expand"].read_text(encoding="utf-8"))
+    if readers and readers["dropped_samples"]:
+        # issue 54: the count table is the release's (Table 1 counts the released
+        # samples), not the expansion's before the reading check dropped templates
+        from pipelines.families.kobbq.steps import _templates
+        from pipelines.families.kobbq.templates import counts
+
+        expand["counts_expanded"] = expand["counts"]
+        expand["counts"] = counts(samples, _templates(ctx.recipe)).to_dict(orient="records")
+    total = next(r for r in expand["counts"] if r["category"] == "total")
     return {
-        "expand": json.loads(inputs["expand"].read_text(encoding="utf-8")),
+        "expand": expand,
+        # what the card states of a release file, checked against it (card check)
+        "totals": [
+            {
+                "what": "the count table's total samples",
+                "file": "all_samples.parquet",
+                "records": int(total["samples"]),
+            }
+        ],  # fmt: skip
         "survey": json.loads(inputs["survey"].read_text(encoding="utf-8")),
         "scores": scores,
         "dropped_stereotypes": _dropped(inputs["targets"]),

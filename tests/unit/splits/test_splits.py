@@ -186,3 +186,21 @@ def test_a_list_group_value_joins_every_group_it_names():
     })  # fmt: skip
     got = units(items, SplitSettings(rule="random", group_columns=["images"]))
     assert got[0] == got[1] == got[2] and got[3] != got[0]
+
+
+def test_a_span_set_gold_gets_no_label_and_cue_tables():
+    """Issue 54: KLUE-NER's gold is a span set per sentence; read as one label per item
+    it filled the card with PMI lines of JSON strings."""
+    import json
+
+    from pipelines.splits.annotation_artifacts import artifact_report, report_markdown
+
+    spans = [json.dumps([{"start": 0, "end": 2, "label": lab, "text": "서울"}], ensure_ascii=False)
+             for lab in ("LC", "OG", "PS", "LC")]  # fmt: skip
+    items = pd.DataFrame({"item_id": list("abcd"), "text": ["서울에", "서울은", "서울로", "서울"],
+                          "label": spans})  # fmt: skip
+    splits = pd.DataFrame({"item_id": list("abcd"), "split": ["train", "train", "dev", "test"]})
+    report = artifact_report(items, splits, ["text"])
+    assert report["structured"] and "train" not in report and "last_column_only" not in report
+    md = report_markdown(report, "random")
+    assert "span sets" in md and "PMI" not in md and "| dev | 1 |" in md
