@@ -142,6 +142,7 @@ def card_facts(ctx: RunContext, inputs: dict[str, Path]) -> dict:
 
     family = json_inputs(inputs, ("ingest_stats",))
     final = pd.read_parquet(inputs["reviews"])
+    drawn = pd.read_parquet(inputs["splits"])["split"].value_counts()
     return {
         "family": family,
         "ingest": json.loads(inputs["ingest_stats"].read_text(encoding="utf-8")),
@@ -155,5 +156,10 @@ def card_facts(ctx: RunContext, inputs: dict[str, Path]) -> dict:
             "rule": ctx.recipe.split.rule,
             "settings": ctx.recipe.split.model_dump(mode="json"),
             "splits": {k: int(v) for k, v in final["split"].value_counts().items()},
+            # issue 54: the artifact report reads the split as drawn, before the 7-of-10
+            # rule dropped dev and test reviews (JGLUE 3.1.2)
+            "before_revisions": {
+                k: int(drawn.get(k, 0)) for k in final["split"].value_counts().index
+            },
         },
     }

@@ -203,7 +203,8 @@ def test_harness_prompts_follow_table_7():
     assert EVALUATIONS["copa"].prompt == (
         "{{premise}} {% if question == '원인' %}왜냐하면{% else %}그래서{% endif %}"
     )
-    assert EVALUATIONS["boolq"].prompt == "{{paragraph}} 질문: {{question}} 답변:"
+    # the harness's own kobest_boolq prompt, its trailing space included (issue 54)
+    assert EVALUATIONS["boolq"].prompt == "{{paragraph}} 질문: {{question}} 답변: "
     assert EVALUATIONS["wic"].prompt == (
         "문장1: {{context_1}} 문장2: {{context_2}} 두 문장에서 {{word}}가 같은 뜻으로 쓰였나?"
     )
