@@ -1,0 +1,56 @@
+"""lm-evaluation-harness loader of a benchforge release (generated; see the YAML)."""
+
+import json
+from pathlib import Path
+
+SPEC = json.loads('{"files": {"train": "../train.jsonl", "validation": "../dev.jsonl", "test": "../test.jsonl"}, "target": "label", "gold": "label", "labels": ["0", "1"], "choices": ["아니오", "예"], "choice_fields": [], "threshold": 3.0, "nested": []}')
+HERE = Path(__file__).resolve().parent
+
+
+def _get(record, dotted):
+    value = record
+    for part in dotted.split("."):
+        value = value[part]
+    return value
+
+
+def _records(path):
+    text = path.read_text(encoding="utf-8")
+    if text.lstrip().startswith("["):
+        return json.loads(text)
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def _plain(doc):
+    # nested fields a prompt does not name are kept as JSON text (one Arrow type)
+    keep = SPEC["nested"]
+    return {k: (json.dumps(v, ensure_ascii=False)
+                if isinstance(v, (dict, list)) and not k.startswith("_") and k not in keep
+                else v)
+            for k, v in doc.items()}
+
+
+def load(**kwargs):
+    """The release's splits as a DatasetDict (train, validation, test)."""
+    import datasets
+
+    out = {}
+    for split, name in SPEC["files"].items():
+        path = (HERE / name).resolve()
+        if path.is_file():
+            out[split] = datasets.Dataset.from_list([_plain(_doc(r)) for r in _records(path)])
+    return datasets.DatasetDict(out)
+
+
+def _doc(record):
+    doc = dict(record)
+    doc["_choices"] = SPEC["choices"]
+    doc["_gold"] = SPEC["labels"].index(str(_get(record, SPEC["gold"])))
+    return doc
+
+
+def macro_f1(items):
+    from sklearn.metrics import f1_score
+
+    golds, preds = zip(*items, strict=True)
+    return f1_score(golds, preds, average="macro")
