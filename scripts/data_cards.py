@@ -57,9 +57,10 @@ def commit() -> tuple[str, bool]:
     ``runs/`` aside: this script writes the one, the rebuilds the other)."""
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
                           text=True, check=True).stdout.strip()  # fmt: skip
-    status = subprocess.run(["git", "status", "--porcelain", "--", ".", ":!data_cards",
-                             ":!runs"], cwd=ROOT, capture_output=True, text=True,
-                            check=True).stdout  # fmt: skip
+    # as the card's provenance counts them (card_facts.git_commit): untracked files aside
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                             ".", ":!data_cards", ":!runs"], cwd=ROOT, capture_output=True,
+                            text=True, check=True).stdout  # fmt: skip
     return head, bool(status.strip())
 
 
