@@ -34,6 +34,7 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # this checkout's pipelines, whatever the venv installed
 CARDS = ROOT / "data_cards"
 COPY_NOTE = "CARD_COPY.json"
 RELEASE_MANIFEST = "release_manifest.json"

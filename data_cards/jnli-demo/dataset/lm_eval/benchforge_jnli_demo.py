@@ -1,10 +1,6 @@
 """lm-evaluation-harness loader of a benchforge release (generated; see the YAML)."""
 
 import json
-import re
-import string
-import unicodedata
-from collections import Counter
 from pathlib import Path
 
 SPEC = json.loads('{"files": {"train": "../train.json", "validation": "../valid.json", "test": "../test.json"}, "target": "label", "gold": "label", "labels": ["contradiction", "entailment", "neutral"], "choices": ["矛盾", "含意", "中立"], "choice_fields": [], "threshold": 3.0, "nested": []}')
@@ -25,24 +21,7 @@ def _records(path):
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-def _doc(record):
-    gold = _get(record, SPEC["gold"]) if SPEC["gold"] else None
-    target = SPEC["target"]
-    doc = {k: v for k, v in record.items()}
-    if target == "label":
-        doc["_choices"] = SPEC["choices"]
-        doc["_gold"] = SPEC["labels"].index(str(gold))
-    elif target == "score":
-        doc["_choices"] = SPEC["choices"]
-        doc["_gold"] = int(float(gold) >= SPEC["threshold"])
-    elif target == "choice":
-        doc["_choices"] = [str(record[f]) for f in SPEC["choice_fields"]]
-        doc["_gold"] = int(gold)
-    else:
-        answers = (record.get("answers") or {}).get("text") or []
-        answers = [] if record.get("is_impossible") else list(answers)
-        doc["_answers"] = [str(a) for a in answers]
-        doc["_gold"] = doc["_answers"][0] if doc["_answers"] else ""
+def _plain(doc):
     # nested fields a prompt does not name are kept as JSON text (one Arrow type)
     keep = SPEC["nested"]
     return {k: (json.dumps(v, ensure_ascii=False)
@@ -59,45 +38,12 @@ def load(**kwargs):
     for split, name in SPEC["files"].items():
         path = (HERE / name).resolve()
         if path.is_file():
-            out[split] = datasets.Dataset.from_list([_doc(r) for r in _records(path)])
+            out[split] = datasets.Dataset.from_list([_plain(_doc(r)) for r in _records(path)])
     return datasets.DatasetDict(out)
 
 
-def macro_f1(items):
-    from sklearn.metrics import f1_score
-
-    golds, preds = zip(*items)
-    return f1_score(golds, preds, average="macro")
-
-
-def _normalize(text):
-    text = unicodedata.normalize("NFKC", str(text)).lower()
-    text = "".join(ch for ch in text if ch not in string.punctuation
-                   and not unicodedata.category(ch).startswith("P"))
-    text = re.sub(r"\b(a|an|the)\b", " ", text)
-    return " ".join(text.split())
-
-
-def _char_f1(gold, pred):
-    g = [c for c in _normalize(gold) if not c.isspace()]
-    p = [c for c in _normalize(pred) if not c.isspace()]
-    if not g or not p:
-        return float(g == p)
-    same = sum((Counter(g) & Counter(p)).values())
-    if not same:
-        return 0.0
-    precision, recall = same / len(p), same / len(g)
-    return 2 * precision * recall / (precision + recall)
-
-
-def process_results(doc, results):
-    """Exact match and character F1 of the generated answer (best over the accepted
-    answers; an unanswerable question scores an empty answer 1)."""
-    pred = results[0].strip().split("\n")[0].strip()
-    answers = doc["_answers"]
-    if not answers:
-        em = f1 = float(not pred)
-    else:
-        em = max(float(_normalize(a) == _normalize(pred)) for a in answers)
-        f1 = max(_char_f1(a, pred) for a in answers)
-    return {"exact_match": em, "char_f1": f1}
+def _doc(record):
+    doc = dict(record)
+    doc["_choices"] = SPEC["choices"]
+    doc["_gold"] = SPEC["labels"].index(str(_get(record, SPEC["gold"])))
+    return doc

@@ -1,13 +1,9 @@
 """lm-evaluation-harness loader of a benchforge release (generated; see the YAML)."""
 
 import json
-import re
-import string
-import unicodedata
-from collections import Counter
 from pathlib import Path
 
-SPEC = json.loads('{"files": {"train": "../train.jsonl", "validation": "../valid.jsonl", "test": "../test.jsonl"}, "target": "answer", "gold": "", "labels": [], "choices": ["いいえ", "はい"], "choice_fields": [], "threshold": 3.0, "nested": []}')
+SPEC = json.loads('{"files": {"train": "../train.jsonl", "validation": "../valid.jsonl", "test": "../test.jsonl"}, "target": "answer", "gold": "", "labels": [], "choices": [], "choice_fields": [], "threshold": 3.0, "nested": []}')
 HERE = Path(__file__).resolve().parent
 
 
@@ -25,24 +21,7 @@ def _records(path):
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-def _doc(record):
-    gold = _get(record, SPEC["gold"]) if SPEC["gold"] else None
-    target = SPEC["target"]
-    doc = {k: v for k, v in record.items()}
-    if target == "label":
-        doc["_choices"] = SPEC["choices"]
-        doc["_gold"] = SPEC["labels"].index(str(gold))
-    elif target == "score":
-        doc["_choices"] = SPEC["choices"]
-        doc["_gold"] = int(float(gold) >= SPEC["threshold"])
-    elif target == "choice":
-        doc["_choices"] = [str(record[f]) for f in SPEC["choice_fields"]]
-        doc["_gold"] = int(gold)
-    else:
-        answers = (record.get("answers") or {}).get("text") or []
-        answers = [] if record.get("is_impossible") else list(answers)
-        doc["_answers"] = [str(a) for a in answers]
-        doc["_gold"] = doc["_answers"][0] if doc["_answers"] else ""
+def _plain(doc):
     # nested fields a prompt does not name are kept as JSON text (one Arrow type)
     keep = SPEC["nested"]
     return {k: (json.dumps(v, ensure_ascii=False)
@@ -59,15 +38,23 @@ def load(**kwargs):
     for split, name in SPEC["files"].items():
         path = (HERE / name).resolve()
         if path.is_file():
-            out[split] = datasets.Dataset.from_list([_doc(r) for r in _records(path)])
+            out[split] = datasets.Dataset.from_list([_plain(_doc(r)) for r in _records(path)])
     return datasets.DatasetDict(out)
 
 
-def macro_f1(items):
-    from sklearn.metrics import f1_score
+import re
+import string
+import unicodedata
+from collections import Counter
 
-    golds, preds = zip(*items)
-    return f1_score(golds, preds, average="macro")
+
+def _doc(record):
+    doc = dict(record)
+    answers = (record.get("answers") or {}).get("text") or []
+    answers = [] if record.get("is_impossible") else list(answers)
+    doc["_answers"] = [str(a) for a in answers]
+    doc["_gold"] = doc["_answers"][0] if doc["_answers"] else ""
+    return doc
 
 
 def _normalize(text):
