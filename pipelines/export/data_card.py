@@ -205,7 +205,12 @@ def _timeframe(facts: CardFacts) -> str:
     lines = ["Source texts: " + (", ".join(f"{k} {v}" for k, v in sorted(facts["dates"].items()))
                                  or "n/a") + "."]  # fmt: skip
     rows = []
-    for name, a in rounds_of(facts):
+    # a family release's rounds (issue 54: MARC-ja showed n/a for its 850 annotations,
+    # whose times its own round facts hold), else the shared export's
+    family = facts.get("rounds")
+    pairs = ([(n or "annotation", r) for n, r in family.items() if isinstance(r, dict)]
+             if isinstance(family, dict) and family else rounds_of(facts))  # fmt: skip
+    for name, a in pairs:
         t = a.get("timeframe") or {}
         rows.append([name, t.get("first") or "n/a", t.get("last") or "n/a",
                      _fmt(t.get("median_seconds")), _fmt(t.get("total_hours"))])  # fmt: skip
@@ -440,7 +445,12 @@ def _splits(facts: CardFacts) -> str:
         f"Rule {code(s['rule'])}. Items that share a group or a near-duplicate text never "
         f"straddle two splits.{undated}\n\n"
         + table(["split", "items", "per source"], rows)
-        + f"\n\nSettings of the rule:\n\n{settings_table(settings)}"
+        + (
+            f"\n\nSettings of the rule:\n\n{settings_table(settings)}"
+            if any(v not in (None, [], {}) for v in settings.values())
+            # issue 54: KoBEST's card showed an empty settings table
+            else "\n\nThe rule was run with no settings recorded for it."
+        )
     )
 
 
