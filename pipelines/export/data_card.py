@@ -459,14 +459,15 @@ def _artifacts(facts: CardFacts) -> str:
     # the report's own headings go one level down inside the card
     report = re.sub(r"^(#+) ", lambda m: "#" * (len(m.group(1)) + 2) + " ", report, flags=re.M)
     before = facts["split"].get("before_revisions")
+    note = ""
     if report.strip() and before and before != facts["split"]["splits"]:
         # issue 54: KoBEST's revision rounds and MARC-ja's 7-of-10 rule drop items after
         # the split the report read
         shown = ", ".join(f"{k} {v}" for k, v in before.items())
         now = ", ".join(f"{k} {v}" for k, v in facts["split"]["splits"].items())
-        report = (f"This report describes the split as drawn, before later rounds dropped "
-                  f"items ({shown}); the release holds {now}.\n\n{report}")  # fmt: skip
-    return collapsed(report, "The whole artifact report") + _figure(facts, "cues")
+        note = (f"This report describes the split as drawn, before later rounds dropped "
+                f"items ({shown}); the release holds {now}.\n\n")  # fmt: skip
+    return note + collapsed(report, "The whole artifact report") + _figure(facts, "cues")
 
 
 def _distribution(facts: CardFacts) -> str:
