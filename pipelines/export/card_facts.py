@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from pipelines.export.facts import CardFacts
 from pipelines.export.records import SPLITS, release_tables, split_rows
 
 if TYPE_CHECKING:
@@ -153,41 +152,18 @@ def duplicate_facts(tables: dict[str, pd.DataFrame], files: dict[str, int]) -> d
 
 
 def release_facts(tables: dict[str, pd.DataFrame], files: dict[str, int], hub: dict,
-                  corpora: list[tuple[str, Path]] | None = None) -> dict:  # fmt: skip
+                  ) -> dict:  # fmt: skip
     """The facts read from the release tables themselves, once they are built: their
     duplicates (:func:`duplicate_facts`), their layout as the Hub reads it
-    (``hf_card.release_layout``), with the task kind's ``hub`` metadata, and the rows
-    of a public evaluation set among ``corpora`` (name, file) they hold
-    (``public_eval.overlap``)."""
+    (``hf_card.release_layout``), with the task kind's ``hub`` metadata (the callers add
+    the rows of a public evaluation set they hold, ``public_eval.overlap``)."""
     from pipelines.export.hf_card import release_layout
-    from pipelines.export.public_eval import overlap
 
     return {
         "duplicates": duplicate_facts(tables, files),
         "release": release_layout(tables, files),
         "hub": dict(hub),
-        "public_eval": overlap(tables, files, corpora or []),
     }
-
-
-def rounds_of(facts: CardFacts) -> list[tuple[str, dict]]:
-    """The annotation rounds recorded in the card's facts, the main round last."""
-    named = [
-        (k, v)
-        for k, v in facts.items()
-        if isinstance(v, dict) and "overlap" in v and "config" in v and k != "annotation"
-    ]
-    return [*named, ("annotation", facts["annotation"])]
-
-
-def round_states(facts: CardFacts) -> list[tuple[str, bool]]:
-    """Each Label Studio round of the card (its project's name) and whether simulated
-    people answered it: a family release's ``rounds``, else the rounds the shared
-    export records (:func:`rounds_of`)."""
-    rounds = facts.get("rounds")
-    pairs = list(rounds.items()) if isinstance(rounds, dict) and rounds else rounds_of(facts)
-    return [(r.get("project") or name, bool(r.get("simulated"))) for name, r in pairs
-            if isinstance(r, dict) and "simulated" in r]  # fmt: skip
 
 
 def funnel(ingest: dict, steps: dict, released: int) -> list[dict]:

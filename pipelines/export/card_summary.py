@@ -101,7 +101,7 @@ def summary(facts: CardFacts, warnings: list[str], labels_from: str, banner: boo
     warning lines, ``labels_from`` what the family says its labels come from; with
     ``banner`` (the simulated-rounds banner stands above it) the line on what is
     simulated is the banner."""
-    from pipelines.export.card_facts import round_states
+    from pipelines.export.rounds import round_states
 
     rounds = round_states(facts)
     motivation = (facts["recipe"].get("description") or "").strip()

@@ -37,10 +37,10 @@ from pipelines.core.markdown import (
     table,
 )
 from pipelines.export.card_baseline import baseline_section
-from pipelines.export.card_facts import rounds_of
 from pipelines.export.card_people import screening_section
 from pipelines.export.card_summary import biases, collapsed, contents, personal_information, summary
 from pipelines.export.facts import CardFacts
+from pipelines.export.rounds import rounds_of
 from pipelines.lang import language
 
 if TYPE_CHECKING:
@@ -458,9 +458,9 @@ def _artifacts(facts: CardFacts) -> str:
     report = facts["artifacts_md"]
     # the report's own headings go one level down inside the card
     report = re.sub(r"^(#+) ", lambda m: "#" * (len(m.group(1)) + 2) + " ", report, flags=re.M)
-    before = facts["split"].get("before_revisions")
+    before = (facts.get("split") or {}).get("before_revisions")
     note = ""
-    if report.strip() and before and before != facts["split"]["splits"]:
+    if report.strip() and before and before != facts["split"].get("splits"):
         # issue 54: KoBEST's revision rounds and MARC-ja's 7-of-10 rule drop items after
         # the split the report read
         shown = ", ".join(f"{k} {v}" for k, v in before.items())
@@ -530,7 +530,7 @@ def notices_file(lic: dict) -> str | None:
 
 def _simulated(facts: CardFacts) -> tuple[list[str], list[str]]:
     """The rounds simulated people answered, and those people answered."""
-    from pipelines.export.card_facts import round_states
+    from pipelines.export.rounds import round_states
 
     states = round_states(facts)
     return [n for n, s in states if s], [n for n, s in states if not s]

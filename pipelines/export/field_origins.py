@@ -13,7 +13,7 @@ keeps the default: a gold field (:data:`GOLD`: ``label``, ``answers``, ...) is
   records), which ``export.public_eval`` finds row by row;
 - ``template``: fixed by templates (KoBBQ's answers, KoBEST's prompt-assigned labels);
 - ``annotated``: written or labelled in the Label Studio rounds, by people or by the
-  simulator, as the rounds record (``card_facts.round_states``);
+  simulator, as the rounds record (``rounds.round_states``);
 - ``machine``: a model's output (a translation, a tagger's spans) people may have edited;
 - ``derived``: computed by benchforge from the others (ids, a binarised label).
 
@@ -40,7 +40,7 @@ GOLD = {"label", "labels", "gold_label", "answers", "answer", "entities", "score
 
 def _state(facts: CardFacts) -> str:
     """Who answered the rounds: ``simulated``, ``people``, ``mixed`` or ``none``."""
-    from pipelines.export.card_facts import round_states
+    from pipelines.export.rounds import round_states
 
     states = {s for _, s in round_states(facts)}
     if not states:

@@ -205,7 +205,7 @@ def annotator_far_from_gold(facts: CardFacts, settings: dict) -> list[str]:
 @CARD_WARNINGS.register("simulated-round")
 def simulated_round(facts: CardFacts, settings: dict) -> list[str]:
     """Any annotation round answered by simulated annotators or writers."""
-    from pipelines.export.card_facts import round_states
+    from pipelines.export.rounds import round_states
 
     names = [name for name, simulated in round_states(facts) if simulated]
     if not names:

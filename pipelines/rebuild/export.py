@@ -189,11 +189,12 @@ def write_release(ctx: RunContext, facts: CardFacts, tables: dict[str, pd.DataFr
     from pipelines.export import card_facts, data_card
     from pipelines.export.facts import check_facts
     from pipelines.export.guards import guard_release
+    from pipelines.export.public_eval import overlap
 
     key, dataset = ctx.cache.key, ctx.cache.folder
     corpora = [(c.name, ctx.recipe.corpus_path(c)) for c in ctx.recipe.corpora]
-    facts.update(card_facts.release_facts(tables, facts["export"]["files"], ctx.task.hub,
-                                          corpora))  # fmt: skip
+    facts.update(card_facts.release_facts(tables, facts["export"]["files"], ctx.task.hub))
+    facts["public_eval"] = overlap(tables, facts["export"]["files"], corpora)
     facts["degenerate"] = guard_release(facts, ctx.recipe, f"{ctx.recipe_path}: {dataset}")
     check_facts(facts, f"{ctx.recipe_path}: {dataset}")  # their types, before any write
     card = data_card.render_card(facts, ctx.task.card(facts))

@@ -103,6 +103,7 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     from pipelines.export import data_card
     from pipelines.export.card_facts import release_facts
     from pipelines.export.guards import guard_release
+    from pipelines.export.public_eval import overlap
     from pipelines.export.records import jsonl
 
     kind = ctx.task
@@ -120,7 +121,8 @@ def export_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         facts = card_facts_of(ctx, pairs, records, hashes)
         tables = {f"{s}.parquet": pd.DataFrame(rows) for s, rows in records.items()}
         corpora = [(c.name, ctx.recipe.corpus_path(c)) for c in ctx.recipe.corpora]
-        facts.update(release_facts(tables, facts["export"]["files"], kind.hub, corpora))
+        facts.update(release_facts(tables, facts["export"]["files"], kind.hub))
+        facts["public_eval"] = overlap(tables, facts["export"]["files"], corpora)
         # issue 51: an empty split or one class refused before any write
         facts["degenerate"] = guard_release(facts, ctx.recipe, f"{ctx.recipe_path}: {dataset}")
         card = data_card.render_card(facts, kind.card(facts))
