@@ -13,7 +13,7 @@ def rounds_of(facts: CardFacts) -> list[tuple[str, dict]]:
         for k, v in facts.items()
         if isinstance(v, dict) and "overlap" in v and "config" in v and k != "annotation"
     ]
-    return [*named, ("annotation", facts["annotation"])]
+    return [*named, *([("annotation", facts["annotation"])] if "annotation" in facts else [])]
 
 
 def round_states(facts: CardFacts) -> list[tuple[str, bool]]:
