@@ -40,7 +40,7 @@ from pipelines.export.card_baseline import baseline_section
 from pipelines.export.card_people import screening_section
 from pipelines.export.card_summary import biases, collapsed, contents, personal_information, summary
 from pipelines.export.facts import CardFacts
-from pipelines.export.rounds import rounds_of
+from pipelines.export.rounds import card_rounds
 from pipelines.lang import language
 
 if TYPE_CHECKING:
@@ -205,12 +205,9 @@ def _timeframe(facts: CardFacts) -> str:
     lines = ["Source texts: " + (", ".join(f"{k} {v}" for k, v in sorted(facts["dates"].items()))
                                  or "n/a") + "."]  # fmt: skip
     rows = []
-    # a family release's rounds (issue 54: MARC-ja showed n/a for its 850 annotations,
-    # whose times its own round facts hold), else the shared export's
-    family = facts.get("rounds")
-    pairs = ([(n or "annotation", r) for n, r in family.items() if isinstance(r, dict)]
-             if isinstance(family, dict) and family else rounds_of(facts))  # fmt: skip
-    for name, a in pairs:
+    # a family release's own rounds (issue 54: MARC-ja showed n/a for its 850
+    # annotations, whose times its round facts hold), else the shared export's
+    for name, a in card_rounds(facts):
         t = a.get("timeframe") or {}
         rows.append([name, t.get("first") or "n/a", t.get("last") or "n/a",
                      _fmt(t.get("median_seconds")), _fmt(t.get("total_hours"))])  # fmt: skip

@@ -16,11 +16,18 @@ def rounds_of(facts: CardFacts) -> list[tuple[str, dict]]:
     return [*named, *([("annotation", facts["annotation"])] if "annotation" in facts else [])]
 
 
+def card_rounds(facts: CardFacts) -> list[tuple[str, dict]]:
+    """The card's rounds by name: a family release's own ``rounds`` (its unnamed main
+    round named ``annotation``), else the rounds the shared export records
+    (:func:`rounds_of`)."""
+    rounds = facts.get("rounds")
+    if isinstance(rounds, dict) and rounds:
+        return [(n or "annotation", r) for n, r in rounds.items() if isinstance(r, dict)]
+    return rounds_of(facts)
+
+
 def round_states(facts: CardFacts) -> list[tuple[str, bool]]:
     """Each Label Studio round of the card (its project's name) and whether simulated
-    people answered it: a family release's ``rounds``, else the rounds the shared
-    export records (:func:`rounds_of`)."""
-    rounds = facts.get("rounds")
-    pairs = list(rounds.items()) if isinstance(rounds, dict) and rounds else rounds_of(facts)
-    return [(r.get("project") or name, bool(r.get("simulated"))) for name, r in pairs
-            if isinstance(r, dict) and "simulated" in r]  # fmt: skip
+    people answered it (:func:`card_rounds`)."""
+    return [(r.get("project") or name, bool(r.get("simulated")))
+            for name, r in card_rounds(facts) if "simulated" in r]  # fmt: skip
