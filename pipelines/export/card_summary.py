@@ -25,7 +25,6 @@ from pipelines.core.markdown import code
 from pipelines.export.facts import CardFacts
 
 _HEADING = re.compile(r"^## (.+)$", re.M)
-_TITLE = re.compile(r"\*\*(.+?)\*\*")
 
 
 def slug(heading: str) -> str:
@@ -85,10 +84,11 @@ def _simulated_line(rounds: list[tuple[str, bool]], labels_from: str) -> str:
 
 
 def _warning_titles(warnings: list[str]) -> str:
+    from pipelines.export.warnings import cause_of
+
     titles = []
     for w in warnings:
-        m = _TITLE.search(w)
-        titles.append(m.group(1) if m else re.split(r"[:;(]", w, maxsplit=1)[0].strip())
+        titles.append(cause_of(w) or re.split(r"[:;(]", w, maxsplit=1)[0].strip())
     if not titles:
         return "none raised."
     shown = "; ".join(titles[:3])

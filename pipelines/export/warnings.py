@@ -41,6 +41,12 @@ def card_warnings(facts: CardFacts, settings: dict) -> list[str]:
 _CAUSE = re.compile(r"^\*\*(?P<title>[^*]+)\*\*:? ?(?P<rest>.*)$", re.S)
 
 
+def cause_of(line: str) -> str | None:
+    """A warning line's cause: its leading bold title (None for a line without one)."""
+    m = _CAUSE.match(line)
+    return m.group("title") if m else None
+
+
 def one_per_cause(lines: list[str]) -> list[str]:
     """One warning per cause (issue 54): lines whose bold title is the same (the same
     rule on two splits, two sources) become one line, the title once and each line's
