@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from pipelines.core.spans import span_labels as _element_labels  # a span set's labels
 from pipelines.export.records import SPLITS, release_tables, split_rows
 
 if TYPE_CHECKING:
@@ -36,20 +37,6 @@ def _bin(score: float, width: float) -> str:
 
 
 NO_ELEMENT = "(none)"
-
-
-def _element_labels(value: object) -> list[str] | None:
-    """The element labels of a structured gold value (a JSON list of objects with a
-    ``label``: a span set), or None for any other value."""
-    if not isinstance(value, str) or not value.startswith("["):
-        return None
-    try:
-        rows = json.loads(value)
-    except json.JSONDecodeError:
-        return None
-    if not isinstance(rows, list) or not all(isinstance(r, dict) and "label" in r for r in rows):
-        return None
-    return [str(r["label"]) for r in rows]
 
 
 def label_facts(gold: pd.DataFrame, items: pd.DataFrame, splits: pd.DataFrame,

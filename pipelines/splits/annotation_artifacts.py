@@ -165,20 +165,11 @@ def reference_figures(train_labels: list[str], eval_labels: list[str],
 
 
 def _structured(labels: pd.Series) -> bool:
-    """Whether every gold label is a span set (a JSON list of objects with a ``label``:
-    KLUE-NER's entities), not one class or score per item."""
-    import json
+    """Whether every gold label is a span set (KLUE-NER's entities), not one class or
+    score per item."""
+    from pipelines.core.spans import span_labels
 
-    def spans(value: object) -> bool:
-        if not isinstance(value, str) or not value.startswith("["):
-            return False
-        try:
-            rows = json.loads(value)
-        except json.JSONDecodeError:
-            return False
-        return isinstance(rows, list) and all(isinstance(r, dict) and "label" in r for r in rows)
-
-    return bool(len(labels)) and all(spans(v) for v in labels)
+    return bool(len(labels)) and all(span_labels(v) is not None for v in labels)
 
 
 def artifact_report(
