@@ -40,15 +40,18 @@ def push_task(round: Round, reuse: bool = False) -> dict:
     of them fail a pilot; ``round.phase``: ``pilot`` or ``main``, see
     ``pipelines.annotation.simulate``); ``reuse``: keep a project made with another
     overlap (``--reuse-project``); ``round.guideline``: a Markdown file shown as the
-    project's instructions before labelling."""
-    from pipelines.annotation.invite import guideline_html
+    project's instructions before labelling (else the interface's own,
+    ``pipelines.annotation.guidelines``: a round without one is refused)."""
+    from pipelines.annotation.guidelines import instruction_html
 
     parsed = annotate.load_config(round.config)
     sim = round.simulate
     attach = (with_simulated(sim.annotators, sim.seed, round.pool, sim.careless,
-                             sim.unqualified, round.phase) if sim else None)  # fmt: skip
+                             sim.unqualified, round.phase, sim.accepting)
+              if sim else None)  # fmt: skip
     items_table = annotate.read_items(round.items, parsed)
-    instruction = guideline_html(Path(round.guideline)) if round.guideline else None
+    phase = "human" if round.pool == "human" else round.phase
+    instruction = instruction_html(round.config, round.guideline, phase)
     return annotate.push(items_table, parsed, round.project, round.overlap, attach=attach,
                          reuse=reuse, instruction=instruction).__dict__  # fmt: skip
 
@@ -60,6 +63,7 @@ def simulate_task(round: Round, complete: bool = False) -> dict:
     sim = round.simulate
     result = simulate(round.project, sim.annotators, sim.seed, pool=round.pool,
                       careless=sim.careless, unqualified=sim.unqualified, phase=round.phase,
+                      accepting=sim.accepting,
                       complete=complete)  # fmt: skip
     return {k: v for k, v in result.items() if k != "payloads"}
 

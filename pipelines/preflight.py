@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pipelines.annotation.guidelines import GuidelineError, round_guideline
 from pipelines.annotation.label_config import LabelConfigError, parse_label_config
 from pipelines.core.recipe import Recipe, RecipeError
 from pipelines.ingest.readers import check_corpus_file
@@ -78,6 +79,11 @@ def check_rebuild_recipe(recipe: Recipe, path: Path | str) -> None:
         try:  # issue 32: a bad config was found after pairs, items and three push retries
             parse_label_config(recipe.resolve(config))
         except LabelConfigError as exc:
+            raise RecipeError(f"{path}: {field}: {exc}") from None
+        override = ann.guideline if ann is not None and field == "annotation.config" else None
+        try:  # issue 55: every round shows a guideline that matches its interface
+            round_guideline(recipe.resolve(config), recipe.resolve(override) if override else None)
+        except GuidelineError as exc:
             raise RecipeError(f"{path}: {field}: {exc}") from None
     try:  # issue 35: a pilot's gold file and the control items, before any round
         check_people(recipe, path)

@@ -187,7 +187,15 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
             "others have one) and, with --controls, their accuracy on the control items."
         ),
     )
-    status.add_argument("--project", required=True, help="project name")
+    which = status.add_mutually_exclusive_group(required=True)
+    which.add_argument("--project", help="project name")
+    which.add_argument("--recipe", type=Path, help="a rebuild recipe: every round of its run")
+    status.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="with --recipe: the run's output folder (default runs/<name>)",
+    )
     status.add_argument(
         "--field",
         default=None,
@@ -306,6 +314,8 @@ def pull(args: argparse.Namespace) -> int:
 
 
 def status(args: argparse.Namespace) -> int:
+    if args.recipe is not None:
+        return _recipe_status(args)
     from pipelines.agreement.status import annotator_status
     from pipelines.annotation import annotate
     from pipelines.core.io import read_table
@@ -317,8 +327,9 @@ def status(args: argparse.Namespace) -> int:
         missing = [c for c in ("item_id", "value") if c not in controls.columns]
         if missing:
             raise annotate.AnnotationError(f"{args.controls}: no column {missing}")
+    kind = _field_type(args.project, table, args.field)
     try:
-        frame = annotator_status(table, args.field, controls)
+        frame = annotator_status(table, args.field, controls, kind=kind)
     except ValueError as exc:
         raise annotate.AnnotationError(f"{args.project}: {exc}") from None
     rows = json.loads(frame.to_json(orient="records"))
@@ -331,6 +342,88 @@ def status(args: argparse.Namespace) -> int:
     print(md_table(list(frame.columns), [[("" if v is None else v) for v in r.values()]
                                          for r in rows]))  # fmt: skip
     return 0
+
+
+def _recipe_status(args: argparse.Namespace) -> int:
+    """A project manager's view (issue 55): per round of the recipe's run, the progress
+    (tasks, tasks with all their annotations) and each annotator's status."""
+    from pipelines.agreement.status import annotator_status
+    from pipelines.annotation import annotate
+    from pipelines.core.markdown import table as md_table
+    from pipelines.core.recipe import load_recipe
+    from pipelines.core.steps import RunContext
+    from pipelines.rebuild.kinds import task_kind
+
+    recipe = load_recipe(args.recipe)
+    out = args.out or Path("runs") / recipe.name
+    ctx = RunContext(recipe, args.recipe, out, task_kind(recipe.task), False)
+    ls = annotate.client()
+    report = []
+    for name, r in ctx.task.rounds(ctx).items():
+        proj = annotate.find_project(ls, r.project)
+        entry: dict = {"round": name or "main", "project": r.project, "overlap": r.overlap}
+        if proj is None:
+            report.append({**entry, "state": "not pushed yet"})
+            continue
+        tasks = annotate.export_tasks(ls, proj.id)
+        complete = sum(
+            sum(not a.get("was_cancelled") for a in t.get("annotations", [])) >= r.overlap
+            for t in tasks
+        )
+        config = annotate.parse_label_config(proj.label_config)
+        table = annotate.annotations_table(tasks, annotate.users_by_id(ls), r.project, config)
+        controls = None
+        controls_file = ctx.out / "controls" / "controls.parquet"
+        if name == "" and controls_file.is_file():
+            import pandas as pd
+
+            controls = pd.read_parquet(controls_file)
+        field = (
+            getattr(getattr(recipe, "agreement", None), "answer_field", None)
+            if name == ""
+            else None
+        )
+        try:
+            frame = annotator_status(table, field, controls,
+                                     kind=_field_type(r.project, table, field))  # fmt: skip
+        except ValueError:
+            frame = annotator_status(table, None, controls)
+        report.append({**entry, "state": "done" if complete == len(tasks) else "in progress",
+                       "tasks": len(tasks), "complete": complete,
+                       "annotators": json.loads(frame.to_json(orient="records"))})  # fmt: skip
+    if args.json:
+        print(json.dumps({"recipe": str(args.recipe), "out": str(out), "rounds": report},
+                         ensure_ascii=False))  # fmt: skip
+        return 0
+    for entry in report:
+        head = f"{entry['round']} ({entry['project']}): {entry['state']}"
+        if "tasks" in entry:
+            head += (f", {entry['complete']} of {entry['tasks']} tasks complete "
+                     f"(overlap {entry['overlap']})")  # fmt: skip
+        print(head)
+        rows = entry.get("annotators") or []
+        if rows:
+            print(md_table(list(rows[0]), [[("" if v is None else v) for v in r.values()]
+                                          for r in rows]))  # fmt: skip
+        print()
+    return 0
+
+
+def _field_type(project: str, table, field: str | None):  # noqa: ANN001, ANN202
+    """The value type of the field status measures (its control in the project's
+    labeling config), or None when it cannot be told."""
+    from pipelines.agreement.status import answer_field
+    from pipelines.annotation import annotate
+    from pipelines.annotation.label_config import parse_label_config
+    from pipelines.annotation.values import value_type_of
+
+    try:
+        chosen = answer_field(table, field)
+        proj = annotate.find_project(annotate.client(), project)
+        config = parse_label_config(proj.label_config)
+        return value_type_of(config.control(chosen)) if chosen else None
+    except (ValueError, KeyError, AttributeError):
+        return None
 
 
 def _print(args: argparse.Namespace, result: dict, line: str) -> None:

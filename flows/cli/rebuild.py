@@ -141,9 +141,11 @@ def _run(args: argparse.Namespace, recipe: Recipe, out: Path) -> int:
 
 def check_rounds(recipe: Recipe, path: Path, out: Path, reuse: bool) -> None:
     """Before any work (issue 32): every Label Studio round the task kind plans, whose
-    labeling config is a file already, has a config that parses and checks, and its
-    project, when it exists, was made with the same config and overlap."""
+    labeling config is a file already, has a config that parses and checks, a guideline
+    that matches it, and its project, when it exists, was made with the same config and
+    overlap."""
     from pipelines.annotation.annotate import check_project
+    from pipelines.annotation.guidelines import round_guideline
     from pipelines.core.steps import RunContext
     from pipelines.rebuild.kinds import task_kind
 
@@ -154,4 +156,5 @@ def check_rounds(recipe: Recipe, path: Path, out: Path, reuse: bool) -> None:
         return
     for r in rounds.values():
         if Path(r.config).is_file():
+            round_guideline(r.config, r.guideline)  # issue 55: every round shows one
             check_project(r.project, Path(r.config), r.overlap, reuse)

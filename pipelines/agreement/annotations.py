@@ -80,6 +80,8 @@ def split_annotations(
         work = answers[answers["field"] == chosen]
     ratings = work[["item_id", "annotator_id", "value"]].copy()
     ratings["role"] = work["role"].fillna("") if "role" in work.columns else ""
+    if "suggested" in work.columns and work["suggested"].notna().any():
+        ratings["suggested"] = work["suggested"]  # the pre-loaded suggestion (issue 55)
     empty = ratings["value"].isna() | (ratings["value"].astype(str).str.strip() == "")
     check_values(ratings[~empty], settings)
     dup = ratings.duplicated(["item_id", "annotator_id"], keep=False)

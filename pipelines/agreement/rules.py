@@ -68,6 +68,7 @@ from pipelines.agreement.settings import (  # noqa: F401 - re-exported
     agreement_rule,
     recipe_agreement_settings,
 )
+from pipelines.agreement.suggestions import accepting_annotators, suggestion_table
 from pipelines.annotation.values import VALUE_TYPES, ValueType
 from pipelines.measures.reliability import alphas, numeric_values, reliability_matrix
 
@@ -442,6 +443,22 @@ def agree(
         dropped.append({"kind": "item", "id": item, "reason": "no_annotations_left",
                         "detail": "every annotation of the item was excluded (not_qualified, "
                                   "low_control_accuracy)"})  # fmt: skip
+    suggestions = suggestion_table(ratings, kind)
+    if suggestions is not None and settings.suggestion_accept_max is not None:
+        accepting = accepting_annotators(suggestions, settings.suggestion_accept_max,
+                                         settings.suggestion_min_items)  # fmt: skip
+        out = {d["id"] for d in accepting}
+        suggestions["screened"] = suggestions["annotator_id"].isin(out)
+        if out and out >= set(ratings["annotator_id"].astype(str)):
+            raise AgreementError("the suggestion screening would remove every annotator")
+        dropped.extend(accepting)
+        before = set(ratings["item_id"].astype(str))
+        ratings = ratings[~ratings["annotator_id"].astype(str).isin(out)]
+        for item in sorted(before - set(ratings["item_id"].astype(str))):
+            lost.add(item)
+            dropped.append({"kind": "item", "id": item, "reason": "annotators_screened",
+                            "detail": "every annotator of the item was screened out "
+                                      "(accepts_suggestions)"})  # fmt: skip
     flagged: set[str] = set()
     decisions: dict[str, dict] = {}
     for item, per_flag in sorted(flags.items()):
@@ -500,6 +517,8 @@ def agree(
         figures["simulated"] = bool(frame["simulated"].astype(bool).any())
     if people_figures is not None:
         figures["people"] = people_figures
+    if suggestions is not None:
+        figures["suggestions"] = json.loads(suggestions.to_json(orient="records"))
     if settings.reports == "review":
         gold = with_decisions(gold, decisions)
         figures["review"] = review_figures(decisions)

@@ -48,6 +48,13 @@ class AgreementSettingsBase:
                     f"values: {seen[key]!r} and {value!r} are the same answer; name each once"
                 )
             seen[key] = value
+        share = getattr(self, "suggestion_accept_max", None)
+        if share is not None and not (math.isfinite(share) and 0 < share <= 1):
+            raise AgreementError(f"suggestion_accept_max must be in (0, 1] or null, got {share}")
+        if getattr(self, "suggestion_min_items", 1) < 1:
+            raise AgreementError(
+                f"suggestion_min_items must be >= 1, got {self.suggestion_min_items}"  # type: ignore[attr-defined]
+            )
 
 
 @dataclass
@@ -69,6 +76,12 @@ class _Answers(AgreementSettingsBase):
             "unable_to_decide",
         ]
     )
+    # suggestion acceptance (issue 55, pipelines.agreement.suggestions): exclude an
+    # annotator who accepts at least this share of the pre-loaded suggestions unchanged
+    # while the others accept less (None: off; no paper states a value), counted over
+    # ``suggestion_min_items`` items or more
+    suggestion_accept_max: float | None = None
+    suggestion_min_items: int = 5
 
 
 ALPHA_LEVELS = ("nominal", "ordinal", "interval", "ratio")

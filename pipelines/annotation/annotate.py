@@ -68,6 +68,9 @@ ANNOTATION_COLUMNS = [
     "report_flags",
     "simulated",
     "project",
+    # the task's pre-loaded suggestion for the field (its last prediction, read as the
+    # value is; None: the task had none): what suggestion acceptance compares with
+    "suggested",
 ]
 
 
@@ -629,6 +632,9 @@ def annotations_table(
     rows = []
     for task in tasks:
         item_id = str(task["data"].get("item_id", task["id"]))
+        predictions = task.get("predictions") or []
+        suggested = (dict(flatten_result(predictions[-1].get("result") or [], config))
+                     if predictions else {})  # fmt: skip
         for ann in task.get("annotations", []):
             user_id = user_id_of(ann.get("completed_by"))
             email = users.get(user_id, "")
@@ -650,7 +656,8 @@ def annotations_table(
             base["report_flags"] = "|".join(flags)
             if not pairs:
                 rows.append({**base, "field": None, "value": None})
-            rows.extend({**base, "field": name, "value": v} for name, v in pairs)
+            rows.extend({**base, "field": name, "value": v, "suggested": suggested.get(name)}
+                        for name, v in pairs)  # fmt: skip
     frame = pd.DataFrame(rows, columns=ANNOTATION_COLUMNS)
     frame["created_at"] = pd.to_datetime(frame["created_at"], utc=True, format="ISO8601")
     frame["lead_time"] = frame["lead_time"].astype("float64")

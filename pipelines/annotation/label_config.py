@@ -46,7 +46,8 @@ class Control:
         if not self.dynamic:
             return self.options
         listed = data.get(self.dynamic) or []
-        return tuple(str(o["value"]) if isinstance(o, dict) else str(o) for o in listed)
+        return tuple(str(o.get("alias") or o["value"]) if isinstance(o, dict) else str(o)
+                     for o in listed)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -107,8 +108,8 @@ def parse_label_config(source: str | Path) -> LabelConfig:
             if name not in fields:
                 fields.append(name)
         if el.tag in CONTROL_TAGS:
-            options = tuple(
-                child.attrib["value"]
+            options = tuple(  # what a result stores: the alias, else the shown value
+                child.attrib.get("alias") or child.attrib["value"]
                 for child in el
                 if child.tag in {"Choice", "Label", "Relation"}
             )

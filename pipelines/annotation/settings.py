@@ -29,6 +29,9 @@ class SimulateSpec(Strict):
     # (pilot) round too, and fail it; their main-round annotations come on top of the
     # overlap (issue 35). The careless ones pass the pilot and turn careless after it.
     unqualified: int = Field(default=0, ge=0)
+    # how many of them submit every pre-loaded suggestion (a prediction) unchanged, as a
+    # person who trusts the model blindly would (issue 55); outside a pilot only
+    accepting: int = Field(default=0, ge=0)
 
 
 def enough_simulated(simulate: SimulateSpec | None, people: int, name: str = "people") -> None:

@@ -24,6 +24,9 @@ The noise model (seeded, reproducible):
   still open the project would (Label Studio's community edition shows every project
   to every member of the organization); their annotations come on top of the
   overlap, since the rebuild excludes them (reason ``not_qualified``).
+- ``accepting`` annotators (0 unless the round says) trust the model: outside a pilot,
+  on a task with a pre-loaded prediction they submit its regions unchanged in 2-6 s
+  (automation bias, issue 55); elsewhere they answer as careful annotators do.
 - Each annotation is skipped (cancelled, no result) with probability 0.02, and reports a
   random report flag with probability 0.01 (0.9 when the item has ``sim_report``).
 - A control whose ``sim_<field>`` is a list of latent answers answers as one of them,
@@ -88,6 +91,7 @@ class Annotator:
     accuracy: float
     careless: bool
     unqualified: bool = False
+    accepts: bool = False  # submits every pre-loaded suggestion as it is (issue 55)
 
     def in_phase(self, phase: str) -> Annotator:
         """How this account answers in a ``pilot`` or a ``main`` round (see the module
@@ -103,12 +107,14 @@ def ensure_annotators(
     pool: str = "annotator",
     careless: int | None = None,  # noqa: ANN001
     unqualified: int = 0,
+    accepting: int = 0,
 ) -> list[Annotator]:
     """K simulated accounts ``<pool>-NN@simulated.benchforge.local`` (created when
     missing) with their noise parameters; pools keep e.g. NLI writers apart from the
     validators of their hypotheses. ``careless``: how many of them answer at random
     (None: ``max(1, round(0.15 K))``), the last ones; ``unqualified``: how many fail
-    the pilot, the ones just before them."""
+    the pilot, the ones just before them; ``accepting``: how many submit every pre-loaded
+    suggestion unchanged outside a pilot, the ones before those."""
     if k < 1:
         raise AnnotationError(f"--annotators must be 1 or more, got {k}")
     users = {u.email: u for u in with_retries(lambda: list(ls.users.list()), "list users")}
@@ -139,6 +145,7 @@ def ensure_annotators(
                 accuracy=float(rng.uniform(0.75, 0.95)),
                 careless=i >= k - careless,
                 unqualified=k - careless - unqualified <= i < k - careless,
+                accepts=k - careless - unqualified - accepting <= i < k - careless - unqualified,
             )
         )
     return out
@@ -151,10 +158,18 @@ def simulated_annotation(
     seed: int,
     task_key: object,
     can_skip: bool = True,
+    suggestion: list[dict] | None = None,
 ) -> dict:
     """The payload of one simulated annotation (result, lead_time, was_cancelled); a skip
-    only when ``can_skip`` (another account is left to take the task over)."""
+    only when ``can_skip`` (another account is left to take the task over). An account
+    that ``accepts`` submits the task's pre-loaded ``suggestion`` (its prediction's
+    regions) as it is, in a few seconds."""
     rng = np.random.default_rng(seed_of(seed, who.email, task_key))
+    if who.accepts and not who.careless and suggestion is not None:
+        answers = {c.name for c in config.answer_controls}
+        result = [dict(r) for r in suggestion if r.get("from_name") in answers]
+        return {"result": result, "lead_time": float(rng.uniform(2.0, 6.0)),
+                "was_cancelled": False}  # fmt: skip
     lead = float(rng.uniform(0.5, 3.0) if who.careless else rng.lognormal(3.0, 0.5))
     if rng.random() < SKIP_RATE and can_skip:
         return {"result": [], "lead_time": lead, "was_cancelled": True}
@@ -206,7 +221,10 @@ def plan(
                 break
             # someone who counts can take a skip over
             spare = sum(c.user_id not in extra for c in candidates[position + 1 :]) >= need
-            payload = simulated_annotation(config, task["data"], who, seed, key, spare)
+            predictions = task.get("predictions") or []
+            suggestion = (predictions[-1].get("result") or []) if predictions else None
+            payload = simulated_annotation(config, task["data"], who, seed, key, spare,
+                                           suggestion if phase != "pilot" else None)  # fmt: skip
             jobs.append((index, who, payload))
             need -= 0 if payload["was_cancelled"] or who.user_id in extra else 1
     return jobs
@@ -220,12 +238,13 @@ def _prepare(
     pool: str,  # noqa: ANN001
     careless: int | None = None,
     unqualified: int = 0,
+    accepting: int = 0,
 ) -> tuple[LabelConfig, list[Annotator], int]:
     """The project's config, the simulated accounts and the overlap; the project is marked
     simulated."""
     config = parse_label_config(proj.label_config)
     overlap = int(proj.maximum_annotations or 1)
-    people = ensure_annotators(ls, annotators, seed, pool, careless, unqualified)
+    people = ensure_annotators(ls, annotators, seed, pool, careless, unqualified, accepting)
     if annotators < overlap:
         log.warning(
             "%d annotators for an overlap of %d: tasks stay unfinished", annotators, overlap
@@ -247,6 +266,7 @@ def with_simulated(
     careless: int | None = None,
     unqualified: int = 0,
     phase: str = "main",
+    accepting: int = 0,
 ) -> AttachAnnotations:
     """For ``annotate.push``: attach each new task's simulated annotations to its import
     record, so that tasks and annotations arrive in one bulk request per chunk (Label
@@ -255,10 +275,12 @@ def with_simulated(
     ``simulate`` would post for the same seed (``plan``)."""
 
     def attach(ls, proj, records: list[dict]) -> int:  # noqa: ANN001
-        config, people, overlap = _prepare(ls, proj, annotators, seed, pool, careless, unqualified)
+        config, people, overlap = _prepare(ls, proj, annotators, seed, pool, careless,
+                                           unqualified, accepting)  # fmt: skip
         # the data as Label Studio will hand it back (JSON): the same input to the noise
         # model as when the task is read from the server
-        tasks = [{"data": json.loads(json.dumps(r["data"])), "annotations": []} for r in records]
+        tasks = [{"data": json.loads(json.dumps(r["data"])), "annotations": [],
+                  "predictions": r.get("predictions") or []} for r in records]  # fmt: skip
         for record in records:
             record["annotations"] = []
         jobs = plan(config, tasks, people, overlap, seed, phase)
@@ -283,6 +305,7 @@ def simulate(
     unqualified: int = 0,
     phase: str = "main",
     complete: bool = False,
+    accepting: int = 0,
 ) -> dict:
     """Post the simulated annotations that are missing (a rerun posts nothing twice):
     each task gets ``overlap`` completed annotations, from the K accounts in a seeded
@@ -296,15 +319,16 @@ def simulate(
     ls = ls or client()
     with project_lock(project, _base_url(ls)):  # one writer per project (issue 32)
         return _simulate(project, annotators, seed, ls, workers, progress, pool, careless,
-                         unqualified, phase, complete)  # fmt: skip
+                         unqualified, phase, complete, accepting)  # fmt: skip
 
 
 def _simulate(project, annotators, seed, ls, workers, progress, pool, careless,  # noqa: ANN001
-              unqualified, phase, complete=False) -> dict:  # fmt: skip
+              unqualified, phase, complete=False, accepting=0) -> dict:  # fmt: skip
     proj = find_project(ls, project)
     if proj is None:
         raise AnnotationError(f"no Label Studio project named {project!r}")
-    config, people, overlap = _prepare(ls, proj, annotators, seed, pool, careless, unqualified)
+    config, people, overlap = _prepare(ls, proj, annotators, seed, pool, careless, unqualified,
+                                       accepting)  # fmt: skip
     tasks = [] if complete else export_tasks(ls, proj.id)
     jobs = [
         (tasks[index]["id"], who, payload)
@@ -338,6 +362,7 @@ def _simulate(project, annotators, seed, ls, workers, progress, pool, careless, 
         "annotators": [p.email for p in people],
         "careless": [p.email for p in people if p.careless],
         "unqualified": [p.email for p in people if p.unqualified],
+        "accepting": [p.email for p in people if p.accepts],
         "posted": len(jobs),
         "overlap": overlap,
         "seed": seed,

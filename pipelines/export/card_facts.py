@@ -269,12 +269,26 @@ def round_server(r: Round) -> str:
     return json.loads(record.read_text(encoding="utf-8"))["label_studio"]
 
 
+def guideline_facts(r: Round) -> dict | None:
+    """The guideline the round showed (``pipelines.annotation.guidelines``): its file name,
+    language and how many options it gives a hotkey; None when it has none."""
+    from pipelines.annotation.guidelines import GuidelineError, check_guideline, round_guideline
+
+    try:
+        path = round_guideline(r.config, r.guideline)
+        parsed = check_guideline(r.config, path)
+    except (GuidelineError, OSError):
+        return None
+    return {"file": path.name, "lang": parsed.lang, "hotkeys": len(parsed.keys)}
+
+
 def annotation_facts(r: Round, table: pd.DataFrame, simulated: bool) -> dict:
     """A round's figures for the data card: interface, overlap, annotators, the server's
     version (as ``pull`` read it) and when the annotations were made."""
     cancelled = table.get("cancelled", pd.Series(dtype=bool)).fillna(False).astype(bool)
     return {
         "config": Path(r.config).name,
+        "guideline": guideline_facts(r),
         "server": round_server(r),
         "project": r.project,
         "overlap": r.overlap,

@@ -242,6 +242,17 @@ def _classifiers(facts: CardFacts) -> str:
     )
 
 
+LANGUAGE_NAMES = {"ko": "Korean", "ja": "Japanese"}
+
+
+def _guideline_line(g: dict | None) -> str:
+    if not g:
+        return "- Guideline: **none was shown** before labelling."
+    language = LANGUAGE_NAMES.get(g["lang"], g["lang"])
+    return (f"- Guideline: {code(g['file'])} ({language}, with an English summary), shown "
+            f"before labelling; {g['hotkeys']} options with a hotkey.")  # fmt: skip
+
+
 def annotation_round(a: dict, title: str | None = None) -> str:
     """One Label Studio round's interface, overlap, annotators and simulation."""
     sim = a.get("simulate") or {}
@@ -261,6 +272,7 @@ def annotation_round(a: dict, title: str | None = None) -> str:
         + [
             f"- Interface: {code(a['config'])} (Label Studio {a['server']}), project "
             f"{code(a['project'])}.",
+            _guideline_line(a.get("guideline")),
             f"- Overlap: {a['overlap']} annotations per item; {a['annotators']} distinct "
             f"annotators; {a['annotations']} annotations pulled ({a['skipped']} skipped or "
             "cancelled, kept in the table and not used).",
@@ -335,6 +347,44 @@ def _measure(value: object) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{k} {_fmt(v)}" for k, v in value.items())
     return _fmt(value)
+
+
+def _accepting_note(annotation: dict) -> str:
+    if not annotation.get("simulated"):
+        return ""
+    n = (annotation.get("simulate") or {}).get("accepting") or 0
+    return (f" The annotators are simulated; {n} of them set to accept every suggestion "
+            "unchanged (`simulate.accepting`)." if n else
+            " The annotators are simulated; none is set to accept every suggestion.")  # fmt: skip
+
+
+def suggestions_section(g: dict, annotation: dict) -> str:
+    """What annotators did with the pre-loaded suggestions (issue 55,
+    ``pipelines.agreement.suggestions``), per annotator and overall; "" when the round
+    had none."""
+    rows = g.get("suggestions")
+    if not rows:
+        return ""
+    limit = g["settings"].get("suggestion_accept_max")
+    rule = (
+        f"an annotator who accepts {limit} or more of them unchanged over "
+        f"{g['settings'].get('suggestion_min_items')} items or more, while the others "
+        "accept less, is screened out (reason `accepts_suggestions`)"
+        if limit is not None
+        else "no screening on it (`suggestion_accept_max` is off)"
+    )
+    head = ("**Suggestion acceptance.** The model's suggestions were pre-loaded; of the "
+            "suggested elements each annotator kept some exactly (accepted), changed "
+            "(edited), removed (deleted), and marked others (added); " + rule + "."
+            + _accepting_note(annotation))  # fmt: skip
+    body = table(
+        ["annotator", "items", "suggested", "accepted", "edited", "deleted", "added",
+         "accepted share", "items left unchanged", "screened out"],
+        [[escape(str(r["annotator_id"])), r["items"], r["suggested"], r["accepted"],
+          r["edited"], r["deleted"], r["added"], _fmt(r["accepted_share"]),
+          _fmt(r["unchanged_share"]), "**yes**" if r.get("screened") else ""] for r in rows],
+    )  # fmt: skip
+    return head + "\n\n" + body
 
 
 def _agreement(facts: CardFacts) -> str:
@@ -419,6 +469,9 @@ def _agreement(facts: CardFacts) -> str:
     people = screening_section(facts)
     if people:
         lines += ["", people]
+    accepted = suggestions_section(g, facts["annotation"])
+    if accepted:
+        lines += ["", accepted]
     per = _per_annotator(g)
     if per:
         lines += ["", per]

@@ -40,6 +40,7 @@ import pandas as pd
 from pipelines.agreement.controls import mix_controls
 from pipelines.agreement.qualification import PassRule, pilot_results
 from pipelines.agreement.screening import PeopleScreen, answer_rows
+from pipelines.annotation.configs import CONFIG_DIR
 from pipelines.annotation.gold_items import read_gold_items
 from pipelines.annotation.label_config import parse_label_config
 from pipelines.annotation.rounds import Round
@@ -97,6 +98,10 @@ def pilot_dir(ctx: RunContext) -> Path:
     return ctx.out / "pilot"
 
 
+# the review round's guideline (its interface is written per run: ``review_config``)
+REVIEW_GUIDELINE = CONFIG_DIR / "guidelines" / "review.md"
+
+
 def review_dir(ctx: RunContext) -> Path:
     return ctx.out / "review"
 
@@ -125,6 +130,7 @@ def with_people_rounds(ctx: RunContext, rounds: dict[str, Round]) -> dict[str, R
             review_dir(ctx) / "items.parquet", review_dir(ctx) / "review.xml",
             spec.project or f"{ctx.project}-review", 1, sim if ctx.simulated else None,
             "reviewer", review_dir(ctx) / "annotations.parquet", main.timeout, main.poll,
+            guideline=REVIEW_GUIDELINE,
         )  # fmt: skip
     if ann.human is not None:
         spec = ann.human
@@ -377,9 +383,11 @@ def review_config(fields: list[str]) -> str:
 {shown}
   <Header value="결정 / Decision"/>
   <Choices name="decision" toName="reports_shown" choice="single-radio" required="true">
-    <Choice value="keep" hint="문제가 없다: keep the item as it is"/>
-    <Choice value="drop" hint="신고가 맞다: drop the item"/>
-    <Choice value="fix" hint="고쳐서 쓴다: fix the text below and keep the item"/>
+    <Choice value="유지: 문제가 없어 그대로 둔다" alias="keep" hotkey="1"
+            hint="keep the item as it is"/>
+    <Choice value="삭제: 신고가 맞아 데이터에서 뺀다" alias="drop" hotkey="2" hint="drop the item"/>
+    <Choice value="수정: 아래 글을 고쳐서 남긴다" alias="fix" hotkey="3"
+            hint="fix the text below and keep the item"/>
   </Choices>
   <Header value="이유 / Reason"/>
   <TextArea name="reason" toName="reports_shown" maxSubmissions="1" rows="2"/>

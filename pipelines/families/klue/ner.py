@@ -498,40 +498,37 @@ def _reports(table: pd.DataFrame) -> dict[str, list[str]]:
 
 
 def correction_figures(items: pd.DataFrame, answers: pd.DataFrame) -> dict:
-    """How much annotators changed the pseudo-labels: of the pseudo-labelled entities,
-    the share an annotator kept exactly (same span and type), retyped (same span,
-    another type), reshaped (another span overlapping it) or removed; the entities they
-    added; and the share of annotations that left the pseudo-labels as they were."""
-    pseudo = dict(zip(items["item_id"].astype(str), items["pseudo"], strict=True))
-    kept = retyped = reshaped = removed = added = total = same = 0
-    for item, value in zip(answers["item_id"].astype(str), answers["value"].astype(str),
-                           strict=True):  # fmt: skip
-        if item not in pseudo:
-            continue
-        p, a = set(spans_from(pseudo[item])), set(spans_from(value))
-        same += p == a
-        for s, e, lab in p:
-            total += 1
-            if (s, e, lab) in a:
-                kept += 1
-            elif any((s, e) == (x, y) for x, y, _ in a):
-                retyped += 1
-            elif any(x < e and s < y for x, y, _ in a):
-                reshaped += 1
-            else:
-                removed += 1
-        added += sum(not any(x < e and s < y for x, y, _ in p) for s, e, _ in a)
-    n = int(answers["item_id"].astype(str).isin(set(pseudo)).sum())
+    """How much annotators changed the pseudo-labels (the suggestion acceptance of
+    ``pipelines.agreement.suggestions``, over every annotation of a pseudo-labelled
+    sentence): of the pseudo-labelled entities, the share an annotator kept exactly
+    (same span and type), retyped (same span, another type), reshaped (another span
+    overlapping it) or removed; the entities they added; and the share of annotations
+    that left the pseudo-labels as they were."""
+    from pipelines.agreement.suggestions import suggestion_table
+    from pipelines.annotation.values import VALUE_TYPES
 
-    def share(k: int, of: int) -> float | None:
-        return round(k / of, 4) if of else None
+    pseudo = dict(zip(items["item_id"].astype(str), items["pseudo"], strict=True))
+    rows = answers.assign(item_id=answers["item_id"].astype(str))
+    rows = rows[rows["item_id"].isin(set(pseudo))]
+    rows = rows.assign(suggested=rows["item_id"].map(pseudo),
+                       value=rows["value"].astype(str), annotator_id="all")  # fmt: skip
+    table = suggestion_table(rows, VALUE_TYPES.get("span_set")) if len(rows) else None
+    total = table.iloc[-1] if table is not None else None
+
+    def share(column: str, of: str = "suggested") -> float | None:
+        if total is None or not total[of]:
+            return None
+        return round(float(total[column]) / float(total[of]), 4)
 
     return {
-        "annotations": n, "pseudo_entities_seen": total,
-        "kept": share(kept, total), "retyped": share(retyped, total),
-        "reshaped": share(reshaped, total), "removed": share(removed, total),
-        "correction_rate": share(total - kept, total), "added_entities": added,
-        "annotations_unchanged": share(same, n),
+        "annotations": int(len(rows)),
+        "pseudo_entities_seen": int(total["suggested"]) if total is not None else 0,
+        "kept": share("accepted"), "retyped": share("relabelled"),
+        "reshaped": share("reshaped"), "removed": share("deleted"),
+        "correction_rate": (round(1 - share("accepted"), 4)
+                            if share("accepted") is not None else None),
+        "added_entities": int(total["added"]) if total is not None else 0,
+        "annotations_unchanged": share("unchanged_items", "items"),
     }  # fmt: skip
 
 
