@@ -8,16 +8,17 @@ if [ "${1:-}" = "--quick" ]; then quick=1; shift; fi
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/bootstrap.sh
-# The HTML data card test opens the card in headless Chromium (Debian's chromium and
-# chromium-driver): installed here when absent and apt-get can; otherwise that one test
-# skips and says why.
+# The HTML data card and the annotator tests open pages in headless Chromium (Debian's
+# chromium and chromium-driver, with Noto CJK so that Korean and Japanese text renders in
+# the screenshots): installed here when absent and apt-get can; otherwise those tests
+# skip and say why.
 if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "[test] installing Debian's chromium and chromium-driver (the HTML card test)"
     log="$(mktemp)"
-    if ! { DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver \
+    if ! { DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver fonts-noto-cjk \
            || { apt-get update -q && DEBIAN_FRONTEND=noninteractive \
-                apt-get install -y -q chromium chromium-driver; }; } >"$log" 2>&1; then
+                apt-get install -y -q chromium chromium-driver fonts-noto-cjk; }; } >"$log" 2>&1; then
       echo "[test] could not install chromium (see $log); the HTML card test will skip"
     fi
   else

@@ -69,6 +69,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "screens no one (off)",
     )
     agree.add_argument(
+        "--suggestion-accept-max",
+        type=_threshold,
+        default=None,
+        help="screen out an annotator who accepts at least this share of the pre-loaded "
+        "suggestions unchanged while the others accept less, in (0, 1]; 'off' screens no "
+        "one (off; pipelines/agreement/suggestions.py)",
+    )
+    agree.add_argument(
+        "--suggestion-min-items",
+        type=int,
+        default=5,
+        help="an annotator with fewer items with a suggestion is not screened on it (5)",
+    )
+    agree.add_argument(
         "--min-screened-items",
         type=int,
         default=3,

@@ -371,6 +371,7 @@ def _recipe_status(args: argparse.Namespace) -> int:
             for t in tasks
         )
         config = annotate.parse_label_config(proj.label_config)
+        annotate.with_predictions(ls, proj.id, tasks)
         table = annotate.annotations_table(tasks, annotate.users_by_id(ls), r.project, config)
         controls = None
         controls_file = ctx.out / "controls" / "controls.parquet"

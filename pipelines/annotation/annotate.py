@@ -632,7 +632,7 @@ def annotations_table(
     rows = []
     for task in tasks:
         item_id = str(task["data"].get("item_id", task["id"]))
-        predictions = task.get("predictions") or []
+        predictions = [p for p in task.get("predictions") or [] if isinstance(p, dict)]
         suggested = (dict(flatten_result(predictions[-1].get("result") or [], config))
                      if predictions else {})  # fmt: skip
         for ann in task.get("annotations", []):
@@ -697,7 +697,22 @@ def pull(  # noqa: ANN001
             config = parse_label_config(proj.label_config)
     if config is not None and value_types:
         config = dataclasses.replace(config, value_types=tuple(sorted(value_types.items())))
+    with_predictions(ls, proj.id, tasks)
     return annotations_table(tasks, users_by_id(ls), project, config)
+
+
+def with_predictions(ls, project_id: int, tasks: list[dict]) -> None:  # noqa: ANN001
+    """Put each task's predictions (their results, oldest first) into ``tasks`` in place:
+    Label Studio's JSON export lists a task's predictions by id only. One request for
+    the project, and none when no task has a prediction."""
+    if not any(t.get("predictions") for t in tasks):
+        return
+    by_task: dict[int, list[dict]] = {}
+    listed = with_retries(lambda: list(ls.predictions.list(project=project_id)), "list predictions")
+    for p in sorted(listed, key=lambda p: int(p.id)):
+        by_task.setdefault(int(p.task), []).append({"id": int(p.id), "result": p.result or []})
+    for task in tasks:
+        task["predictions"] = by_task.get(int(task["id"]), [])
 
 
 def repair(project: str, ls=None, dry_run: bool = False) -> dict:  # noqa: ANN001

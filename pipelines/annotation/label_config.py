@@ -50,6 +50,21 @@ class Control:
                      for o in listed)  # fmt: skip
 
 
+OPTION_KEYS = tuple("1234567890")
+
+
+def dynamic_options(codes: list[str], shown: dict[str, str] | None = None) -> list[dict]:
+    """The task-data list of a dynamic choice control (``<Choices value="$options">``):
+    one ``{"value": what the person reads, "alias": the stored code, "hotkey": ...}`` per
+    code, in order; the first ten get the keys 1-9 and 0 (issue 55: answers by
+    keyboard), later ones "" (none). ``shown``: code -> text in the annotators'
+    language (None: the code itself). Every option has the three keys, so that a
+    Parquet column of them reads back as it was written."""
+    return [{"value": (shown or {}).get(code, code), "alias": code,
+             "hotkey": OPTION_KEYS[i] if i < len(OPTION_KEYS) else ""}
+            for i, code in enumerate(codes)]  # fmt: skip
+
+
 @dataclass(frozen=True)
 class LabelConfig:
     """A parsed config: the XML text, its data fields (``$name``) and its controls."""

@@ -1,8 +1,9 @@
 """Issue 35, item 7: the human path in a real browser. An invited annotator logs in to a
 real Label Studio server in headless Chromium (Selenium with Debian's chromium-driver),
 opens the labelling stream of an STS project, reads the guideline shown before
-labelling, picks a score and submits, then skips the next task; ``pull`` then shows
-both annotations as that annotator's, with ``simulated = False``. Each step's time is
+labelling, picks a score and a report by their hotkeys and submits, then skips the next
+task; ``pull`` then shows both annotations as that annotator's, with ``simulated =
+False``, and the stored codes under the Korean the person read. Each step's time is
 printed (run with ``-s`` to see them)."""
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from browser import headless_chromium
 
 from pipelines.annotation import annotate
 from pipelines.annotation.annotate import AnnotationError
-from pipelines.annotation.invite import guideline_html, invite
+from pipelines.annotation.guidelines import instruction_html
+from pipelines.annotation.invite import invite
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.e2e
@@ -50,7 +52,7 @@ def test_an_invited_annotator_rates_and_skips_in_the_browser(server, tmp_path):
     from selenium.webdriver.support.ui import WebDriverWait
 
     config = annotate.load_config(ROOT / "annotation_configs" / "sts.xml")
-    guideline = guideline_html(ROOT / "annotation_configs" / "guidelines" / "klue-sts.md")
+    guideline = instruction_html(ROOT / "annotation_configs" / "sts.xml")
     pushed = annotate.push(ITEMS, config, "browser-sts", 1, instruction=guideline)
     credentials = tmp_path / "private" / "annotators.json"
     invited = invite(["kim.annotator@example.org"], "browser-sts", credentials)
@@ -89,10 +91,19 @@ def test_an_invited_annotator_rates_and_skips_in_the_browser(server, tmp_path):
         lap("open the stream and read the guideline")
         header.find_element(By.TAG_NAME, "button").click()
         wait.until(seen.invisibility_of_element_located((By.CSS_SELECTOR, ".lsf-modal-ls__header")))
-        choices = wait.until(seen.visibility_of_element_located((By.CSS_SELECTOR, ".lsf-choices")))
+        wait.until(seen.visibility_of_element_located((By.CSS_SELECTOR, ".lsf-choices")))
         first = _texts(browser)
-        choices.find_element(By.XPATH, ".//input[@name='3']/ancestor::label").click()
-        assert choices.find_element(By.XPATH, ".//input[@name='3']").is_selected()
+        from selenium.webdriver.common.action_chains import ActionChains
+
+        ActionChains(browser).send_keys("3").perform()  # the score's own digit (issue 55)
+        ActionChains(browser).send_keys("e").perform()  # report: personal information
+        checked = browser.execute_script(
+            "return Array.from(document.querySelectorAll('.lsf-choices input:checked'))"
+            ".map(i => i.closest('label').textContent.trim());"
+        )
+        assert checked[0].startswith("3: 두 문장은 대체로 같다") and checked[1].startswith(
+            "개인정보"
+        )
         browser.find_element(By.CSS_SELECTOR, "[data-testid=bottombar-submit-button]").click()
         wait.until(lambda b: _texts(b) and _texts(b) != first)  # the next task is shown
         lap("pick 3 and submit")
@@ -119,6 +130,8 @@ def test_an_invited_annotator_rates_and_skips_in_the_browser(server, tmp_path):
     by_item = dict(zip(ITEMS["sentence1"], ITEMS["item_id"], strict=True))
     rated = mine[mine["item_id"] == by_item[first[0]]]
     assert rated.loc[rated["field"] == "similarity", "value"].tolist() == ["3"]
+    # what the person read was Korean; what the annotation stores is the stable code
+    assert rated.loc[rated["field"] == "report", "value"].tolist() == ["personal_information"]
     assert not rated["cancelled"].any()
     skipped = mine[mine["item_id"] == by_item[second[0]]]
     assert skipped["cancelled"].all() and len(skipped.drop_duplicates("annotation_id")) == 1

@@ -86,6 +86,7 @@ class Workplace:
         modal = self.browser.find_element(By.CSS_SELECTOR, ".lsf-modal-ls").text
         assert "Labeling Instructions" in modal and guideline_text in modal, modal[:500]
         assert "English summary" in modal
+        self.shot(f"{Path(self._interface).stem}-guideline")
         header.find_element(By.TAG_NAME, "button").click()
         self.wait(seen.invisibility_of_element_located((By.CSS_SELECTOR, ".lsf-modal-ls__header")))
         self.wait(lambda b: b.find_elements(By.CSS_SELECTOR, ".lsf-object, .lsf-richtext"))
@@ -144,7 +145,9 @@ class Workplace:
         from selenium.webdriver.common.by import By
         from selenium.webdriver.common.keys import Keys
 
-        box = self.browser.find_element(By.CSS_SELECTOR, f"textarea[name='{name}'], input[name='{name}']")
+        box = self.browser.find_element(
+            By.CSS_SELECTOR, f"textarea[name='{name}'], input[name='{name}']"
+        )
         box.click()
         if replace:
             box.send_keys(Keys.CONTROL, "a")
@@ -162,8 +165,12 @@ class Workplace:
         from selenium.webdriver.common.by import By
 
         self.browser.find_element(By.CSS_SELECTOR, "[data-testid=bottombar-submit-button]").click()
-        self.wait(lambda b: "/data" in b.current_url and not b.find_elements(
-            By.CSS_SELECTOR, ".lsf-modal-ls__header"))  # fmt: skip
+        self.wait(
+            lambda b: (
+                "/data" in b.current_url
+                and not b.find_elements(By.CSS_SELECTOR, ".lsf-modal-ls__header")
+            )
+        )
         time.sleep(1.0)
         self.lap("submit")
 
@@ -179,8 +186,11 @@ class Workplace:
 def workplace(server, tmp_path_factory):  # noqa: ANN001, ANN201
     shots = Path(os.environ.get("BENCHFORGE_SHOTS") or tmp_path_factory.mktemp("shots"))
     shots.mkdir(parents=True, exist_ok=True)
-    first = push("workplace-first", CONFIGS / "sts.xml",
-                 pd.DataFrame({"item_id": ["w0"], "sentence1": ["가"], "sentence2": ["나"]}))  # fmt: skip
+    first = push(
+        "workplace-first",
+        CONFIGS / "sts.xml",
+        pd.DataFrame({"item_id": ["w0"], "sentence1": ["가"], "sentence2": ["나"]}),
+    )
     credentials = tmp_path_factory.mktemp("private") / "annotators.json"
     invite(["park.annotator@example.org"], "workplace-first", credentials)
     person = json.loads(credentials.read_text(encoding="utf-8"))["annotators"][0]
@@ -230,15 +240,23 @@ def test_ner_spans_corrected(workplace: Workplace) -> None:
     from pipelines.families.klue.ner import prediction
 
     text = "홍길동은 2021년 서울에서 삼성전자에 다녔다."
-    at = {w: (text.index(w), text.index(w) + len(w)) for w in ("홍길동", "2021년", "서울", "삼성전자", "다녔다")}
+    at = {
+        w: (text.index(w), text.index(w) + len(w))
+        for w in ("홍길동", "2021년", "서울", "삼성전자", "다녔다")
+    }
     suggested = [(*at["홍길동"], "PS"),                           # right: kept
                  (*at["서울"], "OG"),                             # wrong type: LC
                  (at["삼성전자"][0], at["삼성전자"][1] - 1, "OG"),  # cut short: 삼성전 -> 삼성전자
                  (*at["다녔다"], "QT")]  # fmt: skip               # not an entity: deleted
     config = CONFIGS / "ner.xml"
     keys = keys_of(config)
-    items = pd.DataFrame({"item_id": ["ner-1"], "text": [text],
-                          "ls_prediction": [prediction(suggested, text, "tagger-test")]})  # fmt: skip
+    items = pd.DataFrame(
+        {
+            "item_id": ["ner-1"],
+            "text": [text],
+            "ls_prediction": [prediction(suggested, text, "tagger-test")],
+        }
+    )
     pushed = push("workplace-ner", config, items)
     workplace.start("ner.xml")
     workplace.open(pushed.project_id, "English summary")
@@ -249,7 +267,9 @@ def test_ner_spans_corrected(workplace: Workplace) -> None:
     from selenium.webdriver.common.keys import Keys
 
     def region_at(start: int):  # noqa: ANN202
-        return workplace.browser.find_element(By.CSS_SELECTOR, f".htx-highlight[data-start='{start}']")
+        return workplace.browser.find_element(
+            By.CSS_SELECTOR, f".htx-highlight[data-start='{start}']"
+        )
 
     region_at(at["서울"][0]).click()
     workplace.key(keys[("entities", "LC")])  # relabel the selected span
@@ -257,14 +277,17 @@ def test_ner_spans_corrected(workplace: Workplace) -> None:
     workplace.lap("change a type (OG -> LC)")
     region_at(at["삼성전자"][0]).click()
     time.sleep(0.3)
-    handle = workplace.browser.find_element(By.CSS_SELECTOR, ".htx-highlight.__active area.__resize_right")
+    handle = workplace.browser.find_element(
+        By.CSS_SELECTOR, ".htx-highlight.__active area.__resize_right"
+    )
     hl, ht, hr, hb = workplace.browser.execute_script(
-        "const r = arguments[0].getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom];",
+        "const r = arguments[0].getBoundingClientRect();return [r.left, r.top, r.right, r.bottom];",
         handle,
     )
     root = workplace.text_object()
-    _, top, right, bottom = workplace.browser.execute_script(JS_RECT, root, at["삼성전자"][1] - 1,
-                                                             at["삼성전자"][1])  # fmt: skip
+    _, top, right, bottom = workplace.browser.execute_script(
+        JS_RECT, root, at["삼성전자"][1] - 1, at["삼성전자"][1]
+    )
     workplace.drag((hl + hr) / 2, (ht + hb) / 2, right - 1, (top + bottom) / 2)
     workplace.key("u")
     workplace.lap("move a boundary (drag the end of 삼성전 to 삼성전자)")
@@ -281,12 +304,20 @@ def test_ner_spans_corrected(workplace: Workplace) -> None:
     workplace.shot("ner")
     workplace.submit()
     rows = workplace.mine("workplace-ner")
-    expected = {(*at["홍길동"], "PS"), (*at["2021년"], "DT"), (*at["서울"], "LC"), (*at["삼성전자"], "OG")}
+    expected = {
+        (*at["홍길동"], "PS"),
+        (*at["2021년"], "DT"),
+        (*at["서울"], "LC"),
+        (*at["삼성전자"], "OG"),
+    }
     assert spans_of_rows(rows, "entities") == expected
     # the suggestion travels with the row, and the acceptance measure reads what they did
     answers = rows[rows["field"] == "entities"]
-    (row,) = suggestion_table(answers, VALUE_TYPES.get("span_set")).query(
-        "annotator_id != 'overall'").itertuples()  # fmt: skip
+    (row,) = (
+        suggestion_table(answers, VALUE_TYPES.get("span_set"))
+        .query("annotator_id != 'overall'")
+        .itertuples()
+    )
     assert (row.suggested, row.accepted, row.edited, row.deleted, row.added) == (4, 1, 2, 1, 1)
 
 
@@ -299,12 +330,24 @@ def test_relation_chosen_among_candidates_and_under_show_all(workplace: Workplac
     s = (0, 3, "PER")
     o1, o2 = (5, 10, "DAT"), (11, 13, "LOC")
     rows = []
-    for n, (obj, cands) in enumerate([(o1, ["per:date_of_birth", "per:date_of_death"]),
-                                      (o2, ["per:place_of_birth", "per:place_of_death"])]):  # fmt: skip
-        rows.append({"item_id": f"re-{n}", "marked": marked(sentence, s, obj),
-                     "subject": sentence[s[0]:s[1]], "subject_type": s[2],
-                     "object": sentence[obj[0]:obj[1]], "object_type": obj[2],
-                     "candidates": ", ".join(cands), "relation_options": relation_options(cands)})  # fmt: skip
+    for n, (obj, cands) in enumerate(
+        [
+            (o1, ["per:date_of_birth", "per:date_of_death"]),
+            (o2, ["per:place_of_birth", "per:place_of_death"]),
+        ]
+    ):
+        rows.append(
+            {
+                "item_id": f"re-{n}",
+                "marked": marked(sentence, s, obj),
+                "subject": sentence[s[0] : s[1]],
+                "subject_type": s[2],
+                "object": sentence[obj[0] : obj[1]],
+                "object_type": obj[2],
+                "candidates": ", ".join(cands),
+                "relation_options": relation_options(cands),
+            }
+        )
     pushed = push("workplace-re", config, pd.DataFrame(rows))
     workplace.start("re.xml")
     workplace.open(pushed.project_id, "English summary")
@@ -317,16 +360,19 @@ def test_relation_chosen_among_candidates_and_under_show_all(workplace: Workplac
     workplace.submit()
     other = next(r for r in rows if r is not task)
     assert workplace.text_object().text.strip() == other["marked"]
-    other_option = next(o for o in other["relation_options"]
-                        if (o.get("alias") or o["value"]) == OTHER)  # fmt: skip
+    other_option = next(
+        o for o in other["relation_options"] if (o.get("alias") or o["value"]) == OTHER
+    )
     workplace.key(other_option["hotkey"])
     from selenium.webdriver.common.by import By
 
     workplace.browser.find_element(By.CSS_SELECTOR, ".lsf-collapse, [class*=collapse]").click()
     time.sleep(0.5)
-    wanted = "per:origin"
+    wanted = "per:spouse"  # under "show all", a Shift+letter hotkey
     workplace.key(keys[("relation_all", wanted)])
-    workplace.lap("choose 'other', open 'show all' and pick a relation by its hotkey")
+    workplace.lap(
+        f"choose 'other', open 'show all' and pick {wanted} ({keys[('relation_all', wanted)]})"
+    )
     workplace.shot("re-show-all")
     workplace.submit()
     mine = workplace.mine("workplace-re")
@@ -340,9 +386,17 @@ def test_answer_span_marked_and_question_written(workplace: Workplace) -> None:
     config = CONFIGS / "klue_mrc_writing.xml"
     keys = keys_of(config)
     context = "세종은 1418년에 조선의 제4대 왕으로 즉위하였다. 그는 훈민정음을 창제하였다."
-    items = pd.DataFrame({"item_id": ["mrc-1"], "title": ["세종"], "context": [context],
-                          "question_type": ["paraphrase"], "instruction": ["문단의 한 문장을 바꾸어 질문을 쓰세요."],
-                          "similar_title": [""], "similar": [""]})  # fmt: skip
+    items = pd.DataFrame(
+        {
+            "item_id": ["mrc-1"],
+            "title": ["세종"],
+            "context": [context],
+            "question_type": ["paraphrase"],
+            "instruction": ["문단의 한 문장을 바꾸어 질문을 쓰세요."],
+            "similar_title": [""],
+            "similar": [""],
+        }
+    )
     pushed = push("workplace-mrc", config, items)
     workplace.start("klue_mrc_writing.xml")
     workplace.open(pushed.project_id, "English summary")
@@ -367,13 +421,17 @@ def test_answer_span_marked_and_question_written(workplace: Workplace) -> None:
 
 def test_kobest_copa_item_written(workplace: Workplace) -> None:
     config = CONFIGS / "kobest_copa.xml"
-    items = pd.DataFrame({"item_id": ["copa-1"], "instruction": ["질문: 결과 / 정답: 대안 1"],
-                          "question": ["결과"]})  # fmt: skip
+    items = pd.DataFrame(
+        {"item_id": ["copa-1"], "instruction": ["질문: 결과 / 정답: 대안 1"], "question": ["결과"]}
+    )
     pushed = push("workplace-copa", config, items)
     workplace.start("kobest_copa.xml")
     workplace.open(pushed.project_id, "English summary")
-    written = {"premise": "나는 창문을 열었다.", "alternative_1": "방에 바람이 들어왔다.",
-               "alternative_2": "방이 어두워졌다."}  # fmt: skip
+    written = {
+        "premise": "나는 창문을 열었다.",
+        "alternative_1": "방에 바람이 들어왔다.",
+        "alternative_2": "방이 어두워졌다.",
+    }
     for field, text in written.items():
         workplace.type_into(field, text)
         workplace.lap(f"write {field}")
@@ -385,8 +443,13 @@ def test_kobest_copa_item_written(workplace: Workplace) -> None:
 
 def test_translation_post_edited(workplace: Workplace) -> None:
     config = CONFIGS / "mt_postedit.xml"
-    items = pd.DataFrame({"item_id": ["mt-1"], "english": ["A cat is sitting on the mat."],
-                          "translation": ["고양이는 매트에 앉아있는 중이다."]})  # fmt: skip
+    items = pd.DataFrame(
+        {
+            "item_id": ["mt-1"],
+            "english": ["A cat is sitting on the mat."],
+            "translation": ["고양이는 매트에 앉아있는 중이다."],
+        }
+    )
     pushed = push("workplace-mt", config, items)
     workplace.start("mt_postedit.xml")
     workplace.open(pushed.project_id, "English summary")
@@ -405,9 +468,14 @@ def test_review_item_judged(workplace: Workplace, tmp_path: Path) -> None:
     config = tmp_path / "review.xml"
     config.write_text(review_config(["sentence1", "sentence2"]), encoding="utf-8")
     keys = keys_of(config)
-    items = pd.DataFrame({"item_id": ["rv-1"], "reports": ['{"personal_information": 2}'],
-                          "sentence1": ["김민수 010-1234-5678로 연락 주세요."],
-                          "sentence2": ["연락처를 남겨 주세요."]})  # fmt: skip
+    items = pd.DataFrame(
+        {
+            "item_id": ["rv-1"],
+            "reports": ['{"personal_information": 2}'],
+            "sentence1": ["김민수 010-1234-5678로 연락 주세요."],
+            "sentence2": ["연락처를 남겨 주세요."],
+        }
+    )
     pushed = push("workplace-review", config, items, REVIEW_GUIDELINE)
     workplace.start("review.xml")
     workplace.open(pushed.project_id, "English summary")

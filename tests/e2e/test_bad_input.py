@@ -98,7 +98,7 @@ def _recipe(tmp_path: Path, change) -> Path:  # noqa: ANN001
     recipe["annotation"]["config"] = str(ROOT / "annotation_configs" / "sts.xml")
     recipe["annotation"]["pilot"]["gold"] = str(ROOT / "data/demo/people/sts-pilot.jsonl")
     recipe["annotation"]["controls"]["items"] = str(ROOT / "data/demo/people/sts-controls.jsonl")
-    recipe["annotation"]["guideline"] = str(ROOT / "annotation_configs/guidelines/klue-sts.md")
+    recipe["annotation"]["guideline"] = str(ROOT / "annotation_configs/guidelines/sts.md")
     change(recipe)
     path = tmp_path / "recipe.yaml"
     path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")

@@ -35,7 +35,7 @@ def _recipe(folder: Path) -> Path:
     ann.update(config=str(ROOT / "annotation_configs" / "sts.xml"), overlap=3,
                simulate={"annotators": 5, "seed": 0, "careless": 1, "unqualified": 1})  # fmt: skip
     ann["pilot"]["gold"] = str(ROOT / "data/demo/people/sts-pilot.jsonl")
-    ann["guideline"] = str(ROOT / "annotation_configs/guidelines/klue-sts.md")
+    ann["guideline"] = str(ROOT / "annotation_configs/guidelines/sts.md")
     ann["controls"].update(items=str(ROOT / "data/demo/people/sts-controls.jsonl"), share=0.2)
     recipe["split"]["eval_fraction"] = 0.3
     path = folder / "sts-people-test.yaml"

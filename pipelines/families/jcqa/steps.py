@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from pipelines.annotation.label_config import dynamic_options
 from pipelines.annotation.rounds import Round
 from pipelines.core.stage import value_counts
 from pipelines.core.steps import Rows, RunContext, StepOutcome, cached, declares, out_files
@@ -505,7 +506,7 @@ def answer_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
                 "item_id": qs["item_id"],
                 "question": qs["question"],
                 "answer_options": [
-                    [{"value": r[f"choice{i}"]} for i in range(5)] + [{"value": UNKNOWN}]
+                    dynamic_options([*(r[f"choice{i}"] for i in range(5)), UNKNOWN])
                     for r in qs.to_dict("records")
                 ],
             }

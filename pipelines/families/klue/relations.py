@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from pipelines.annotation.label_config import dynamic_options
 from pipelines.core.errors import BenchforgeError
 from pipelines.core.io import TextFileError, control_character_line, read_text, write_json
 from pipelines.core.stage import split_by_reason, value_counts
@@ -121,6 +122,20 @@ def read_relations(path: Path) -> dict:
             "nothing to annotate"
         )
     return data
+
+
+OTHER_SHOWN = "목록에 없음: 아래 '모든 관계 보기'에서 고르기"
+
+
+def relation_options(candidates: list[str], schema: list[dict] | None = None) -> list[dict]:
+    """The candidate relations of a pair as the interface's dynamic options, then
+    no_relation and "other": each shown with its Korean name (``ko`` of the relation
+    list) and stored as its code, with the hotkeys 1-9 and 0 in order (issue 55)."""
+    names = {r["label"]: r.get("ko") for r in (schema or relation_schema())}
+    codes = [*candidates, "no_relation", OTHER]
+    shown = {c: f"{names[c]} {c}" if names.get(c) else c for c in codes}
+    shown[OTHER] = OTHER_SHOWN
+    return dynamic_options(codes, shown)
 
 
 def relation_schema(recipe: Recipe | None = None) -> list[dict]:
@@ -473,7 +488,7 @@ def items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
                 "object": sentence[o[0] : o[1]], "object_start": int(o[0]),
                 "object_end": int(o[1]), "object_type": o[2],
                 "candidates": ", ".join(cands) or "(none for these types)",
-                "relation_options": [{"value": v} for v in [*cands, "no_relation", OTHER]],
+                "relation_options": relation_options(cands, schema),
                 "sampling": p.sampling, "source": meta.loc[p.sentence_id, "source"],
                 "license": meta.loc[p.sentence_id, "license"],
             }  # fmt: skip

@@ -45,6 +45,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from pipelines.annotation.label_config import dynamic_options
 from pipelines.core.errors import BenchforgeError
 from pipelines.families.kobbq.templates import CATEGORIES, Template, TemplateError
 
@@ -548,7 +549,7 @@ def survey_items(questions: list[Question], targets: pd.DataFrame | None = None,
             "survey_type": kind, "question": text,
             "note": "응답자 개인의 견해를 묻는 질문이 아닙니다. 한국 사회에서 나타나는 고정관념 "
                     "혹은 통념에 기반하여 답변해주세요.",
-            "options": [{"value": g} for g in [*groups, NO_STEREO_LABEL]],
+            "options": dynamic_options([*groups, NO_STEREO_LABEL]),
             "sim_answer": ["|".join(a) for a in latent_respondents(q, kind)],
         })  # fmt: skip
     return pd.DataFrame(rows)

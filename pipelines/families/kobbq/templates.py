@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pipelines.annotation.label_config import dynamic_options
 from pipelines.core.errors import BenchforgeError
 
 # the release's categories -> the prefix of their sample ids
@@ -511,6 +512,6 @@ def check_items(samples: pd.DataFrame) -> pd.DataFrame:
         "item_id": samples["sample_id"].to_numpy(),
         "context": samples["context"].to_numpy(),
         "question": samples["question"].to_numpy(),
-        "options": [[{"value": c} for c in ch] for ch in samples["choices"]],
+        "options": [dynamic_options(list(ch)) for ch in samples["choices"]],
         "sim_answer": samples["answer"].to_numpy(),
     })  # fmt: skip

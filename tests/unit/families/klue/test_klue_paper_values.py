@@ -87,7 +87,8 @@ def test_nli_interfaces_define_the_labels_as_klue_does():
     headers = [h.attrib["value"] for h in validation.iter("Header")]
     assert any(h.startswith("전제가 참일 때 가설은?") for h in headers)  # given the premise is true
     (labels,) = [c for c in validation.iter("Choices") if c.attrib["name"] == "label"]
-    hints = {c.attrib["value"]: c.attrib["hint"] for c in labels.iter("Choice")}
+    hints = {c.attrib.get("alias") or c.attrib["value"]: c.attrib["hint"]
+             for c in labels.iter("Choice")}  # fmt: skip
     assert hints["entailment"].startswith("반드시 참")  # necessarily true
     assert hints["contradiction"].startswith("반드시 거짓")  # necessarily false
     assert hints["neutral"].startswith("알 수 없음")  # may or may not be true

@@ -257,7 +257,7 @@ def test_the_interfaces_give_each_type_klues_definition_and_the_reports(config):
     import xml.etree.ElementTree as ET
 
     root = ET.parse(Path(__file__).resolve().parents[4] / "annotation_configs" / config)
-    hints = {e.get("value"): e.get("hint", "") for e in root.iter("Label")}
+    hints = {e.get("alias") or e.get("value"): e.get("hint", "") for e in root.iter("Label")}
     assert list(hints) == ["PS", "LC", "OG", "DT", "TI", "QT"]
     want = {"PS": ["개인", "집단"], "LC": ["행정 구역", "지리적"], "OG": ["기관", "기업"],
             "DT": ["날짜", "기간", "시대", "나이"], "TI": ["시간"],
@@ -265,6 +265,6 @@ def test_the_interfaces_give_each_type_klues_definition_and_the_reports(config):
     for typ, words in want.items():
         assert all(w in hints[typ] for w in words), (typ, hints[typ])
     if config == "ner.xml":
-        reports = {e.get("value") for e in root.iter("Choice")}
+        reports = {e.get("alias") or e.get("value") for e in root.iter("Choice")}
         assert {"multiple_sentences", "not_a_sentence", "fragment", "noun_list",
                 "hate_or_bias", "personal_information"} <= reports  # fmt: skip

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
+from pipelines.annotation.guidelines import round_guideline
 from pipelines.core.recipe import load_recipe
 from pipelines.families.klue.nli import rounds
 from pipelines.rebuild.people import with_people_rounds
@@ -18,14 +19,22 @@ def test_both_nli_rounds_show_the_guideline(tmp_path):
     recipe = load_recipe(ROOT / "recipes" / "nli-demo.yaml")
     ctx = SimpleNamespace(recipe=recipe, out=tmp_path, simulated=True, project=recipe.name)
     shown = with_people_rounds(ctx, rounds(ctx))
-    guide = ROOT / "annotation_configs" / "guidelines" / "klue-nli.md"
-    assert shown["writing"].guideline == guide and shown[""].guideline == guide
-    assert shown["pilot"].guideline == guide
+    guides = ROOT / "annotation_configs" / "guidelines"
+    shows = {name: round_guideline(r.config, r.guideline) for name, r in shown.items()}
+    assert shows["writing"] == guides / "nli_hypothesis.md"  # the writers'
+    assert shows[""] == shows["pilot"] == guides / "nli_validation.md"  # the validators'
 
 
 def test_the_guideline_gives_klues_criteria_dos_and_donts():
-    text = " ".join((ROOT / "annotation_configs/guidelines/klue-nli.md").read_text(
+    text = " ".join((ROOT / "annotation_configs/guidelines/nli_hypothesis.md").read_text(
         encoding="utf-8").split())  # fmt: skip
+    validation = " ".join((ROOT / "annotation_configs/guidelines/nli_validation.md").read_text(
+        encoding="utf-8").split())  # fmt: skip
+    for words in (
+        "The hypothesis is necessarily true given the premise is true",
+        "The hypothesis may or may not be true given the premise is true",
+    ):
+        assert words in validation, words
     # the criteria, in the paper's words (after Williams et al.)
     for words in ("The hypothesis is necessarily true given the premise is true",
                   "The hypothesis is necessarily false given the premise is true",

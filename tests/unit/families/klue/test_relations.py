@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -40,7 +41,10 @@ def test_the_schema_is_klue_res_30_classes_with_allowed_types():
         assert r["subject"] == (["PER"] if r["label"].startswith("per:") else ["ORG"])
         assert r["object"] and set(r["object"]) <= {"PER", "ORG", "LOC", "DAT", "POH", "NOH"}
     xml = (ROOT / "annotation_configs" / "re.xml").read_text(encoding="utf-8")
-    assert all(f'<Choice value="{lab}"/>' in xml for lab in labels)  # "show all"
+    shown = {c.get("alias"): c for c in ET.fromstring(xml).iter("Choice")}
+    assert all(lab in shown for lab in labels)  # "show all", stored as the class's code
+    ko = {r["label"]: r["ko"] for r in schema}  # shown with its Korean name (issue 55)
+    assert all(shown[lab].get("value") == f"{ko[lab]} {lab}" for lab in labels)
 
 
 def test_candidates_are_the_relations_the_pair_types_allow():

@@ -8,6 +8,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from pipelines.annotation.guidelines import round_guideline
 from pipelines.annotation.label_config import parse_label_config
 from pipelines.core.recipe import load_recipe
 
@@ -30,21 +31,25 @@ PAPER = {
 
 def _round():  # noqa: ANN202
     recipe = load_recipe(ROOT / "recipes" / "sts-demo.yaml")
-    config = parse_label_config(recipe.resolve(recipe.annotation.config))
-    guide = recipe.resolve(recipe.annotation.guideline).read_text(encoding="utf-8")
+    path = recipe.resolve(recipe.annotation.config)
+    config = parse_label_config(path)
+    guide = round_guideline(path, recipe.annotation.guideline).read_text(encoding="utf-8")
     return ET.fromstring(config.xml), " ".join(guide.split())
 
 
 def test_the_scale_is_klues_six_definitions():
     root, guide = _round()
     (control,) = [c for c in root.iter("Choices") if c.attrib["name"] == "similarity"]
-    hints = {c.attrib["value"]: c.attrib["hint"] for c in control.iter("Choice")}
-    assert set(hints) == set(PAPER)
+    choices = {c.attrib.get("alias") or c.attrib["value"]: c for c in control.iter("Choice")}
+    assert set(choices) == set(PAPER)
     for score, english in PAPER.items():
-        korean, _, rest = hints[score].partition(": ")
+        korean, _, rest = choices[score].attrib["hint"].partition(": ")
         assert rest == english, score
         assert any("가" <= ch <= "힣" for ch in korean), score
         assert korean in guide and english in guide, score
+        # the definition is on screen, not only in the hover (issue 55)
+        assert choices[score].attrib["value"] == f"{score}: {korean}", score
+        assert choices[score].attrib["hotkey"] == score
 
 
 def test_the_guide_explains_important_content_and_context():

@@ -305,7 +305,10 @@ def test_survey_questionnaires_and_the_no_stereotype_average(templates, targets)
     assert "모두 고르시오" in items.at[one, "question"]
     assert "비교할 때" in items.at[two, "question"] and len(items.at[two, "options"]) == 3
     for qid in (one, two):
-        assert items.at[qid, "options"][-1] == {"value": sv.NO_STEREO_LABEL}
+        last = items.at[qid, "options"][-1]
+        assert (last["value"], last["alias"]) == (sv.NO_STEREO_LABEL, sv.NO_STEREO_LABEL)
+        # every option can be answered by keyboard, in order (issue 55)
+        assert [o["hotkey"] for o in items.at[qid, "options"]][:3] == ["1", "2", "3"]
     info = sv.report(targets, templates)
     assert info["questions"] == 285 and info["no_stereo_mean_share"] == pytest.approx(
         float(targets["no_stereo_share"].mean()), abs=1e-4)  # fmt: skip
