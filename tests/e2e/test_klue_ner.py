@@ -48,6 +48,7 @@ def ner_rebuilt(server, tmp_path_factory):
     ner["tagger"]["settings"] = {"hidden": 64, "layers": 1, "heads": 2, "intermediate": 128,
                                  "epochs": 4, "lr": 0.003}  # fmt: skip
     recipe["agreement"]["element_f1_min"] = None  # every annotation counts: seqeval check
+    recipe["agreement"]["suggestion_accept_max"] = None  # (the screening is tested below)
     ner["review"]["project"] = "klue-ner-test-linguists"
     recipe["annotation"]["project"] = "klue-ner-test"
     recipe["annotation"]["config"] = str(ROOT / "annotation_configs" / "ner.xml")
@@ -206,3 +207,31 @@ def test_the_html_card_reads_without_raw_markdown(ner_rebuilt, tmp_path):
     from browser import assert_card_reads_well
 
     assert_card_reads_well(ner_rebuilt["out"] / "dataset", "klue-ner", tmp_path)
+
+
+def test_the_demos_suggestion_screening_catches_the_one_who_accepts_everything(ner_rebuilt):
+    """Issue 55: the pulled rows carry the tagger's pseudo-labels as the suggestion; with
+    the demo recipe's ``suggestion_accept_max`` the simulated account that submits every
+    suggestion unchanged (``simulate.accepting: 1``) is screened out, and nobody else."""
+    from pipelines.agreement.rules import agree
+    from pipelines.agreement.settings import AgreementSettings
+
+    out = ner_rebuilt["out"]
+    table = pd.read_parquet(out / "annotate" / "annotations.parquet")
+    answers = table[(table["field"] == "entities") & ~table["cancelled"].astype(bool)]
+    items = pd.read_parquet(out / "items" / "items.parquet").set_index("item_id")
+    pseudo = answers["item_id"].map(items["pseudo"])
+    assert answers["suggested"].notna().all()
+    assert [sorted(spans_from(s)) for s in answers["suggested"]] == [
+        sorted(spans_from(p)) for p in pseudo
+    ]
+    demo = yaml.safe_load((ROOT / "recipes" / "klue-ner-demo.yaml").read_text(encoding="utf-8"))
+    settings = AgreementSettings(**{**demo["agreement"], "element_f1_min": None})
+    result = agree(table, settings)
+    screened = result["dropped"][result["dropped"]["reason"] == "accepts_suggestions"]
+    accepting = next(r for r in result["figures"]["suggestions"] if r.get("screened"))
+    assert list(screened["id"]) == [accepting["annotator_id"]]
+    assert accepting["accepted_share"] == 1.0 and accepting["unchanged_share"] == 1.0
+    others = [r for r in result["figures"]["suggestions"]
+              if r["annotator_id"] not in ("overall", accepting["annotator_id"])]  # fmt: skip
+    assert others and max(r["accepted_share"] for r in others) < 0.95

@@ -8,7 +8,8 @@
    answer and the other two targets distractors -> ``questions``: the three question
    filters of JGLUE's guideline (``no_question_mark``: the question ends with ？;
    ``contains_choice``: no choice word in it; ``xx_characters``: no "X文字" question
-   that needs no knowledge).
+   that needs no knowledge); a task whose writer submitted the report ``cannot_write``
+   (no quiz separates the three choices) is dropped as ``reported:cannot_write``.
 3. ``distractor-items`` -> the ``distractors`` round: two more wrong choices, written as
    ``a@b`` -> ``distractors``: the guideline's two filters (``existing_choice``: not a
    choice already there, spelling variants and identical words included;
@@ -112,6 +113,26 @@ def answers_of(table: pd.DataFrame, field: str) -> tuple[dict[str, list[str]], s
     )
     given = {str(k): [str(v) for v in g["value"]] for k, g in done.groupby("item_id", sort=False)}
     return given, skipped - set(given)
+
+
+def first_reports(table: pd.DataFrame) -> dict[str, str]:
+    """item -> the report flags (``|``-joined) of its first submitted annotation, for
+    the items whose first annotation reported (the ``report`` field; skipped ones do not
+    count: a skip passes the task on to another person)."""
+    if "field" not in table or table.empty:
+        return {}
+    done = table
+    if "cancelled" in done:
+        done = done[~done["cancelled"].fillna(False).astype(bool)]
+    done = done.sort_values(["item_id", "created_at", "annotation_id"], kind="stable")
+    out = {}
+    for item, group in done.groupby(done["item_id"].astype(str), sort=False):
+        first = group[group["annotation_id"] == group["annotation_id"].iloc[0]]
+        flags = [str(v) for v in first.loc[first["field"] == "report", "value"]
+                 if v is not None and str(v) not in ("", "None", "nan")]  # fmt: skip
+        if flags:
+            out[item] = "|".join(flags)
+    return out
 
 
 def _writers(ctx: RunContext) -> dict[tuple, dict]:
@@ -311,16 +332,22 @@ def _as_question(question: str, choices: list[str]) -> dict:
 )
 def questions_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """The written questions through the three question filters (JGLUE's writing
-    guideline); each task without a kept question has its reason."""
+    guideline); each task without a kept question has its reason (a task its writer
+    reported ``reported:<flag>``)."""
     from pipelines.families.jcqa.filters import JCQA_FILTERS
 
     def compute() -> tuple[dict, dict]:
         items = pd.read_parquet(ctx.out / "writing" / "items.parquet")
-        given, skipped = answers_of(
-            pd.read_parquet(ctx.out / "annotate" / "writing.parquet"), "question"
-        )
+        writing = pd.read_parquet(ctx.out / "annotate" / "writing.parquet")
+        given, skipped = answers_of(writing, "question")
+        reported = first_reports(writing)
         kept, dropped = [], []
         for row in items.to_dict("records"):
+            if row["item_id"] in reported:
+                flag = reported[row["item_id"]]
+                dropped.append({"kind": "task", "id": row["item_id"],
+                                "reason": f"reported:{flag}", "detail": row["shown"]})  # fmt: skip
+                continue
             texts = given.get(row["item_id"])
             if not texts:
                 reason = "skipped" if row["item_id"] in skipped else "not_written"
@@ -491,6 +518,13 @@ def distractors_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 # --------------------------------------------------------------------------- answers
 
 
+def answer_options(question: dict) -> list[dict]:
+    """The answer round's options of one question (``<Choices value="$answer_options">``):
+    its five choices in their order, then わからない, each stored as itself, with the
+    hotkeys 1-6 (:func:`~pipelines.annotation.label_config.dynamic_options`)."""
+    return dynamic_options([*(str(question[f"choice{i}"]) for i in range(5)), UNKNOWN])
+
+
 @declares(
     reads=out_files("distractors/questions.parquet"),
     writes=out_files("answer-items/items.parquet", "answer-items/items.json"),
@@ -505,10 +539,7 @@ def answer_items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             {
                 "item_id": qs["item_id"],
                 "question": qs["question"],
-                "answer_options": [
-                    dynamic_options([*(r[f"choice{i}"] for i in range(5)), UNKNOWN])
-                    for r in qs.to_dict("records")
-                ],
+                "answer_options": [answer_options(r) for r in qs.to_dict("records")],
             }
         )
         if ctx.simulated:

@@ -181,3 +181,34 @@ def test_the_final_check_runs_before_the_split_unless_the_recipe_departs():
                                       "wait-check", "pull-check", "check", "split"]  # fmt: skip
     recipe = load_recipe(ROOT / "recipes" / "jcqa-demo.yaml", {"jcqa": {"final_check": False}})
     assert "check-items" not in task_kind("jcqa").steps_for(recipe)
+
+
+def test_a_writing_task_its_writer_reported_is_dropped_as_reported():
+    """jcqa_writing.xml's report ``cannot_write`` (no quiz separates the three choices)
+    drops the task with the flag; a skipped annotation's report does not count (the skip
+    passes the task to another writer), and a later annotation's neither."""
+    from pipelines.families.jcqa.steps import first_reports
+
+    rows = [
+        ("a", 1, 1, "report", "cannot_write", False),
+        ("b", 2, 1, "question", "怪我をした時に行くところは？", False),
+        ("c", 3, 1, "report", "cannot_write", True),
+        ("c", 4, 2, "question", "山と山の間にあるものは？", False),
+        ("d", 5, 1, "question", "甘くて赤い果物といえば何？", False),
+        ("d", 6, 2, "report", "cannot_write", False),
+    ]
+    table = pd.DataFrame(rows, columns=["item_id", "annotation_id", "created_at", "field",
+                                        "value", "cancelled"])  # fmt: skip
+    assert first_reports(table) == {"a": "cannot_write"}
+    assert first_reports(table.iloc[0:0]) == {}
+
+
+def test_the_answer_options_carry_the_hotkeys_1_to_6():
+    """jcqa_answer.xml's options come from the task: the five choices in order, then
+    わからない, each with its hotkey, the stored code the choice itself."""
+    from pipelines.families.jcqa.steps import answer_options
+
+    five = ["駅", "鉄道会社", "線路", "空港", "港"]
+    options = answer_options({f"choice{i}": c for i, c in enumerate(five)})
+    assert options == [{"value": c, "alias": c, "hotkey": str(k)}
+                       for k, c in enumerate([*five, UNKNOWN], start=1)]  # fmt: skip
