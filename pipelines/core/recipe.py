@@ -223,6 +223,11 @@ class Recipe(Strict):
     corpora: list[CorpusSpec] = Field(min_length=1)
     runner: RunnerSettings = Field(default_factory=RunnerSettings)
     export: ExportSpec = Field(default_factory=ExportSpec)
+    # the start of the recipe's Label Studio project names (None: its name): a round's
+    # project is "<prefix>-<round>" unless the round names one. A demo whose interfaces
+    # change gets a new prefix, so that a server holding the older demo's projects does
+    # not refuse the new run (tests/unit/annotation/test_demo_projects.py)
+    project_prefix: str | None = None
     # the sections owned by stages and families (filters, pairing, annotation, agreement,
     # split, card, items, translation, kobbq, ...) are added by recipe_model() from
     # plugins.RECIPE_SECTIONS

@@ -105,7 +105,14 @@ class RunContext:
 
     @property
     def project(self) -> str:
-        return self.recipe.annotation.project or self.recipe.name
+        """The main round's project: ``annotation.project``, else :attr:`project_base`."""
+        return self.recipe.annotation.project or self.project_base
+
+    @property
+    def project_base(self) -> str:
+        """What the rounds' project names start with (``project_prefix``, else the
+        recipe's name): a round's default project is ``<project_base>-<round>``."""
+        return self.recipe.project_prefix or self.recipe.name
 
 
 StepFn = Callable[[RunContext, str], StepOutcome]

@@ -51,7 +51,7 @@ def spec_round(
     whose spec names none."""
     sim = (spec.simulate or simulate) if ctx.simulated else None
     return Round(items, spec_config(ctx.recipe, spec, default_config),
-                 spec.project or f"{ctx.recipe.name}-{name}", spec.people, sim, pool,
+                 spec.project or f"{ctx.project_base}-{name}", spec.people, sim, pool,
                  ctx.out / "annotate" / f"{name}.parquet", spec.timeout, spec.poll)  # fmt: skip
 
 

@@ -81,7 +81,7 @@ def rounds(ctx: RunContext) -> dict[str, Round]:
         out[name] = Round(
             _round_items(ctx, name),
             config,
-            spec.project or f"{ctx.recipe.name}-{name}",
+            spec.project or f"{ctx.project_base}-{name}",
             spec.raters,
             sim,
             ROUND_POOLS[name],

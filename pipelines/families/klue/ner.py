@@ -312,7 +312,7 @@ def rounds(ctx: RunContext) -> dict[str, Round]:
         config = ctx.recipe.resolve(review.config) if review.config else CONFIGS / "ner_review.xml"
         found["linguists"] = Round(
             out / "linguists" / "items.parquet", config,
-            review.project or f"{ctx.recipe.name}-linguists", review.reviewers,
+            review.project or f"{ctx.project_base}-linguists", review.reviewers,
             simulation(review.simulate, ctx.simulated, review.reviewers), "linguist",
             out / "annotate" / "linguists.parquet", review.timeout, review.poll,
         )  # fmt: skip

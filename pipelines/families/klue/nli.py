@@ -288,18 +288,18 @@ def hypotheses_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
 
 def rounds(ctx: RunContext) -> dict[str, Round]:
-    """The writing round (one writer per premise) and the validation round. The recipe's
-    guideline (``annotation.guideline``; KLUE 3.3.1's Dos and Don'ts) is shown before the
-    writing round too (the validation round gets it with the people rounds)."""
+    """The writing round (one writer per premise) and the validation round. Each shows
+    its interface's guideline (``annotation_configs/guidelines/nli_hypothesis.md``:
+    KLUE 3.3.1's criteria and Dos and Don'ts; ``nli_validation.md``); the recipe's
+    ``annotation.guideline`` replaces the validation round's."""
     ann, recipe, out = ctx.recipe.annotation, ctx.recipe, ctx.out
     writing = ann.writing
-    guideline = recipe.resolve(ann.guideline) if ann.guideline else None
     return {
         "writing": Round(
             out / "premises" / "premises.parquet", recipe.resolve(writing.config),
-            writing.project or f"{recipe.name}-writing", 1,
+            writing.project or f"{ctx.project_base}-writing", 1,
             simulation(writing.simulate, ctx.simulated, 1), "writer",
-            out / "annotate" / "writing.parquet", ann.timeout, ann.poll, guideline=guideline,
+            out / "annotate" / "writing.parquet", ann.timeout, ann.poll,
         ),
         "": Round(
             out / "items" / "items.parquet", recipe.resolve(ann.config), ctx.project,

@@ -91,7 +91,7 @@ def rounds(ctx: RunContext) -> dict[str, Round]:
         config = ctx.recipe.resolve(spec.config) if spec.config else CONFIGS / ROUND_CONFIGS[name]
         out[name] = Round(
             ctx.out / f"{name}-round" / "items.parquet", config,
-            spec.project or f"{ctx.recipe.name}-{name}", spec.respondents, sim,
+            spec.project or f"{ctx.project_base}-{name}", spec.respondents, sim,
             "respondent" if name == "survey" else "reader",
             ctx.out / "annotate" / f"{name}.parquet", spec.timeout, spec.poll,
         )  # fmt: skip

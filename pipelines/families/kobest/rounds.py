@@ -66,7 +66,7 @@ def _round(ctx: RunContext, name: str, items: Path, annotations: Path, pool: str
     return Round(
         items,
         round_config(ctx.recipe, _task(ctx).name, key),
-        f"{spec.project}{name.removeprefix(key)}" if spec.project else f"{ctx.recipe.name}-{name}",
+        f"{spec.project}{name.removeprefix(key)}" if spec.project else f"{ctx.project_base}-{name}",
         spec.people,
         sim,
         pool,

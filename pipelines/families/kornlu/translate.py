@@ -56,7 +56,7 @@ def rounds(ctx: RunContext) -> dict[str, Round]:
     from pipelines.annotation.settings import SimulateSpec
 
     pe, out = ctx.recipe.translation.postedit, ctx.out
-    prefix = pe.project or ctx.recipe.name
+    prefix = pe.project or ctx.project_base
     sim = _sim(ctx)
     spec = SimulateSpec(annotators=1, seed=sim.seed) if sim else None
     other = {"a": "b", "b": "a"}
@@ -80,7 +80,7 @@ def rounds(ctx: RunContext) -> dict[str, Round]:
         config = (ctx.recipe.resolve(r.config) if r.config
                   else CONFIGS / RELABEL[ctx.task.name]["config"])  # fmt: skip
         out_rounds["relabel"] = Round(
-            out / "relabel" / "items.parquet", config, r.project or f"{ctx.recipe.name}-relabel",
+            out / "relabel" / "items.parquet", config, r.project or f"{ctx.project_base}-relabel",
             r.overlap, SimulateSpec(annotators=r.overlap, seed=sim.seed) if sim else None,
             "relabeller", out / "annotate" / "relabel.parquet", r.timeout, r.poll)  # fmt: skip
     return out_rounds

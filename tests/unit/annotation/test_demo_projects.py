@@ -87,10 +87,15 @@ def test_a_demo_project_keeps_its_recorded_settings(tmp_path: Path) -> None:
 def test_the_record_names_the_sts_demo_projects_an_older_version_left(tmp_path: Path) -> None:
     """The record keeps retired names with the settings they last had: ``sts-demo``,
     ``sts-demo-pilot`` and ``sts-demo-human`` were made with sts.xml as it was before
-    issue 52 (commit 62ad744). Undoing the rename to ``sts-demo-2`` is caught."""
+    issue 52 (commit 62ad744), and ``sts-demo-2...`` before issue 55's hotkeys. Undoing
+    a rename (to ``sts-demo`` or to ``sts-demo-2``) is caught."""
     recorded = json.loads(RECORD.read_text(encoding="utf-8"))
     now = demo_projects(tmp_path)
-    undone = {n.replace("sts-demo-2", "sts-demo"): v for n, v in now.items()}
+    for old in ("sts-demo", "sts-demo-2"):
+        undone = {n.replace("sts-demo-3", old): v for n, v in now.items()}
+        changed = [line.split("'")[1] for line in changed_projects(recorded, undone)]
+        assert changed == [old, f"{old}-human", f"{old}-pilot"], changed
+    undone = {n.replace("sts-demo-3", "sts-demo"): v for n, v in now.items()}
     changed = changed_projects(recorded, undone)
     assert [line.split("'")[1] for line in changed] == [
         "sts-demo",

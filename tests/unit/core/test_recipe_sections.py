@@ -20,7 +20,17 @@ ROOT = Path(__file__).resolve().parents[3]
 BASE = ("name: t\ncorpora:\n  - name: toy\n    path: c.txt\n    format: txt\n"
         "    license: CC0-1.0\n    domain: test\n    style: formal\n")  # fmt: skip
 # the shell: what every layer reads (the release licence needs corpora and export)
-SHELL = {"name", "description", "task", "language", "corpora", "runner", "export", "base_dir"}
+SHELL = {
+    "name",
+    "description",
+    "task",
+    "language",
+    "corpora",
+    "runner",
+    "export",
+    "base_dir",
+    "project_prefix",
+}
 OWNERS = {
     "filters": "pipelines.quality.settings",
     "pairing": "pipelines.pairing.settings",

@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parents[4]
 
 def test_both_nli_rounds_show_the_guideline(tmp_path):
     recipe = load_recipe(ROOT / "recipes" / "nli-demo.yaml")
-    ctx = SimpleNamespace(recipe=recipe, out=tmp_path, simulated=True, project=recipe.name)
+    ctx = SimpleNamespace(recipe=recipe, out=tmp_path, simulated=True,
+                          project=recipe.name, project_base=recipe.name)  # fmt: skip
     shown = with_people_rounds(ctx, rounds(ctx))
     guides = ROOT / "annotation_configs" / "guidelines"
     shows = {name: round_guideline(r.config, r.guideline) for name, r in shown.items()}
