@@ -315,8 +315,9 @@ def _per_annotator(g: dict) -> str:
                        _fmt(a.get("alpha"))] for a in screened])  # fmt: skip
     labels = g.get("annotator_label_agreement")
     if labels:
+        itself = "itself " if g.get("people") or g.get("suggestions") else ""
         return (
-            f"Rule {code(g['rule'])} {'itself ' if g.get('people') else ''}screens no annotator; "
+            f"Rule {code(g['rule'])} {itself}screens no annotator; "
             "how often each chose the gold label and "
             "what the other annotators' majority chose:\n\n"
             + table(
@@ -382,7 +383,7 @@ def suggestions_section(g: dict, annotation: dict) -> str:
          "accepted share", "items left unchanged", "screened out"],
         [[escape(str(r["annotator_id"])), r["items"], r["suggested"], r["accepted"],
           r["edited"], r["deleted"], r["added"], _fmt(r["accepted_share"]),
-          _fmt(r["unchanged_share"]), "**yes**" if r.get("screened") else ""] for r in rows],
+          _fmt(r["unchanged_share"]), "yes" if r.get("screened") else ""] for r in rows],
     )  # fmt: skip
     return head + "\n\n" + body
 

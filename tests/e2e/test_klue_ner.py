@@ -59,7 +59,13 @@ def ner_rebuilt(server, tmp_path_factory):
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
     again = rebuild(path, out, server["port"])
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
-    return {"out": out, "first": first.stdout, "again": again.stdout, "recipe": recipe}
+    return {
+        "out": out,
+        "first": first.stdout,
+        "again": again.stdout,
+        "recipe": recipe,
+        "path": path,
+    }
 
 
 def test_the_tagger_pseudo_labels_and_keeps_sentences_with_entities(ner_rebuilt):
@@ -235,3 +241,33 @@ def test_the_demos_suggestion_screening_catches_the_one_who_accepts_everything(n
     others = [r for r in result["figures"]["suggestions"]
               if r["annotator_id"] not in ("overall", accepting["annotator_id"])]  # fmt: skip
     assert others and max(r["accepted_share"] for r in others) < 0.95
+
+
+def test_annotate_status_shows_every_round_with_progress_and_acceptance(ner_rebuilt):
+    """Issue 55, item 5: ``benchforge annotate status --recipe`` is the project manager's
+    view: per round of the run, its progress and, per annotator, time per task,
+    agreement so far and suggestion acceptance, as JSON and as a table."""
+    import subprocess
+    import sys
+
+    def status(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "flows.cli", "annotate", "status", "--recipe",
+             str(ner_rebuilt["path"]), "--out", str(ner_rebuilt["out"]), *extra],
+            cwd=ROOT, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+
+    got = status("--json")
+    assert got.returncode == 0, got.stderr[-2000:]
+    rounds = {r["round"]: r for r in json.loads(got.stdout)["rounds"]}
+    assert set(rounds) == {"main", "linguists"}
+    main = rounds["main"]
+    assert main["state"] == "done" and main["complete"] == main["tasks"] > 0
+    people = main["annotators"]
+    assert all(p["done"] > 0 and p["median_seconds"] is not None for p in people)
+    assert all(p["majority_share"] is not None for p in people)
+    accepted = sorted(p["suggestions_accepted"] for p in people)
+    assert accepted[-1] == 1.0 and accepted[-2] < 0.95  # the one who accepts everything
+    table = status()
+    assert table.returncode == 0 and "main (klue-ner-test): done" in table.stdout
+    assert "suggestions_accepted" in table.stdout
