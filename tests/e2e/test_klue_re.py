@@ -82,7 +82,7 @@ def test_two_taggers_unioned_and_pairs_sampled_with_every_row_accounted(re_rebui
     schema = relation_schema()
     for row in items.itertuples():
         assert row.sentence[row.subject_start : row.subject_end] == row.subject
-        options = [o["value"] for o in row.relation_options]
+        options = [o.get("alias") or o["value"] for o in row.relation_options]
         assert options == [*candidates_for(row.subject_type, row.object_type, schema),
                            "no_relation", "other"]  # fmt: skip
 
