@@ -28,6 +28,7 @@ def _recipe(folder: Path) -> Path:
         corpus["path"] = str((ROOT / "recipes" / corpus["path"]).resolve())
         corpus["limit"] = 600
     recipe["name"] = "sts-people-test"
+    recipe.pop("project_prefix", None)  # the projects are named after this test's recipe
     recipe["annotation"]["project"] = "sts-people-test"  # the demo names its own
     recipe["pairing"]["corpora"][0]["gsm"] = {"pool": 300, "pairs": 60}
     recipe["items"]["sample"] = 30

@@ -143,14 +143,14 @@ def test_a_suspended_rebuild_resumes_by_itself_when_its_annotations_arrive(prefe
         if corpus.get("license_file"):
             corpus["license_file"] = str((ROOT / "recipes" / corpus["license_file"]).resolve())
     ann = recipe["annotation"]
-    for key in ("config", "guideline"):
-        ann[key] = str((ROOT / "recipes" / ann[key]).resolve())
+    ann["config"] = str((ROOT / "recipes" / ann["config"]).resolve())
     for key in ("pilot", "controls", "human", "simulate"):
         ann.pop(key, None)
     ann.update(overlap=3, project="sts-suspend-test", poll=1)
     recipe["agreement"]["reports"] = "auto"
     recipe["items"]["sample"] = 30
     recipe["name"] = "sts-suspend"
+    recipe.pop("project_prefix", None)  # the projects are named after this test's recipe
     path = folder / "sts-suspend.yaml"
     path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
     out = folder / "suspend"

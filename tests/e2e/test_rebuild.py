@@ -36,7 +36,7 @@ def small_recipe(folder: Path, project: str) -> Path:
     # (test_people_rounds.py)
     recipe["annotation"].pop("pilot")
     recipe["annotation"].pop("controls")
-    recipe["annotation"].pop("guideline")
+    recipe["annotation"].pop("guideline", None)
     recipe["annotation"].pop("human")
     recipe["agreement"]["reports"] = "auto"
     recipe["annotation"].update(
@@ -281,6 +281,7 @@ def small_nli_recipe(folder: Path, name: str) -> Path:
         corpus["path"] = str((ROOT / "recipes" / corpus["path"]).resolve())
         corpus["limit"] = 800
     recipe["name"] = name
+    recipe.pop("project_prefix", None)  # the projects are named after this test's recipe
     recipe["items"]["sample"] = 10
     for key in ("pilot", "controls", "human"):  # their own test: test_people_rounds.py
         recipe["annotation"].pop(key)
@@ -419,6 +420,7 @@ def tc_rebuilt(server, tmp_path_factory):
     recipe["corpora"][0]["path"] = str((ROOT / "recipes" / recipe["corpora"][0]["path"]).resolve())
     recipe["corpora"][0]["limit"] = 1500
     recipe["name"] = "tc-rebuild-test"
+    recipe.pop("project_prefix", None)  # the projects are named after this test's recipe
     recipe["items"]["sample"] = 20
     recipe["annotation"]["config"] = str(ROOT / "annotation_configs" / "topic.xml")
     path = folder / "tc-rebuild-test.yaml"

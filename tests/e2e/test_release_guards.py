@@ -197,6 +197,7 @@ def _ner_recipe(folder: Path, settings: dict) -> Path:
     # its own project names: a server's older klue-ner-demo project (another interface)
     # would refuse the run before the tagger is judged
     recipe["name"] = f"guard-ner-{folder.name[-12:]}-{os.getpid()}"
+    recipe.pop("project_prefix", None)  # the projects are named after this test's recipe
     recipe["annotation"]["config"] = str(ROOT / "annotation_configs" / "ner.xml")
     path = folder / "klue-ner.yaml"
     path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
