@@ -55,6 +55,13 @@ class Markdown(str):
     pass it through as it is. Everything else they are given is escaped as data."""
 
 
+def _placeholders_out(text: str) -> str:
+    """``text`` with STX and ETX (U+0002, U+0003) shown as U+FFFD: Python-Markdown marks
+    its own placeholders with them, so data holding one could end a code span early and
+    let ``*`` make emphasis (hypothesis drew "`\x03`*`*"); they print as nothing."""
+    return text.replace("\x02", "\ufffd").replace("\x03", "\ufffd")
+
+
 def escape(text: object, lines: bool = False) -> str:
     """``text`` (corpus or recipe text) as Markdown that shows exactly these characters:
     ``<``, ``>`` and ``&`` as entities, backslash, backquote, brackets, ``*`` and an
@@ -62,7 +69,7 @@ def escape(text: object, lines: bool = False) -> str:
     line breaks become spaces unless ``lines`` (a paragraph of the recipe's, such as its
     description), where each line's leading blanks are dropped and a line that would
     start a block (``#``, ``>``, ``-``, ``+``, ``=``, ``1.``) has that character escaped."""
-    out = html.escape(str(text), quote=False)
+    out = html.escape(_placeholders_out(str(text)), quote=False)
     out = _BACKSLASHED.sub(r"\\\1", out)
     out = _UNDERSCORE.sub(r"\\_", out)
     out = "".join(_REFERENCES.get(ch, ch) for ch in out)
@@ -87,7 +94,8 @@ def code(text: object, table: bool = False) -> Markdown:
     no span). Nothing is escaped inside a code
     span, save, with ``table`` (a code span in a table cell), ``|`` as ``\\|``, which a
     GFM table reads as a pipe inside its cell."""
-    body = " ".join(str(text).replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+    body = " ".join(_placeholders_out(str(text)).replace("\r\n", "\n").replace("\r", "\n")
+                    .split("\n"))  # fmt: skip
     if table:
         body = body.replace("|", "\\|")
     if not body:
