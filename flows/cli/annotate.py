@@ -327,7 +327,8 @@ def status(args: argparse.Namespace) -> int:
         missing = [c for c in ("item_id", "value") if c not in controls.columns]
         if missing:
             raise annotate.AnnotationError(f"{args.controls}: no column {missing}")
-    kind = _field_type(args.project, table, args.field)
+    proj = annotate.find_project(annotate.client(), args.project)
+    kind = _field_type(proj.label_config, table, args.field)
     try:
         frame = annotator_status(table, args.field, controls, kind=kind)
     except ValueError as exc:
@@ -386,7 +387,7 @@ def _recipe_status(args: argparse.Namespace) -> int:
         )
         try:
             frame = annotator_status(table, field, controls,
-                                     kind=_field_type(r.project, table, field))  # fmt: skip
+                                     kind=_field_type(proj.label_config, table, field))  # fmt: skip
         except ValueError:
             frame = annotator_status(table, None, controls)
         report.append({**entry, "state": "done" if complete == len(tasks) else "in progress",
@@ -410,20 +411,18 @@ def _recipe_status(args: argparse.Namespace) -> int:
     return 0
 
 
-def _field_type(project: str, table, field: str | None):  # noqa: ANN001, ANN202
+def _field_type(label_config: str, table, field: str | None):  # noqa: ANN001, ANN202
     """The value type of the field status measures (its control in the project's
-    labeling config), or None when it cannot be told."""
+    labeling config, the XML ``label_config``), or None when it cannot be told."""
     from pipelines.agreement.status import answer_field
-    from pipelines.annotation import annotate
     from pipelines.annotation.label_config import parse_label_config
     from pipelines.annotation.values import value_type_of
 
     try:
         chosen = answer_field(table, field)
-        proj = annotate.find_project(annotate.client(), project)
-        config = parse_label_config(proj.label_config)
+        config = parse_label_config(label_config)
         return value_type_of(config.control(chosen)) if chosen else None
-    except (ValueError, KeyError, AttributeError):
+    except (ValueError, KeyError):
         return None
 
 

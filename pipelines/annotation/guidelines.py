@@ -217,18 +217,18 @@ def check_guideline(config: Path | str, guideline: Path | str) -> Guideline:
     return parsed
 
 
-def round_guideline(config: Path | str, guideline: Path | str | None = None) -> Path:
-    """The guideline file a round with interface ``config`` shows: ``guideline`` (the
-    recipe's) or the interface's own (:func:`default_guideline`), checked; a round with
-    neither raises :class:`GuidelineError`."""
+def round_guideline(config: Path | str, guideline: Path | str | None = None) -> Guideline:
+    """The guideline a round with interface ``config`` shows: ``guideline`` (the
+    recipe's) or the interface's own (:func:`default_guideline`), read and checked
+    against the interface (its file is ``.path``); a round with neither raises
+    :class:`GuidelineError`."""
     path = Path(guideline) if guideline else default_guideline(Path(config))
     if not path.is_file():
         raise GuidelineError(
             f"{config}: this interface has no guideline ({path} not found); every round "
             "shows one before labelling (write it there, or set annotation.guideline)"
         )
-    check_guideline(config, path)
-    return path
+    return check_guideline(config, path)
 
 
 def instruction_html(config: Path | str, guideline: Path | str | None = None,
@@ -238,7 +238,7 @@ def instruction_html(config: Path | str, guideline: Path | str | None = None,
     import markdown
     import nh3
 
-    parsed = read_guideline(round_guideline(config, guideline))
+    parsed = round_guideline(config, guideline)
     note = PHASE_NOTES.get(phase, {}).get(parsed.lang)
     text = (f"> **{note}**\n\n" if note else "") + parsed.body
     return nh3.clean(markdown.markdown(text, extensions=["tables"]))

@@ -272,14 +272,13 @@ def round_server(r: Round) -> str:
 def guideline_facts(r: Round) -> dict | None:
     """The guideline the round showed (``pipelines.annotation.guidelines``): its file name,
     language and how many options it gives a hotkey; None when it has none."""
-    from pipelines.annotation.guidelines import GuidelineError, check_guideline, round_guideline
+    from pipelines.annotation.guidelines import GuidelineError, round_guideline
 
     try:
-        path = round_guideline(r.config, r.guideline)
-        parsed = check_guideline(r.config, path)
+        parsed = round_guideline(r.config, r.guideline)
     except (GuidelineError, OSError):
         return None
-    return {"file": path.name, "lang": parsed.lang, "hotkeys": len(parsed.keys)}
+    return {"file": parsed.path.name, "lang": parsed.lang, "hotkeys": len(parsed.keys)}
 
 
 def annotation_facts(r: Round, table: pd.DataFrame, simulated: bool) -> dict:

@@ -21,7 +21,7 @@ def test_both_nli_rounds_show_the_guideline(tmp_path):
                           project=recipe.name, project_base=recipe.name)  # fmt: skip
     shown = with_people_rounds(ctx, rounds(ctx))
     guides = ROOT / "annotation_configs" / "guidelines"
-    shows = {name: round_guideline(r.config, r.guideline) for name, r in shown.items()}
+    shows = {name: round_guideline(r.config, r.guideline).path for name, r in shown.items()}
     assert shows["writing"] == guides / "nli_hypothesis.md"  # the writers'
     assert shows[""] == shows["pilot"] == guides / "nli_validation.md"  # the validators'
 

@@ -33,7 +33,7 @@ def _round():  # noqa: ANN202
     recipe = load_recipe(ROOT / "recipes" / "sts-demo.yaml")
     path = recipe.resolve(recipe.annotation.config)
     config = parse_label_config(path)
-    guide = round_guideline(path, recipe.annotation.guideline).read_text(encoding="utf-8")
+    guide = round_guideline(path, recipe.annotation.guideline).path.read_text(encoding="utf-8")
     return ET.fromstring(config.xml), " ".join(guide.split())
 
 
