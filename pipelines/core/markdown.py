@@ -149,6 +149,9 @@ def neutralize(markdown: str) -> str:
     return "".join(out)
 
 
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
 def _blocks(markdown: str) -> list[tuple[str, bool]]:
     """``markdown`` cut into the stretches inline parsing sees one at a time: a fenced
     code block (True), or lines no blank line, table row, heading, quote, list item or
@@ -157,7 +160,9 @@ def _blocks(markdown: str) -> list[tuple[str, bool]]:
     still defuses what would be live outside one."""
     out: list[tuple[str, bool]] = []
     fence = ""
-    for line in markdown.splitlines(keepends=True):
+    # Markdown's line endings only: str.splitlines also cuts at a form feed, a vertical
+    # tab, U+0085, U+2028 ..., which would split a code span holding one in two
+    for line in _LINES.findall(markdown):
         mark = _FENCE.match(line)
         if fence:
             out[-1] = (out[-1][0] + line, True)

@@ -120,6 +120,7 @@ def _paragraph_text(html: str) -> str:
 @example("<\u200b")  # found by hypothesis in CI: the data's own zero-width space after "<"
 @example("[x](javascript:alert(1))")  # the backstop's zero-width space between ] and (
 @example("`\x03`*`*")  # found by hypothesis: Python-Markdown's own placeholder character
+@example("``<b>\x0c")  # found by hypothesis: str.splitlines cut the code span at the form feed
 def test_data_in_a_report_renders_as_text_in_commonmark_and_python_markdown(text):
     flat = " ".join(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
     assume(flat)  # an empty code span is no span
