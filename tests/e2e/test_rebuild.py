@@ -705,11 +705,15 @@ def test_korsts_flagged_pairs_are_relabelled_in_their_own_round(korsts_rebuilt):
     review = pd.read_parquet(out / "qa" / "review.parquet")
     final = pd.read_parquet(out / "relabel" / "pairs.parquet").set_index("pair_id")
     votes = pd.read_parquet(out / "annotate" / "relabel.parquet")
+    gone = pd.read_parquet(out / "relabel" / "dropped.parquet")
+    reported = set(votes.loc[~votes["cancelled"] & (votes["report_flags"] != ""), "item_id"])
+    assert set(gone["pair_id"]) == reported and (gone["reason"] == "relabel_report").all()
     votes = votes[~votes["cancelled"] & (votes["field"] == "similarity")]
-    assert len(review) >= 1 and set(votes["item_id"]) == set(review["pair_id"]) & set(final.index)
+    assert len(review) >= 1
+    assert set(votes["item_id"]) - reported == set(review["pair_id"]) & set(final.index)
     project = annotate.find_project(annotate.client(), "korsts-rebuild-test-relabel")
     assert project.task_number == len(set(votes["item_id"]))  # no duplicate after the rerun
-    for pair_id, group in votes.groupby("item_id"):
+    for pair_id, group in votes[~votes["item_id"].isin(reported)].groupby("item_id"):
         assert len(group) == 3 and final.at[pair_id, "relabelled"]
         assert final.at[pair_id, "label"] == round(group["value"].astype(float).mean(), 2)
     untouched = final[~final["relabelled"]]
@@ -722,7 +726,8 @@ def test_korsts_export_carries_english_labels_and_final_translations(korsts_rebu
     out = korsts_rebuilt["out"]
     sentences = pd.read_parquet(out / "qa" / "sentences.parquet").set_index("sentence_id")
     kept = pd.read_parquet(out / "relabel" / "pairs.parquet")
-    dropped = pd.read_parquet(out / "qa" / "dropped.parquet")
+    dropped = pd.concat([pd.read_parquet(out / "qa" / "dropped.parquet"),
+                         pd.read_parquet(out / "relabel" / "dropped.parquet")])  # fmt: skip
     pairs = pd.read_parquet(out / "translate" / "pairs.parquet")
     assert len(kept) + len(dropped) == len(pairs) == 10 and dropped["reason"].notna().all()
     lines = (out / "dataset" / "dev.tsv").read_text(encoding="utf-8").splitlines()

@@ -186,17 +186,34 @@ def relabel_items(pairs: pd.DataFrame, review: pd.DataFrame, kind: str,
     return items
 
 
-def relabelled(pairs: pd.DataFrame, votes: pd.DataFrame, kind: str) -> tuple[pd.DataFrame, dict]:
-    """(pairs, dropped counts): each relabelled pair takes the mean of its ratings (STS)
-    or the label more than half of its votes chose (NLI; without one the pair is dropped,
-    ``relabel_no_majority``); ``label_en`` keeps the English label."""
+def relabelled(
+    pairs: pd.DataFrame, votes: pd.DataFrame, kind: str
+) -> tuple[pd.DataFrame, dict, pd.DataFrame]:
+    """(pairs, dropped counts, dropped pairs with ``reason`` and ``detail``): each
+    relabelled pair takes the mean of its ratings (STS) or the label more than half of
+    its votes chose (NLI; without one the pair is dropped, ``relabel_no_majority``);
+    ``label_en`` keeps the English label. A pair one
+    relabeller reported is dropped (``relabel_report``), as the interface it is shown in
+    says (``sts.xml``: dropped where no review round follows, and none follows this one;
+    ``nli_validation.xml``: dropped); ``relabel_reports`` keeps the flags."""
     answer = RELABEL[kind]["answer"]
-    done = votes[~votes["cancelled"].fillna(False).astype(bool) & (votes["field"] == answer)]
-    out = pairs.assign(label_en=pairs["label"], relabelled=False, relabel_votes="")
+    live = votes[~votes["cancelled"].fillna(False).astype(bool)]
+    done = live[live["field"] == answer]
+    flags = live.assign(report_flags=live["report_flags"].fillna("").astype(str))
+    flags = flags[flags["report_flags"] != ""].drop_duplicates("annotation_id")
+    reported = {
+        str(item): "|".join(sorted({f for v in group["report_flags"] for f in v.split("|")}))
+        for item, group in flags.groupby("item_id")
+    }
+    out = pairs.assign(
+        label_en=pairs["label"], relabelled=False, relabel_votes="",
+        relabel_reports=pairs["pair_id"].astype(str).map(reported).fillna(""),
+    )  # fmt: skip
     dropped: list[str] = []
     for pair_id, group in done.groupby("item_id"):
         values = group["value"].astype(str).tolist()
         at = out.index[out["pair_id"] == pair_id]
+        out.loc[at, "relabel_votes"] = "|".join(values)
         if LABELS[kind] is None:
             new: object = round(float(np.mean([float(v) for v in values])), 2)
         else:
@@ -210,19 +227,30 @@ def relabelled(pairs: pd.DataFrame, votes: pd.DataFrame, kind: str) -> tuple[pd.
             new = top
         out.loc[at, "label"] = new
         out.loc[at, "relabelled"] = True
-        out.loc[at, "relabel_votes"] = "|".join(values)
-    kept = out[~out["pair_id"].isin(dropped)].reset_index(drop=True)
-    return kept, ({"relabel_no_majority": len(dropped)} if dropped else {})
+    gone = out["pair_id"].astype(str).isin(reported)
+    counts = {"relabel_no_majority": len(dropped)} if dropped else {}
+    if gone.any():
+        counts["relabel_report"] = int(gone.sum())
+    no_majority = out["pair_id"].isin(dropped) & ~gone
+    lost = pd.concat([
+        out[gone].assign(reason="relabel_report", detail=out.loc[gone, "relabel_reports"]),
+        out[no_majority].assign(reason="relabel_no_majority",
+                                detail=out.loc[no_majority, "relabel_votes"]),
+    ]).reset_index(drop=True)  # fmt: skip
+    kept = out[~out["pair_id"].isin(dropped) & ~gone].reset_index(drop=True)
+    return kept, counts, lost
 
 
 @declares(
     reads=out_files("qa/pairs.parquet", "qa/review.parquet"),
-    writes=out_files("relabel/pairs.parquet", "relabel/relabel.json"),
+    writes=out_files("relabel/pairs.parquet", "relabel/relabel.json", "relabel/dropped.parquet"),
 )
 def relabel_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     """``on_flag: relabel``: the flagged pairs go through a Label Studio round of their own
     (push, simulate, wait, pull, as every round) and take its label; otherwise the QA's
-    pairs pass as they are. -> OUT/relabel/pairs.parquet (the pairs the export releases)."""
+    pairs pass as they are. -> OUT/relabel/pairs.parquet (the pairs the export releases),
+    OUT/relabel/dropped.parquet (the pairs it dropped, with ``reason``: a relabeller's
+    report, no majority)."""
     from pipelines.core.io import write_parquet
 
     kind, qa = ctx.task, ctx.recipe.translation.qa
@@ -243,11 +271,14 @@ def relabel_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
             lines += [f"{op}: {summary}" for op, summary in run_round(ctx, "relabel").items()]
             votes = pd.read_parquet(ctx.out / "annotate" / "relabel.parquet")
-            final, dropped = relabelled(pairs, votes, kind.name)
+            final, dropped, lost = relabelled(pairs, votes, kind.name)
         else:
             final, dropped = pairs.assign(label_en=pairs["label"], relabelled=False), {}
+            lost = pairs.iloc[0:0].assign(reason="", detail="")
     else:
         final, dropped = pairs.assign(label_en=pairs["label"], relabelled=False), {}
+        lost = pairs.iloc[0:0].assign(reason="", detail="")
+    write_parquet(lost, folder / "dropped.parquet")  # every pair this step dropped, why
     changed = final[final["relabelled"]]
     info.update(relabelled=len(changed), dropped=dropped)
     if len(changed) and LABELS[kind.name] is None:

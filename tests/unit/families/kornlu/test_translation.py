@@ -287,3 +287,38 @@ def test_translate_command_writes_every_sentence_with_its_lineage(tmp_path):
     assert sentences["draft"].str.len().gt(0).all()
     assert set(sentences["backend"]) <= {"memory-exact", "memory-fuzzy", "transformers"}
     assert list(pairs["label"]) == [float(r[4]) for r in _korsts_rows(8)]  # carried over
+
+
+def _votes(rows: list[tuple[str, str, str, str]], field: str = "similarity") -> pd.DataFrame:
+    """A pulled relabel round: (item, annotation, value, report flags) per row."""
+    return pd.DataFrame(
+        [{"item_id": i, "annotation_id": a, "field": field, "value": v,
+          "report_flags": f, "cancelled": False} for i, a, v, f in rows]
+    )  # fmt: skip
+
+
+def test_a_pair_a_relabeller_reported_is_dropped_with_its_flags_and_the_rest_relabelled():
+    from pipelines.families.kornlu.qa import relabelled
+
+    pairs = pd.DataFrame({"pair_id": ["p1", "p2", "p3"], "label": [1.0, 2.0, 3.0]})
+    votes = _votes([("p1", "1", "4", ""), ("p1", "2", "5", ""),
+                    ("p2", "3", "2", ""), ("p2", "4", "2", "translation_error")])  # fmt: skip
+    kept, counts, lost = relabelled(pairs, votes, "korsts")
+    assert kept["pair_id"].tolist() == ["p1", "p3"]  # p3 was not in the round
+    assert kept.set_index("pair_id").at["p1", "label"] == 4.5
+    assert not kept.set_index("pair_id").at["p3", "relabelled"]
+    assert counts == {"relabel_report": 1}
+    assert lost[["pair_id", "reason", "detail"]].values.tolist() == [
+        ["p2", "relabel_report", "translation_error"]]  # fmt: skip
+    assert len(kept) + len(lost) == len(pairs)  # rows in = kept + dropped
+
+
+def test_an_nli_pair_without_a_majority_is_dropped_with_its_votes():
+    from pipelines.families.kornlu.qa import relabelled
+
+    pairs = pd.DataFrame({"pair_id": ["p1"], "label": ["entailment"]})
+    votes = _votes([("p1", "1", "neutral", ""), ("p1", "2", "contradiction", "")], "label")
+    kept, counts, lost = relabelled(pairs, votes, "kornli")
+    assert kept.empty and counts == {"relabel_no_majority": 1}
+    assert lost[["reason", "detail"]].values.tolist() == [
+        ["relabel_no_majority", "neutral|contradiction"]]  # fmt: skip
