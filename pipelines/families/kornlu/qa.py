@@ -192,9 +192,9 @@ def relabelled(
     """(pairs, dropped counts, dropped pairs with ``reason`` and ``detail``): each
     relabelled pair takes the mean of its ratings (STS) or the label more than half of
     its votes chose (NLI; without one the pair is dropped, ``relabel_no_majority``);
-    ``label_en`` keeps the English label. A pair one
-    relabeller reported is dropped (``relabel_report``), as the interface it is shown in
-    says (``sts.xml``: dropped where no review round follows, and none follows this one;
+    ``label_en`` keeps the English label. A pair one relabeller reported is dropped
+    (``relabel_report``), as the interface it is shown in says (``sts.xml``: dropped
+    where no review round follows, and none follows this one;
     ``nli_validation.xml``: dropped); ``relabel_reports`` keeps the flags."""
     answer = RELABEL[kind]["answer"]
     live = votes[~votes["cancelled"].fillna(False).astype(bool)]
@@ -228,9 +228,6 @@ def relabelled(
         out.loc[at, "label"] = new
         out.loc[at, "relabelled"] = True
     gone = out["pair_id"].astype(str).isin(reported)
-    counts = {"relabel_no_majority": len(dropped)} if dropped else {}
-    if gone.any():
-        counts["relabel_report"] = int(gone.sum())
     no_majority = out["pair_id"].isin(dropped) & ~gone
     lost = pd.concat([
         out[gone].assign(reason="relabel_report", detail=out.loc[gone, "relabel_reports"]),
@@ -238,7 +235,8 @@ def relabelled(
                                 detail=out.loc[no_majority, "relabel_votes"]),
     ]).reset_index(drop=True)  # fmt: skip
     kept = out[~out["pair_id"].isin(dropped) & ~gone].reset_index(drop=True)
-    return kept, counts, lost
+    # the counts are the written rows' (a reported pair without a majority counts once)
+    return kept, {str(r): int(n) for r, n in lost["reason"].value_counts().items()}, lost
 
 
 @declares(
