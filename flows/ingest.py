@@ -36,7 +36,7 @@ from pipelines.ingest.shards import (
 from pipelines.preflight import check_ingest_inputs
 from pipelines.quality.dedup import deduplicate
 from pipelines.quality.settings import ClassifierSettings, DedupSettings, NoiseSettings, PiiSettings
-from pipelines.quality.toxic import filter_toxic, load_detectors
+from pipelines.quality.toxic import detector_folders, filter_toxic, load_detectors, skip_reasons
 
 # The code the ingest's results depend on (pipelines.core.code.code_key: these and what
 # they import): editing a stage or a language pack reruns the ingest; editing a family,
@@ -89,10 +89,10 @@ def classify_task(
     sentences: pd.DataFrame,
     settings: ClassifierSettings,
     models: dict[str, str],
-    publishers: dict[str, str | None],
+    skips: dict[str, str],
 ) -> StageResult:
     return filter_toxic(sentences, settings, load_detectors(settings, models), progress=True,
-                        publishers=publishers)  # fmt: skip
+                        skips=skips)  # fmt: skip
 
 
 def pii_kind_counts(rejects: pd.DataFrame) -> dict[str, int]:
@@ -132,9 +132,11 @@ def ingest_flow(recipe_path: str, out_dir: str, overrides: dict | None = None) -
     filtering = noise.model_dump(exclude=set(CLEANING_FIELDS))
     shard_size = recipe.runner.shard_size
 
-    # check_ingest_inputs (run_ingest) has checked the corpora and checkpoints already
-    detectors = recipe.filters.classifiers.detectors
-    models = {n: str(recipe.resolve(d.model)) for n, d in detectors.items()}
+    # check_ingest_inputs (run_ingest) has checked the corpora and checkpoints already;
+    # a built-in detector not trained yet is trained here (a few seconds, then cached)
+    classifiers = recipe.filters.classifiers
+    models = {n: str(p) for n, p in detector_folders(classifiers, recipe.resolve).items()}
+    skips = skip_reasons(classifiers, recipe) if models else {}
     paths = {c.name: recipe.corpus_path(c) for c in recipe.corpora}
     fingerprints = {c.name: file_fingerprint(paths[c.name]) for c in recipe.corpora}
     read_keys = [settings_key("read", code, c, fingerprints[c.name]) for c in recipe.corpora]
@@ -163,19 +165,16 @@ def ingest_flow(recipe_path: str, out_dir: str, overrides: dict | None = None) -
     dedup_future = dedup_task.submit(dedup_key, filters, dedup)
     deduped = dedup_future.result()
     final, final_key, classified, classify_future = deduped, dedup_key, None, None
-    if detectors:
-        publishers = {c.name: c.publisher for c in recipe.corpora}
+    if models:
         final_key = settings_key(
             "classify",
             dedup_key,
             code,
-            recipe.filters.classifiers,
+            classifiers,
             {n: folder_stamp(Path(p)) for n, p in models.items()},
-            publishers,
+            skips,
         )
-        classify_future = classify_task.submit(
-            final_key, deduped.kept, recipe.filters.classifiers, models, publishers
-        )
+        classify_future = classify_task.submit(final_key, deduped.kept, classifiers, models, skips)
         classified = final = classify_future.result()
 
     seg_out: list[ShardOutput] = [f.result() for f in segments]
@@ -201,6 +200,10 @@ def ingest_flow(recipe_path: str, out_dir: str, overrides: dict | None = None) -
     corpora = [c.name for c in recipe.corpora]
     stats["corpora"] = _summary(stats, corpora)
     stats["pii_kinds"] = pii_kind_counts(rejects)
+    stats["classify"] = {
+        "detectors": {n: Path(p).name for n, p in models.items()},
+        "skipped_corpora": skips,
+    }
     stats["recipe"] = recipe.name
     stats["cache_key"] = final_key
     check_continuity(stats, sum(len(s.kept) for s in seg_out))

@@ -60,15 +60,29 @@ def label_studio() -> Path:
     return ls_server.ensure_installed()
 
 
+def detectors() -> dict[str, Path]:
+    """The built-in gender-bias and hate detectors of KLUE 2.3's toxic-content filter,
+    trained from the shipped Korean HateSpeech data when not yet in the data folder
+    (:mod:`pipelines.models.builtin_detectors`); name -> folder."""
+    from pipelines.models.builtin_detectors import builtin_detector
+    from pipelines.quality.settings import DETECTOR_DEFAULTS
+
+    return {name: builtin_detector(name) for name in DETECTOR_DEFAULTS}
+
+
 def setup() -> dict[str, str]:
-    """Both, at once; what was prepared, for the one line printed."""
-    with ThreadPoolExecutor(2) as pool:
+    """The three at once; what was prepared, for the one line printed."""
+    with ThreadPoolExecutor(3) as pool:
         ls = pool.submit(label_studio)
         prefect = pool.submit(prefect_database)
-        exe, stamp = ls.result(), prefect.result()
+        found = pool.submit(detectors)
+        exe, stamp, folders = ls.result(), prefect.result(), found.result()
     from pipelines.annotation import ls_server
 
-    done = {"label_studio": str(exe.parent.parent)}
+    done = {
+        "label_studio": str(exe.parent.parent),
+        "detectors": str(next(iter(folders.values())).parent),
+    }
     if ls_server.database_template().exists():
         done["label_studio_database"] = str(ls_server.database_template())
     if stamp is not None:
@@ -87,6 +101,7 @@ def main() -> int:
     where = f"Label Studio in {done['label_studio']}"
     if "prefect_database" in done:
         where += f"; Prefect's database {done['prefect_database']}"
+    where += f"; the built-in detectors in {done['detectors']}"
     print(f"[setup] ready: {where}", flush=True)
     return 0
 

@@ -3,8 +3,8 @@ so that a run that cannot finish fails in seconds with a message naming the file
 the problem, instead of after ingest or after the annotation rounds.
 
 - ``check_ingest_inputs``: every corpus file exists, is not empty and decodes with its
-  encoding; every detector checkpoint named by the recipe is a checkpoint directory
-  whose training did not collapse.
+  encoding (the detector folders a recipe names are checked when it loads:
+  ``pipelines.quality.settings``).
 - ``check_rebuild_recipe``: the sections a ``benchforge rebuild`` chain needs are there,
   and the annotation configs exist (the agreement and split sections are validated by
   ``load_recipe`` itself); a pilot's gold items and the control items fit the interface
@@ -19,21 +19,12 @@ from pipelines.annotation.guidelines import GuidelineError, round_guideline
 from pipelines.annotation.label_config import LabelConfigError, parse_label_config
 from pipelines.core.recipe import Recipe, RecipeError
 from pipelines.ingest.readers import check_corpus_file
-from pipelines.models.classifier import ClassifierError, check_detector
 from pipelines.rebuild.kinds import task_kind
 from pipelines.rebuild.people import check_people
 
 
 def check_ingest_inputs(recipe: Recipe, recipe_path: Path | str) -> None:
-    """Corpus files and detector checkpoints (see the module docstring)."""
-    for name, spec in recipe.filters.classifiers.detectors.items():
-        path = recipe.resolve(spec.model)
-        try:
-            check_detector(Path(path))
-        except ClassifierError as exc:
-            raise ClassifierError(
-                f"{recipe_path}: filters.classifiers.detectors.{name}.model: {exc}"
-            ) from None
+    """Corpus files and licence files (see the module docstring)."""
     for corpus in recipe.corpora:
         check_corpus_file(corpus, recipe.corpus_path(corpus))
     check_licence_files(recipe, recipe_path)

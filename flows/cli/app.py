@@ -89,6 +89,20 @@ def _parser() -> argparse.ArgumentParser:
         description="Detectors for the KLUE 2.3 toxic-content filter.",
     )
     csub = classifiers.add_subparsers(dest="action", required=True, metavar="ACTION")
+    builtin = csub.add_parser(
+        "builtin",
+        help="the built-in detectors the filter uses by default: train them if missing, show them",
+        description=(
+            "The built-in gender_bias and hate detectors a recipe's filter uses when it names "
+            "no model (KLUE 2.3's toxic-content filter is on by default): character 1-4-gram "
+            "TF-IDF, a linear SVM and probabilities calibrated on out-of-fold decision "
+            "values, trained from the shipped Korean HateSpeech data in seconds and kept in "
+            "benchforge's data folder (BENCHFORGE_HOME/detectors/, keyed by the data's hash "
+            "and the settings). The set-up trains them; this prints each one's folder, dev "
+            "macro-F1 and calibration error, training any that is missing."
+        ),
+    )
+    builtin.add_argument("--json", action="store_true", help="print the detectors' metrics as JSON")
     train = csub.add_parser(
         "train",
         help="train one detector on the shipped Korean HateSpeech data",
@@ -294,6 +308,7 @@ def _parser() -> argparse.ArgumentParser:
 COMMANDS = {
     "ingest": "flows.cli.app:_ingest",
     "pair": "flows.cli.app:_pair",
+    "classifiers builtin": "flows.cli.app:_classifiers_builtin",
     "classifiers train": "flows.cli.app:_classifiers_train",
     "classifiers pretrain": "flows.cli.app:_classifiers_pretrain",
     "agree": "flows.cli.agree:run",
@@ -493,6 +508,21 @@ def _train_settings(args: argparse.Namespace, **chosen: object):  # noqa: ANN202
     if "hidden" in chosen and "intermediate" not in chosen:
         chosen["intermediate"] = 4 * chosen["hidden"]
     return TrainSettings.for_device(args.device or default_device(), **chosen)
+
+
+def _classifiers_builtin(args: argparse.Namespace) -> int:
+    from flows.setup import detectors
+    from pipelines.models.ngram_detector import NgramDetector
+
+    found = {name: NgramDetector(folder).metrics | {"folder": str(folder)}
+             for name, folder in detectors().items()}  # fmt: skip
+    if args.json:
+        print(json.dumps(found, indent=2, ensure_ascii=False))
+        return 0
+    for name, m in found.items():
+        print(f"{name}: dev macro-F1 {m['dev']['macro_f1']}, dev ECE {m['reliability']['ece']} "
+              f"({m['dev']['examples']} comments), {m['folder']}")  # fmt: skip
+    return 0
 
 
 def _classifiers_train(args: argparse.Namespace) -> int:

@@ -57,6 +57,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipelines.core.errors import BenchforgeError
+from pipelines.core.home import home
 from pipelines.core.ports import free_port, port_free
 
 log = logging.getLogger(__name__)
@@ -82,11 +83,6 @@ class Connection:
 
     def __repr__(self) -> str:
         return f"Connection(url={self.url!r}, api_key=<hidden>, managed={self.managed})"
-
-
-def home() -> Path:
-    """benchforge's data folder: ``BENCHFORGE_HOME``, else ``~/.local/share/benchforge``."""
-    return Path(os.environ.get("BENCHFORGE_HOME") or Path.home() / ".local/share/benchforge")
 
 
 def config_dir() -> Path:

@@ -228,10 +228,13 @@ def models_used(recipe: dict, classifier_cards: dict) -> str:
     """The models the run used: each detector with its model card's dev macro-F1, and the
     round-trip translators' checkpoints; "none" when no model was used."""
     out = []
-    detectors = recipe["filters"]["classifiers"]["detectors"]
+    classifiers = recipe["filters"]["classifiers"]
+    detectors = classifiers["detectors"] if classifiers.get("enabled", True) else {}
     for name, spec in sorted(detectors.items()):
-        f1 = (classifier_cards.get(name) or {}).get("dev_macro_f1")
-        out.append(f"{name} detector {spec['model']} (dev macro-F1 "
+        card = classifier_cards.get(name) or {}
+        f1 = card.get("dev_macro_f1")
+        model = spec["model"] or f"built-in {card.get('folder', '')}".strip()
+        out.append(f"{name} detector {model} (dev macro-F1 "
                    f"{'n/a' if f1 is None else round(f1, 4)})")  # fmt: skip
     rtt = ((recipe.get("pairing") or {}).get("rtt")) or {}
     for way in ("forward", "backward"):

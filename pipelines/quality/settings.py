@@ -9,7 +9,8 @@ leaves ``filters`` out gets every default, the papers' value where a paper gives
 
 from __future__ import annotations
 
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -86,27 +87,54 @@ DETECTOR_DEFAULTS = {
 
 
 class DetectorSpec(Strict):
-    """One classifier used as a filter: a local sequence-classification checkpoint."""
+    """One classifier used as a filter: the built-in detector of its name (no ``model``:
+    :mod:`pipelines.models.builtin_detectors`, trained from the shipped Korean
+    HateSpeech data on first use), or a local folder: a transformers
+    sequence-classification checkpoint (``benchforge classifiers train``) or a
+    character n-gram detector (:mod:`pipelines.models.ngram_detector`)."""
 
-    model: str  # checkpoint directory, relative to the recipe
+    model: str | None = None  # a folder, relative to the recipe; None: the built-in one
     # labels whose probabilities add up to the score (default: KLUE's, see DETECTOR_DEFAULTS)
     positive: list[str] | None = None
     threshold: float | None = Field(default=None, ge=0.0, le=1.0)
     # rename the checkpoint's id2label names, e.g. {LABEL_2: hate}
     labels: dict[str, str] = Field(default_factory=dict)
+    # the language of the detector's training data: a corpus in another language is an
+    # error at recipe load, unless that corpus is skipped (the built-in ones: Korean)
+    language: str = "ko"
 
 
 class CorpusClassifierOverride(Strict):
+    """One corpus's detector settings: KLUE 2.3 set the thresholds "manually ... for
+    each corpus" and did not run the detectors on formal news text (``skip`` with its
+    ``reason``, which the data card shows)."""
+
     skip: bool = False
+    reason: str | None = None
     thresholds: dict[str, Share] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _reason(self) -> CorpusClassifierOverride:
+        if self.skip and not (self.reason or "").strip():
+            raise ValueError("skip: true needs a reason (the data card shows it)")
+        return self
+
+
+def _builtin_detectors() -> dict[str, DetectorSpec]:
+    return {name: DetectorSpec() for name in DETECTOR_DEFAULTS}
 
 
 class ClassifierSettings(Strict):
-    """KLUE 2.3 toxic-content filters, run after the rule filters."""
+    """KLUE 2.3 toxic-content filters, run after the rule filters: on by default with
+    the built-in gender-bias and hate detectors at the paper's thresholds."""
 
-    detectors: dict[Literal["gender_bias", "hate"], DetectorSpec] = Field(default_factory=dict)
+    enabled: bool = True  # false: no detector runs; ``reason`` says why (the card shows it)
+    reason: str | None = None
+    detectors: dict[Literal["gender_bias", "hate"], DetectorSpec] = Field(
+        default_factory=_builtin_detectors
+    )
     # batches are cut by a token budget (None: 8192 tokens on a CPU, 65536 on a GPU);
-    # batch_size optionally caps the rows of a batch as well
+    # batch_size optionally caps the rows of a batch as well (transformers checkpoints)
     batch_tokens: int | None = Field(default=None, ge=8)
     batch_size: int | None = Field(default=None, ge=1)
     max_length: int = Field(default=128, ge=8)
@@ -120,6 +148,22 @@ class ClassifierSettings(Strict):
     # styles skipped as well (none by default; ["formal"] skips every formal corpus)
     skip_styles: list[str] = Field(default_factory=list)
     corpora: dict[str, CorpusClassifierOverride] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _reason_when_off(self) -> ClassifierSettings:
+        if not self.enabled and not (self.reason or "").strip():
+            raise ValueError("enabled: false needs a reason (the data card shows it)")
+        return self
+
+    @property
+    def active(self) -> dict[str, DetectorSpec]:
+        """The detectors that run: none when ``enabled`` is false."""
+        return dict(self.detectors) if self.enabled else {}
+
+    @property
+    def explicit_detectors(self) -> bool:
+        """Whether the recipe named its detectors (else the built-in defaults)."""
+        return "detectors" in self.model_fields_set
 
     def threshold(self, detector: str, corpus: str) -> float:
         override = self.corpora.get(corpus)
@@ -144,7 +188,91 @@ class FilterSettings(Strict):
     classifiers: ClassifierSettings = Field(default_factory=ClassifierSettings)
 
 
+def skip_reasons(settings: ClassifierSettings, recipe: Any) -> dict[str, str]:
+    """The corpora of ``recipe`` the detectors do not run on, each with the reason the
+    data card gives (see the module docstring for the rules, in their order)."""
+    skip = {p.casefold() for p in settings.skip_publishers}
+    languages = {spec.language for spec in settings.active.values()}
+    out: dict[str, str] = {}
+    for corpus in recipe.corpora:
+        override = settings.corpora.get(corpus.name)
+        lang = recipe.corpus_language(corpus)
+        if override and override.skip:
+            out[corpus.name] = str(override.reason)
+        elif corpus.publisher and corpus.publisher.casefold() in skip:
+            out[corpus.name] = (
+                f"publisher {corpus.publisher}: KLUE 2.3 did not run the detectors on The "
+                "Korea Economy Daily, ACROFAN and YNA (they do not work well on formal news text)"
+            )
+        elif corpus.style in settings.skip_styles:
+            out[corpus.name] = f"style {corpus.style} is in filters.classifiers.skip_styles"
+        elif not settings.explicit_detectors and languages and lang not in languages:
+            out[corpus.name] = (
+                f"the corpus is in {lang!r}: the built-in detectors are trained on Korean "
+                "HateSpeech comments (KLUE 2.3 ran them on Korean text only)"
+            )
+    return out
+
+
+def detector_language(name: str, spec: DetectorSpec, path: Path) -> str:
+    """The language of the detector folder ``path`` (a saved n-gram detector says its
+    own; a transformers checkpoint is ``spec.language``), after checking that it is a
+    detector: ``ValueError`` naming the setting and the problem otherwise."""
+    from pipelines.models.classifier import ClassifierError, check_detector
+    from pipelines.models.ngram_detector import NgramDetector, NgramDetectorError, is_ngram_detector
+
+    where = f"filters.classifiers.detectors.{name}.model"
+    try:
+        if is_ngram_detector(path):
+            return NgramDetector(path).language or spec.language
+        check_detector(path)
+    except (ClassifierError, NgramDetectorError) as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    return spec.language
+
+
+def _check_filters(recipe: object, filters: FilterSettings) -> None:
+    """What needs the rest of the recipe: a corpus override names a corpus of the
+    recipe, a threshold override a detector of it, and a detector the recipe named
+    explicitly was trained for the language of every corpus it scores."""
+    settings = filters.classifiers
+    names = {c.name for c in recipe.corpora}
+    unknown = sorted(set(settings.corpora) - names)
+    if unknown:
+        raise ValueError(
+            f"filters.classifiers.corpora: {unknown} are not corpora of this recipe "
+            f"({sorted(names)})"
+        )
+    for corpus, override in settings.corpora.items():
+        extra = sorted(set(override.thresholds) - set(settings.detectors))
+        if extra:
+            raise ValueError(
+                f"filters.classifiers.corpora.{corpus}.thresholds: no detector {extra} "
+                f"(detectors: {sorted(settings.detectors)})"
+            )
+    languages = {}
+    for name, spec in settings.active.items():
+        languages[name] = spec.language
+        if spec.model:
+            languages[name] = detector_language(name, spec, recipe.resolve(spec.model))
+    if not settings.active or not settings.explicit_detectors:
+        return
+    skipped = skip_reasons(settings, recipe)
+    for corpus in recipe.corpora:
+        lang = recipe.corpus_language(corpus)
+        if corpus.name in skipped:
+            continue
+        for name, language in languages.items():
+            if language != lang:
+                raise ValueError(
+                    f"filters.classifiers.detectors.{name}: trained for {language!r} "
+                    f"text, but corpus {corpus.name!r} is {lang!r}; skip the corpus "
+                    f"(filters.classifiers.corpora.{corpus.name}: {{skip: true, reason: ...}}) "
+                    "or name a detector for its language"
+                )
+
+
 register_section(RecipeSection(
     "filters", FilterSettings, "The ingest filters (KLUE 2.3): noise, PII, duplicates, "
-    "toxic-content detectors", default=FilterSettings,
+    "toxic-content detectors", check=_check_filters, default=FilterSettings,
 ))  # fmt: skip

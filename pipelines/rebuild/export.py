@@ -212,12 +212,25 @@ def json_inputs(inputs: dict[str, Path], skip: tuple[str, ...] = ()) -> dict:
 
 
 def _classifier_cards(recipe: Recipe) -> dict:
+    """Each active detector's model card facts: its task, kind, folder name, dev
+    macro-F1 and (a calibrated n-gram detector) dev ECE, from its ``metrics.json`` or
+    ``detector.json``; a detector that left neither has none."""
+    from pipelines.quality.toxic import detector_folders
+
     cards = {}
-    for name, spec in recipe.filters.classifiers.detectors.items():
-        metrics = recipe.resolve(spec.model) / "metrics.json"
-        if metrics.is_file():
-            m = json.loads(metrics.read_text(encoding="utf-8"))
-            cards[name] = {"task": m.get("task"), "dev_macro_f1": m.get("dev", {}).get("macro_f1")}
+    settings = recipe.filters.classifiers
+    for name, folder in detector_folders(settings, recipe.resolve).items():
+        for manifest in ("detector.json", "metrics.json"):
+            if (folder / manifest).is_file():
+                m = json.loads((folder / manifest).read_text(encoding="utf-8"))
+                cards[name] = {
+                    "task": m.get("task"),
+                    "kind": m.get("kind", "transformers"),
+                    "folder": folder.name,
+                    "dev_macro_f1": m.get("dev", {}).get("macro_f1"),
+                    "ece": (m.get("reliability") or {}).get("ece"),
+                }
+                break
     return cards
 
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import unicodedata
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -18,7 +19,7 @@ from test_ingest_flow import ingest, make_recipe
 
 from pipelines.models.classifier import ClassifierError, SequenceClassifier
 from pipelines.quality.settings import ClassifierSettings
-from pipelines.quality.toxic import filter_toxic, skipped_corpora
+from pipelines.quality.toxic import filter_toxic, skip_reasons
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--epochs", "2", "--layers", "1", "--hidden", "32", "--heads", "2", "--vocab-size", "800"]
@@ -91,7 +92,7 @@ def test_filter_drops_over_threshold_and_skips_formal(checkpoint):
         {**base, "detectors": {"gender_bias": {"model": str(path), "threshold": cut}}}
     )
     result = filter_toxic(sentences, settings, {"gender_bias": SequenceClassifier(path)},
-                          publishers={"news": "YNA"})  # fmt: skip
+                          skips={"news": "publisher YNA"})  # fmt: skip
     assert set(result.dropped["sent_id"]) == set(sentences["sent_id"][:4][scores >= cut])
     assert (result.dropped["reason"] == "gender_bias").all()
     assert result.dropped["detail"].str.startswith("gender_bias 0.").all()
@@ -102,10 +103,12 @@ def test_filter_drops_over_threshold_and_skips_formal(checkpoint):
     settings = ClassifierSettings.model_validate(
         {
             **base,
-            "corpora": {"c1": {"thresholds": {"gender_bias": 0.0}}, "c2": {"skip": True}},
+            "corpora": {"c1": {"thresholds": {"gender_bias": 0.0}},
+                        "c2": {"skip": True, "reason": "test"}},
         }
-    )
-    result = filter_toxic(sentences, settings, {"gender_bias": SequenceClassifier(path)})
+    )  # fmt: skip
+    result = filter_toxic(sentences, settings, {"gender_bias": SequenceClassifier(path)},
+                          skips={"c2": "test"})  # fmt: skip
     assert sorted(result.dropped["sent_id"]) == ["s0", "s1"]
     assert result.rows_in == 6 and len(result.kept) == 4
 
@@ -123,18 +126,25 @@ def test_toxic_filter_skips_klue_2_3s_three_publishers_not_every_formal_corpus(c
     sentences = _sentences().assign(
         corpus=["c1", "c1", "c2", "c2", "wikitree", "acrofan"]
     )  # s4 Wikitree (formal), s5 ACROFAN (formal)
-    publishers = {"wikitree": "Wikitree", "acrofan": "acrofan", "c1": None}
+    recipe = SimpleNamespace(
+        corpora=[SimpleNamespace(name=n, publisher=p, style=st) for n, p, st in (
+            ("c1", None, "colloquial"), ("c2", None, "colloquial"),
+            ("wikitree", "Wikitree", "formal"), ("acrofan", "acrofan", "formal"))],
+        corpus_language=lambda corpus: "ko",
+    )  # fmt: skip
+    skips = skip_reasons(settings, recipe)
+    assert list(skips) == ["acrofan"] and "KLUE 2.3" in skips["acrofan"]
     result = filter_toxic(sentences, settings, {"gender_bias": SequenceClassifier(path)},
-                          publishers=publishers)  # fmt: skip
+                          skips=skips)  # fmt: skip
     # threshold 0: every scored sentence is dropped; ACROFAN's is kept unscored
     assert sorted(result.dropped["sent_id"]) == ["s0", "s1", "s2", "s3", "s4"]
     assert result.kept["sent_id"].tolist() == ["s5"]
     assert result.kept["score_gender_bias"].isna().all()
-    assert skipped_corpora(settings, publishers) == {"acrofan"}
     # skip_styles still skips a style when a recipe asks for it
     formal = settings.model_copy(update={"skip_styles": ["formal"]})
+    assert skip_reasons(formal, recipe).keys() == {"wikitree", "acrofan"}
     result = filter_toxic(sentences, formal, {"gender_bias": SequenceClassifier(path)},
-                          publishers=publishers)  # fmt: skip
+                          skips=skips)  # fmt: skip
     assert sorted(result.kept["sent_id"]) == ["s4", "s5"]
 
 
@@ -153,7 +163,7 @@ def test_ingest_flow_runs_the_filter_after_the_rule_filters(checkpoint, tmp_path
     recipe = yaml.safe_load(recipe_path.read_text(encoding="utf-8"))
     recipe["filters"]["classifiers"] = {
         "detectors": {"gender_bias": {"model": str(checkpoint[0]), "threshold": 0.0}},
-        "corpora": {"nsmc": {"skip": True}},
+        "corpora": {"nsmc": {"skip": True, "reason": "a test"}},
     }
     recipe_path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
     proc = ingest(recipe_path, tmp_path / "out", tmp_path / "prefect")
@@ -321,3 +331,33 @@ def test_tokenizer_is_identical_on_every_run():
     sample = texts[3000]
     ids = tok(sample, add_special_tokens=False)["input_ids"]
     assert tok.decode(ids) == unicodedata.normalize("NFKC", " ".join(sample.split()))
+
+
+def test_the_demo_ingest_runs_the_built_in_detectors_by_default(tmp_path):
+    """No detector named, no manual step: the built-in detectors (trained on first use
+    into the data folder) drop toxic comments with reasons and scores, and the news
+    headlines the recipe skips stay unscored with the recipe's reason in the stats."""
+    recipe_path = make_recipe(tmp_path, limit=300)
+    proc = ingest(recipe_path, tmp_path / "out", tmp_path / "prefect")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads(proc.stdout)
+    stages = {s["stage"]: s for s in report["stats"]["stages"]}
+    classify = stages["classify"]
+    assert classify["in"] == classify["kept"] + classify["dropped_total"]
+    comments = classify["corpora"]["khs-comments"]["dropped"]
+    assert comments.get("gender_bias", 0) + comments.get("hate", 0) > 0  # hate-speech comments
+    ran = report["stats"]["classify"]
+    assert sorted(ran["detectors"]) == ["gender_bias", "hate"]
+    assert list(ran["skipped_corpora"]) == ["khs-news-titles"]
+    assert "KLUE 2.3" in ran["skipped_corpora"]["khs-news-titles"]
+    rejects = pd.read_parquet(tmp_path / "out" / "rejects.parquet")
+    toxic = rejects[rejects["stage"] == "classify"]
+    assert (
+        set(toxic["reason"]) <= {"gender_bias", "hate"} and len(toxic) == classify["dropped_total"]
+    )
+    assert toxic["detail"].str.fullmatch(r"(gender_bias|hate) \d\.\d{3}(; hate \d\.\d{3})?").all()
+    sentences = pd.read_parquet(tmp_path / "out" / "sentences.parquet")
+    news = sentences[sentences["corpus"] == "khs-news-titles"]
+    assert len(news) and news["score_hate"].isna().all()
+    scored = sentences[sentences["corpus"] != "khs-news-titles"]
+    assert (scored["score_gender_bias"] < 0.5).all() and (scored["score_hate"] < 0.9).all()

@@ -3,11 +3,12 @@ of six types (PS, LC, OG, DT, TI, QT), pseudo-labelled by a tagger and corrected
 people.
 
 Steps: ``ingest`` (the recipe's corpora: formal sentences split with kss and colloquial
-reviews kept whole, each review one unit; the noise, PII and dedup filters, and the
-toxic-content filter only when the recipe names detectors in
-``filters.classifiers.detectors``: no shipped recipe does, so KLUE 3.4.1's removal of
-"sentences that contain hate speech or socially biased terms" rests on the annotators'
-``hate_or_bias`` report today; issue 56 turns the filter on) -> ``tagger`` (the
+reviews kept whole, each review one unit; the noise, PII and dedup filters, and KLUE
+2.3's toxic-content filter, on by default with the built-in gender-bias and hate
+detectors (:mod:`pipelines.quality.toxic`), dropped sentences in ``rejects.parquet``
+with reason ``gender_bias`` / ``hate`` and their scores; KLUE 3.4.1's manual removal of
+"sentences that contain hate speech or socially biased terms" is the annotators'
+``hate_or_bias`` report) -> ``tagger`` (the
 character tagger trained on a KMOU-format corpus, or a checkpoint:
 :mod:`pipelines.models.char_tagger`) -> ``items`` (sentences over ``ner.max_chars``
 (400) characters dropped as ``too_long``; every other one pseudo-labelled; those with no

@@ -3,10 +3,9 @@ an object entity of a sentence, one of 30 classes (``re_relations.json``).
 
 Steps: ``ingest`` (sentences split with kss; KLUE 3.5.1 step 1 filters out hate speech
 and social bias "using a classifier trained on the Korean hate speech dataset": the
-ingest's toxic-content filter does that only when the recipe names detectors in
-``filters.classifiers.detectors``, and no shipped recipe does, the demo included, so
-today no sentence is dropped for hate or bias before annotation, only a pair the
-annotators report as ``hate_or_bias`` at ``agree``; issue 56 turns the filter on) ->
+ingest's toxic-content filter does that, on by default with the built-in gender-bias
+and hate detectors, :mod:`pipelines.quality.toxic`; a pair the annotators report as
+``hate_or_bias`` is dropped at ``agree`` as well) ->
 ``taggers`` (two character taggers trained on different corpora, KLUE 3.5.1's two NER
 resources: :mod:`pipelines.models.char_tagger`) -> ``candidates`` (every sentence within
 ``re.max_chars`` tagged by both; their entities **unioned**, mapped to KLUE-RE's types

@@ -161,10 +161,10 @@ def check_items(
 def toxic_drops(ctx: RunContext, items: list[dict], task: KobestTask) -> dict[str, dict]:
     """KoBEST 2.6: the recipe's toxic-content detectors (``filters.classifiers``) on every
     written field; item id -> its drop row for the items a detector fires on."""
-    from pipelines.quality.toxic import filter_toxic, load_detectors
+    from pipelines.quality.toxic import detector_folders, filter_toxic, load_detectors
 
     settings = ctx.recipe.filters.classifiers
-    if not settings.detectors or not items:
+    if not settings.active or not items:
         return {}
     rows = [
         {
@@ -177,7 +177,7 @@ def toxic_drops(ctx: RunContext, items: list[dict], task: KobestTask) -> dict[st
         for it in items
         for f in task.text
     ]
-    models = {name: ctx.recipe.resolve(d.model) for name, d in settings.detectors.items()}
+    models = detector_folders(settings, ctx.recipe.resolve)
     result = filter_toxic(pd.DataFrame(rows), settings, load_detectors(settings, models))
     out: dict[str, dict] = {}
     for r in result.dropped.to_dict("records"):
@@ -265,7 +265,17 @@ def _written_settings(ctx: RunContext, arg: str) -> list:
     return [list(_task(ctx).checks), rules.actions, rules.min_context_sentences,
             list(rules.wh_words), rules.brands, rules.antonyms, rules.idioms, rules.slang,
             rules.dictionary, ctx.simulated,
-            ctx.recipe.filters.classifiers.model_dump()]  # fmt: skip
+            ctx.recipe.filters.classifiers.model_dump(), _detector_names(ctx)]  # fmt: skip
+
+
+def _detector_names(ctx: RunContext) -> list[str]:
+    """The detector folders' names (a built-in one's holds its data and code key)."""
+    from pipelines.quality.toxic import detector_folders
+
+    return [
+        p.name
+        for p in detector_folders(ctx.recipe.filters.classifiers, ctx.recipe.resolve).values()
+    ]
 
 
 @declares(
@@ -311,7 +321,7 @@ def written_step(ctx: RunContext, arg: str = "") -> StepOutcome:
                 }
                 for name in checks
             },
-            "detectors": sorted(ctx.recipe.filters.classifiers.detectors),
+            "detectors": sorted(ctx.recipe.filters.classifiers.active),
         }
         return {
             "items.parquet": pd.DataFrame(kept),

@@ -18,7 +18,7 @@ import yaml
 from conftest import TINY_DETECTOR, train
 from test_ingest_flow import make_recipe
 
-from pipelines.core.recipe import load_recipe
+from pipelines.core.recipe import RecipeError, load_recipe
 from pipelines.models.classifier import ClassifierError, SequenceClassifier, batch_probabilities
 from pipelines.models.collapse import collapse_report
 from pipelines.models.pretrain import PretrainError, pretrain, read_texts
@@ -31,7 +31,6 @@ from pipelines.models.train_classifier import (
     model_config,
     train_tokenizer,
 )
-from pipelines.preflight import check_ingest_inputs
 
 ROOT = Path(__file__).resolve().parents[3]
 UNLABELED = ROOT / "data/demo/korean-hate-speech/unlabeled/unlabeled_comments_5.head3000.txt"
@@ -58,13 +57,13 @@ def test_a_collapse_is_reported_loudly_and_refused_by_the_filter(collapsed, tmp_
     assert card.startswith("# benchforge gender_bias detector\n\n> **WARNING: THIS DETECTOR")
     with pytest.raises(ClassifierError, match="collapsed in training"):
         SequenceClassifier(out)
-    # an ingest recipe naming it fails in preflight, naming the recipe key
+    # a recipe naming it fails when it loads, naming the recipe key
     path = make_recipe(tmp_path, limit=20)
     recipe = yaml.safe_load(path.read_text(encoding="utf-8"))
     recipe["filters"]["classifiers"] = {"detectors": {"gender_bias": {"model": str(out)}}}
     path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
-    with pytest.raises(ClassifierError, match="detectors.gender_bias.model: .*collapsed"):
-        check_ingest_inputs(load_recipe(path), path)
+    with pytest.raises(RecipeError, match="detectors.gender_bias.model: .*collapsed"):
+        load_recipe(path)
 
 
 def test_collapse_report_thresholds():
