@@ -8,7 +8,10 @@ same machine, the same run, the same number of worker processes (``--workers``):
   sentence splitting, KLUE 2.3's cleaning and noise rules, PII, exact and MinHash
   near-duplicate removal, a reason for every dropped row, Parquet out), and with
   ``unit: document`` (no sentence splitting: the same work DataTrove does);
-- **DataTrove** (``benchmarks/peer_datatrove.py``, in a virtual environment of its own,
+- **DataTrove**, twice: on documents, and splitting each review into sentences first
+  with its own Korean splitter (Kiwi's ``split_into_sents``, what
+  ``load_word_tokenizer("kor")`` gives; ``--sentences``), the same work as benchforge's
+  ``unit: sentence`` (``benchmarks/peer_datatrove.py``, in a virtual environment of its own,
   ``.venv-peers``, made here with uv from ``benchmarks/peers-requirements.txt``): its
   JSON Lines reader over the same reviews cut into one shard per worker, lambda and regex
   filters with benchforge's thresholds, and its four-stage MinHash deduplication on the
@@ -23,7 +26,7 @@ Prints documents per second of each, the ratios (benchforge / DataTrove: above 1
 faster), and kept and dropped counts side by side.
 
     .venv/bin/python benchmarks/peer_ingest.py --corpus PATH/TO/nsmc/reviews.jsonl.gz \
-        [--limit N] [--workers 2]
+        [--limit N] [--workers 2] [--sentences-only]
 """
 
 from __future__ import annotations
@@ -107,7 +110,8 @@ def benchforge_ingest(whole: Path, unit: str, workers: int, work: Path) -> dict:
             "dropped": dropped, "kept": stages[-1].get("kept", stages[-1].get("out"))}  # fmt: skip
 
 
-def datatrove(python: Path, shards: Path, workers: int, work: Path, dedup_only: bool) -> dict:
+def datatrove(python: Path, shards: Path, workers: int, work: Path, dedup_only: bool,
+              sentences: bool = False) -> dict:  # fmt: skip
     from datasketch.lsh import _optimal_param
 
     b, r = _optimal_param(0.8, 128, 0.5, 0.5)
@@ -116,6 +120,8 @@ def datatrove(python: Path, shards: Path, workers: int, work: Path, dedup_only: 
            "--rows", str(r)]  # fmt: skip
     if dedup_only:
         cmd.append("--dedup-only")
+    if sentences:
+        cmd.append("--sentences")
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True)
     seconds = time.perf_counter() - start
@@ -148,6 +154,9 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                         help="worker processes of both tools (default: all cores)")  # fmt: skip
     parser.add_argument("--keep", type=Path, default=None, help="keep the work folder here")
+    parser.add_argument("--sentences-only", action="store_true",
+                        help="only the sentence-level pair: benchforge (kss) and DataTrove "
+                        "with its Korean splitter (Kiwi)")  # fmt: skip
     args = parser.parse_args()
     if not args.corpus.is_file():
         parser.error(f"{args.corpus}: not found")
@@ -162,12 +171,28 @@ def main() -> int:
 
     with prefect_server():
         sent = benchforge_ingest(whole, "sentence", args.workers, work)
-        doc = benchforge_ingest(whole, "document", args.workers, work)
+        doc = None if args.sentences_only else benchforge_ingest(whole, "document", args.workers,
+                                                                 work)  # fmt: skip
+    dt_sent = datatrove(python, shards, args.workers, work / "datatrove-sentences",
+                        dedup_only=False, sentences=True)  # fmt: skip
+    n = sent["documents"]
+    sentence_ratio = (n / sent["seconds"]) / (n / dt_sent["wall_seconds"])
+    print(f"\nsentence level, same {n:,} NSMC reviews, {args.workers} worker processes each:")
+    print(f"  benchforge ingest, kss sentences   {sent['seconds']:8.1f} s "
+          f"{n / sent['seconds']:9,.0f} reviews/s  {sent['kept']:,} sentences kept; "
+          f"dropped {sent['dropped']}")  # fmt: skip
+    print(f"  DataTrove, Kiwi sentences         {dt_sent['wall_seconds']:8.1f} s "
+          f"{n / dt_sent['wall_seconds']:9,.0f} reviews/s  {dt_sent['kept']:,} sentences kept "
+          f"of {dt_sent['read']:,}; dropped {dt_sent['dropped']}")  # fmt: skip
+    print(f"ratio (benchforge sentences / DataTrove sentences, reviews/s): {sentence_ratio:.2f}x")
+    if args.sentences_only:
+        record = {"benchforge_sentences": sent, "datatrove_sentences": dt_sent}
+        (work / "peer_ingest.json").write_text(json.dumps(record, indent=2, default=str))
+        return 0
     dt = datatrove(python, shards, args.workers, work / "datatrove", dedup_only=False)
     dt_dedup = datatrove(python, shards, args.workers, work / "datatrove-dedup", dedup_only=True)
     alone = near_dedup_alone(whole)
 
-    n = sent["documents"]
     dt_rate = dt["read"] / dt["wall_seconds"]
     print(f"\nsame {n:,} NSMC reviews, {args.workers} worker processes each "
           f"(DataTrove's MinHash: {dt['bands'][0]} bands x {dt['bands'][1]} rows)")  # fmt: skip
@@ -196,7 +221,8 @@ def main() -> int:
     print(f"ratio (benchforge documents / DataTrove docs/s): "
           f"{(doc['documents'] / doc['seconds']) / dt_rate:.2f}x")  # fmt: skip
     record = {"benchforge_sentences": sent, "benchforge_documents": doc, "datatrove": dt,
-              "datatrove_dedup": dt_dedup, "near_dedup_alone": alone}  # fmt: skip
+              "datatrove_sentences": dt_sent, "datatrove_dedup": dt_dedup,
+              "near_dedup_alone": alone}  # fmt: skip
     (work / "peer_ingest.json").write_text(json.dumps(record, indent=2, default=str))
     return 0
 

@@ -24,6 +24,7 @@ has :class:`pipelines.models.classifier.SequenceClassifier`'s interface
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Sequence
@@ -271,6 +272,12 @@ class NgramDetector:
         mapping = label_map or {}
         self.labels = [mapping.get(n, n) for n in self.metrics["labels"]]
         self.language = self.metrics.get("language")
+        # detectors trained on the same comments with the same settings share their
+        # n-gram features: ``predict_many`` computes them once for all of them
+        digest = hashlib.sha256((self.path / "vocabulary.json").read_bytes())
+        digest.update(json.dumps(self.metrics["settings"], sort_keys=True).encode())
+        digest.update(np.ascontiguousarray(arrays["idf"]).tobytes())
+        self.features_key = digest.hexdigest()
 
     def label_index(self, names: Sequence[str]) -> list[int]:
         """Positions of ``names`` among the labels; a clear error for an unknown one."""
@@ -283,7 +290,29 @@ class NgramDetector:
 
     def predict_proba(self, texts: Sequence[str], progress: bool = False) -> np.ndarray:
         """Calibrated class probabilities, one row per text in input order."""
-        out = np.zeros((len(texts), len(self.labels)))
-        for start in range(0, len(texts), 50_000):  # bounded memory on a large corpus
-            out[start : start + 50_000] = self.fitted.predict_proba(texts[start : start + 50_000])
-        return out
+        return predict_many({"one": self}, texts)["one"]
+
+
+CHUNK = 50_000  # texts whose sparse features are held at once (bounded memory)
+
+
+def predict_many(
+    detectors: dict[str, NgramDetector], texts: Sequence[str]
+) -> dict[str, np.ndarray]:
+    """Each detector's calibrated probabilities for ``texts`` (name -> one row per text),
+    ``CHUNK`` texts at a time; detectors with the same vectorizer (``features_key``)
+    share one transform of each chunk."""
+    out = {name: np.zeros((len(texts), len(d.labels))) for name, d in detectors.items()}
+    for start in range(0, len(texts), CHUNK):
+        part = list(texts[start : start + CHUNK])
+        features: dict[str, object] = {}
+        for name, det in detectors.items():
+            if det.features_key not in features:
+                features[det.features_key] = det.fitted.vectorizer.transform(part)
+            x = features[det.features_key]
+            decision = np.asarray(x @ det.fitted.svm_coef.T) + det.fitted.svm_intercept
+            probs = calibrated_probabilities(
+                decision, det.fitted.cal_coef, det.fitted.cal_intercept
+            )
+            out[name][start : start + len(part)] = probs
+    return out

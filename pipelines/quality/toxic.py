@@ -34,7 +34,7 @@ import pandas as pd
 
 from pipelines.core.stage import StageResult, split_by_reason
 from pipelines.models.classifier import SequenceClassifier
-from pipelines.models.ngram_detector import NgramDetector, is_ngram_detector
+from pipelines.models.ngram_detector import NgramDetector, is_ngram_detector, predict_many
 from pipelines.quality.settings import ClassifierSettings, skip_reasons
 
 __all__ = ["detector_folders", "filter_toxic", "load_detectors", "scored_mask", "skip_reasons"]
@@ -101,6 +101,8 @@ def filter_toxic(
     mask = scored_mask(frame, settings, skips)
     texts = frame.loc[mask, "text"].tolist()
     fired: list[list[str]] = [[] for _ in range(len(frame))]
+    ngram = {n: c for n, c in classifiers.items() if isinstance(c, NgramDetector)}
+    shared = predict_many(ngram, texts) if texts and ngram else {}  # one transform for all
     for name in DETECTOR_ORDER:
         if name not in classifiers:
             continue
@@ -108,7 +110,8 @@ def filter_toxic(
         positive = clf.label_index(settings.positive(name))
         scores = np.full(len(frame), np.nan)
         if texts:
-            scores[mask] = clf.predict_proba(texts, progress=progress)[:, positive].sum(axis=1)
+            probs = shared[name] if name in shared else clf.predict_proba(texts, progress=progress)
+            scores[mask] = probs[:, positive].sum(axis=1)
         frame[f"score_{name}"] = scores
         limits = frame["corpus"].map(lambda c, n=name: settings.threshold(n, c)).to_numpy()
         for i in np.flatnonzero(scores >= limits):  # NaN (skipped) never fires

@@ -95,7 +95,8 @@ def test_every_row_is_accounted_for(run):
     rejects = pd.read_parquet(run["out"] / "rejects.parquet")
     sentences = pd.read_parquet(run["out"] / "sentences.parquet")
     by_stage = {s["stage"]: s for s in stats["stages"]}
-    assert list(by_stage) == ["read", "clean", "segment", "noise", "pii", "dedup"]
+    # the toxic-content filter runs by default (KLUE 2.3), after dedup
+    assert list(by_stage) == ["read", "clean", "segment", "noise", "pii", "dedup", "classify"]
     for stage in stats["stages"]:
         assert stage["in"] == stage["kept"] + sum(stage["dropped"].values())
         for corpus in stage["corpora"].values():
@@ -108,15 +109,18 @@ def test_every_row_is_accounted_for(run):
     assert by_stage["segment"]["in"] == by_stage["clean"]["kept"]
     assert by_stage["pii"]["in"] == by_stage["noise"]["kept"]
     assert by_stage["dedup"]["in"] == by_stage["pii"]["kept"]
-    assert by_stage["dedup"]["kept"] == len(sentences)
+    assert by_stage["classify"]["in"] == by_stage["dedup"]["kept"]
+    assert by_stage["classify"]["kept"] == len(sentences)
     assert by_stage["noise"]["in"] == len(sentences) + len(
-        rejects[rejects["stage"].isin(["noise", "pii", "dedup"])]
+        rejects[rejects["stage"].isin(["noise", "pii", "dedup", "classify"])]
     )
     pii = rejects[rejects["stage"] == "pii"]
     assert sum(stats["pii_kinds"].values()) >= len(pii)
     assert set(stats["pii_kinds"]) == set(pii["detail"].str.split(",").explode())
     dups = rejects[rejects["stage"] == "dedup"]
-    assert dups["duplicate_of"].isin(sentences["sent_id"]).all()
+    # the sentence a duplicate repeats was kept, or dropped later by the toxic filter
+    toxic = rejects.loc[rejects["stage"] == "classify", "sent_id"]
+    assert dups["duplicate_of"].isin(pd.concat([sentences["sent_id"], toxic])).all()
 
 
 def test_rerun_recomputes_nothing_and_changes_nothing(run):

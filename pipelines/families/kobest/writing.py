@@ -1,5 +1,7 @@
 """KoBEST's writing steps (Kim et al. 2022, 3): ``prompts`` (the writing round's items),
-``written`` (bad input dropped, the guideline checks and the toxic-content detectors)
+``written`` (bad input dropped, the guideline checks and, when the recipe turns them
+on, the toxic-content detectors: the demos turn them off, as KoBEST 3.5 has linguists
+review every item instead)
 and ``reviewed`` (the linguists' decisions, edits kept as versions)."""
 
 from __future__ import annotations
@@ -159,8 +161,9 @@ def check_items(
 
 
 def toxic_drops(ctx: RunContext, items: list[dict], task: KobestTask) -> dict[str, dict]:
-    """KoBEST 2.6: the recipe's toxic-content detectors (``filters.classifiers``) on every
-    written field; item id -> its drop row for the items a detector fires on."""
+    """The recipe's toxic-content detectors (``filters.classifiers``, when enabled: not a
+    KoBEST step, whose linguists review ethics by hand, KoBEST 3.5) on every written
+    field; item id -> its drop row for the items a detector fires on."""
     from pipelines.quality.toxic import detector_folders, filter_toxic, load_detectors
 
     settings = ctx.recipe.filters.classifiers
@@ -322,6 +325,9 @@ def written_step(ctx: RunContext, arg: str = "") -> StepOutcome:
                 for name in checks
             },
             "detectors": sorted(ctx.recipe.filters.classifiers.active),
+            "detectors_off": ctx.recipe.filters.classifiers.reason
+            if not ctx.recipe.filters.classifiers.enabled
+            else None,
         }
         return {
             "items.parquet": pd.DataFrame(kept),

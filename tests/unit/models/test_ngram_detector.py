@@ -254,6 +254,8 @@ def test_filter_drops_with_reason_and_score_using_saved_detectors(detectors):
     kept = result.kept.set_index("sent_id")
     assert np.isnan(kept.loc["c", "score_gender_bias"]) and np.isnan(kept.loc["c", "score_hate"])
     assert result.rows_in == 3 and len(result.kept) + len(result.dropped) == 3
-    # the built-in detector's score for the biased sentence is a probability in [0, 1]
-    scored = pd.concat([result.kept, result.dropped])
+    # the scores are probabilities, and the shared transform changes none of them
+    scored = pd.concat([result.kept, result.dropped]).set_index("sent_id")
     assert scored["score_gender_bias"].dropna().between(0, 1).all()
+    alone = loaded["hate"].predict_proba(["좋은 영화", "여자는 집에서 밥이나 해라"])[:, 2]
+    np.testing.assert_allclose(scored.loc[["a", "b"], "score_hate"], alone, atol=1e-12)
