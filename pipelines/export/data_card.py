@@ -248,18 +248,9 @@ def _classifiers(facts: CardFacts) -> str:
         threshold = ", ".join([f"{default}"] + [f"{c}: {t}" for c, t in sorted(overrides.items())])
         rows.append([name, code(model), threshold, _fmt(card.get("dev_macro_f1")),
                      _fmt(card.get("ece")), int(dropped.get(name, 0))])  # fmt: skip
-    skipped = ran.get("skipped_corpora") or {}
-    scored = [c["name"] for c in facts["recipe"].get("corpora", []) if c["name"] not in skipped]
-    if not scored:
-        lead = (
-            "KLUE 2.3's toxic-content filter was on, but it **scored no sentence** of this "
-            "rebuild: every corpus is skipped, each for the reason below. Where it runs, a "
-        )
-    else:
-        lead = "KLUE 2.3's toxic-content filter ran on the ingested sentences after the rule "
-        lead += "filters: a "
     lines = [
-        lead + "sentence a detector scores at or over its threshold is dropped with "
+        "KLUE 2.3's toxic-content filter ran on the ingested sentences after the rule "
+        "filters: a sentence a detector scores at or over its threshold is dropped with "
         "reason `gender_bias` or `hate` and its scores (the ingest's `rejects.parquet`). The "
         "scores are calibrated probabilities (the built-in detectors: "
         "`pipelines/models/ngram_detector.py`; ECE is their expected calibration error "
@@ -279,6 +270,7 @@ def _classifiers(facts: CardFacts) -> str:
     ]
     if stage is None:
         lines += ["", "**Warning**: the ingest's statistics hold no `classify` stage."]
+    skipped = ran.get("skipped_corpora") or {}
     if skipped:
         lines += ["", "Not run on:", ""]
         lines += [f"- `{c}`: {escape(r)}" for c, r in sorted(skipped.items())]
