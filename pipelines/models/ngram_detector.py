@@ -101,12 +101,13 @@ class FittedDetector:
         self.svm_coef, self.svm_intercept = svm_coef, svm_intercept
         self.cal_coef, self.cal_intercept = cal_coef, cal_intercept
 
-    def decision(self, texts: Sequence[str]) -> np.ndarray:
-        x = self.vectorizer.transform(list(texts))
-        return np.asarray(x @ self.svm_coef.T) + self.svm_intercept
+    def proba_from_features(self, x) -> np.ndarray:  # noqa: ANN001 - a scipy sparse matrix
+        """Calibrated probabilities from the vectorizer's features ``x``."""
+        decision = np.asarray(x @ self.svm_coef.T) + self.svm_intercept
+        return calibrated_probabilities(decision, self.cal_coef, self.cal_intercept)
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
-        return calibrated_probabilities(self.decision(texts), self.cal_coef, self.cal_intercept)
+        return self.proba_from_features(self.vectorizer.transform(list(texts)))
 
 
 def fit_detector(
@@ -309,10 +310,7 @@ def predict_many(
         for name, det in detectors.items():
             if det.features_key not in features:
                 features[det.features_key] = det.fitted.vectorizer.transform(part)
-            x = features[det.features_key]
-            decision = np.asarray(x @ det.fitted.svm_coef.T) + det.fitted.svm_intercept
-            probs = calibrated_probabilities(
-                decision, det.fitted.cal_coef, det.fitted.cal_intercept
+            out[name][start : start + len(part)] = det.fitted.proba_from_features(
+                features[det.features_key]
             )
-            out[name][start : start + len(part)] = probs
     return out
