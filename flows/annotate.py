@@ -11,6 +11,7 @@ wait -> pull and writes the long table atomically.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from prefect import flow, task
@@ -45,9 +46,11 @@ def push_task(round: Round, reuse: bool = False) -> dict:
     from pipelines.annotation.guidelines import instruction_html
 
     parsed = annotate.load_config(round.config)
+    if round.value_types:  # the recipe's pins (a <Relations> read as a dependency tree)
+        parsed = dataclasses.replace(parsed, value_types=round.value_types)
     sim = round.simulate
     attach = (with_simulated(sim.annotators, sim.seed, round.pool, sim.careless,
-                             sim.unqualified, round.phase, sim.accepting)
+                             sim.unqualified, round.phase, sim.accepting, round.value_types)
               if sim else None)  # fmt: skip
     items_table = annotate.read_items(round.items, parsed)
     phase = "human" if round.pool == "human" else round.phase
@@ -63,7 +66,7 @@ def simulate_task(round: Round, complete: bool = False) -> dict:
     sim = round.simulate
     result = simulate(round.project, sim.annotators, sim.seed, pool=round.pool,
                       careless=sim.careless, unqualified=sim.unqualified, phase=round.phase,
-                      accepting=sim.accepting,
+                      accepting=sim.accepting, value_types=round.value_types,
                       complete=complete)  # fmt: skip
     return {k: v for k, v in result.items() if k != "payloads"}
 

@@ -1,7 +1,9 @@
 """``benchforge klue ...``: KLUE's pieces on their own (Park et al. 2021): ``ner-layout``
 turns a KLUE-NER release file into character spans and back; ``ner-tagger`` trains the
 character tagger that pseudo-labels KLUE-NER's sentences (a checkpoint a recipe's
-``ner.tagger.checkpoint`` can name)."""
+``ner.tagger.checkpoint`` can name); ``dp-layout`` turns a KLUE-DP release file into
+trees and back, ``dp-check`` runs the errata checks on one, ``dp-parser`` trains the
+pseudo-parser on UD Korean trees (issue 57)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ from pathlib import Path
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     klue = sub.add_parser(
         "klue",
-        help="KLUE: the KLUE-NER release layout to spans and back; train the NER tagger",
+        help="KLUE: the KLUE-NER and KLUE-DP release layouts, their checks, the NER tagger "
+        "and the DP parser",
         description="KLUE's release layouts (Park et al. 2021).",
     )
     ksub = klue.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -67,6 +70,56 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     tagger.add_argument("--precision", default="auto", choices=["auto", "fp32", "bf16", "fp16"],
                         help="auto: bf16 on a GPU that has it, fp32 on a CPU")  # fmt: skip
     tagger.add_argument("--device", default=None, help="cuda or cpu (default: cuda when present)")
+    dp = ksub.add_parser(
+        "dp-layout",
+        help="a KLUE-DP release file (.tsv) to trees (.jsonl), or back",
+        description="to-trees: read a KLUE-DP release file (a '## <guid>\\t<sentence>' "
+        "line, then one 'INDEX\\tWORD_FORM\\tLEMMA\\tPOS\\tHEAD\\tDEPREL' line per word, a "
+        "blank line between sentences) and write JSON Lines: a first line with the file's "
+        "layout, then guid, text and words (form, lemma, pos, head, deprel) per sentence. "
+        "from-trees: the reverse. A file read and written back is byte-identical. A wrong "
+        "column count, a head out of range, a cycle, no root or two, a label outside "
+        "KLUE's tagset, words that do not spell the sentence: exit 2 naming the file and "
+        "the line; nothing is written then.",
+    )
+    dp.add_argument(
+        "direction",
+        choices=["to-trees", "from-trees"],
+        help="to-trees: release .tsv -> .jsonl; from-trees: .jsonl -> .tsv",
+    )
+    dp.add_argument("source", type=Path, help="the file to read")
+    dp.add_argument("--out", type=Path, required=True, help="the file to write")
+    check = ksub.add_parser(
+        "dp-check",
+        help="errata checks on a KLUE-DP file (KLUE's own or one benchforge wrote)",
+        description="Report, per kind and with the line, what a KLUE-DP release file "
+        "carries: morphemes that do not rebuild their word, spreadsheet damage (#NAME?, a "
+        "number made a percentage), POS tags outside the Sejong tagset, labels outside "
+        "KLUE's, no root or two roots, cycles, heads before their word (KLUE-DP is "
+        "head-final), non-projective arcs (reported, not fatal), wrong column counts. "
+        "Exit 0 when no fatal problem is found, 1 otherwise.",
+    )
+    check.add_argument("files", type=Path, nargs="+", help="KLUE-DP .tsv files")
+    check.add_argument(
+        "--show", type=int, default=10, help="problems to list per file (default 10)"
+    )
+    check.add_argument("--json", action="store_true", help="the counts as JSON")
+    parser = ksub.add_parser(
+        "dp-parser",
+        help="train the KLUE-DP pseudo-parser on UD Korean trees (CoNLL-U)",
+        description="Convert UD treebanks to KLUE-DP's conventions (eojeols, heads last, "
+        "KLUE labels from MeCab's morphology and the UD relation), hold out every "
+        "HOLDOUT-th sentence of each file, train a head-final biaffine parser and write "
+        "parser.json (held-out UAS and LAS, the right-branching baseline's UAS) and "
+        "model.safetensors into OUT; a recipe's dp.parser.checkpoint can name it.",
+    )
+    parser.add_argument("--train", type=Path, nargs="+", required=True, help="CoNLL-U files")
+    parser.add_argument("--out", type=Path, required=True, help="the checkpoint folder")
+    parser.add_argument("--holdout", type=int, default=10, help="hold out every Nth sentence")
+    parser.add_argument("--encoder", choices=["lstm", "transformer"], default="lstm")
+    parser.add_argument("--epochs", type=int, default=15)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default=None, help="cuda or cpu (default: cuda when present)")
 
 
 def _tagger_defaults():  # noqa: ANN202 - the tagger's default settings
@@ -125,4 +178,73 @@ def ner_layout(args: argparse.Namespace) -> int:
     write_text(text, args.out)  # atomically, and only once everything was read
     entities = sum(len(s.entities) for s in release.sentences)
     print(f"{len(release.sentences)} sentences, {entities} entities -> {args.out}")
+    return 0
+
+
+def dp_layout(args: argparse.Namespace) -> int:
+    from pipelines.core.io import read_text, write_text
+    from pipelines.families.klue.dp_layout import (
+        DpLayoutError,
+        from_trees,
+        read_file,
+        to_trees,
+        write_layout,
+    )
+
+    if not args.source.is_file():
+        raise DpLayoutError(f"{args.source}: file not found")
+    if args.direction == "to-trees":
+        release = read_file(args.source)
+        text = to_trees(release)
+    else:
+        release = from_trees(read_text(args.source), str(args.source))
+        text = write_layout(release)
+    write_text(text, args.out)  # atomically, and only once everything was read
+    words = sum(len(s.words) for s in release.sentences)
+    print(f"{len(release.sentences)} sentences, {words} words -> {args.out}")
+    return 0
+
+
+def dp_check(args: argparse.Namespace) -> int:
+    import json
+
+    from pipelines.families.klue.dp_layout import KINDS, DpLayoutError, errata, errata_counts
+
+    report, fatal = {}, False
+    for path in args.files:
+        if not path.is_file():
+            raise DpLayoutError(f"{path}: file not found")
+        release, problems = errata(path)
+        counts = errata_counts(problems)
+        fatal |= any(p.fatal for p in problems)
+        report[str(path)] = {"sentences": len(release.sentences),
+                             "words": sum(len(s.words) for s in release.sentences),
+                             "problems": counts}  # fmt: skip
+        if args.json:
+            continue
+        print(f"{path}: {len(release.sentences)} sentences, "
+              f"{report[str(path)]['words']} words")  # fmt: skip
+        for kind, n in counts.items():
+            flag = "error" if kind in {p.kind for p in problems if p.fatal} else "note"
+            print(f"  {kind:20} {n:6}  ({flag}) {KINDS[kind]}")
+        for p in problems[: args.show]:
+            print(f"  {path}:{p.line}: {p.kind}: {p.guid}: {p.detail}")
+        if not counts:
+            print("  no problem found")
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=2))
+    return 1 if fatal else 0
+
+
+def dp_parser(args: argparse.Namespace) -> int:
+    from pipelines.families.klue.dp_parse import train_on_ud
+    from pipelines.models.dep_parser import ParserSettings
+
+    settings = ParserSettings(encoder=args.encoder, epochs=args.epochs, seed=args.seed,
+                              device=args.device)  # fmt: skip
+    info = train_on_ud(list(args.train), settings, args.out, args.holdout)
+    dev = info["dev"] or {}
+    print(f"held-out UAS {dev.get('uas')}, LAS {dev.get('las')} ({info['dev_sentences']} "
+          f"sentences; right-branching UAS {info['right_branching_dev_uas']}; best epoch "
+          f"{info['best_epoch']}, {info['device']}) -> {args.out}")  # fmt: skip
     return 0

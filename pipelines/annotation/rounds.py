@@ -28,3 +28,6 @@ class Round:
     poll: float = 5.0
     phase: str = "main"
     guideline: Path | None = None  # Markdown shown as the project's instructions
+    # the recipe's value types pinned per field (``annotation.value_types``): the push,
+    # the simulated people and the pull read the interface with them
+    value_types: tuple[tuple[str, str], ...] = ()

@@ -239,10 +239,13 @@ def _prepare(
     careless: int | None = None,
     unqualified: int = 0,
     accepting: int = 0,
+    value_types: tuple[tuple[str, str], ...] = (),
 ) -> tuple[LabelConfig, list[Annotator], int]:
-    """The project's config, the simulated accounts and the overlap; the project is marked
-    simulated."""
+    """The project's config (read with the recipe's pinned ``value_types``), the
+    simulated accounts and the overlap; the project is marked simulated."""
     config = parse_label_config(proj.label_config)
+    if value_types:
+        config = replace(config, value_types=tuple(value_types))
     overlap = int(proj.maximum_annotations or 1)
     people = ensure_annotators(ls, annotators, seed, pool, careless, unqualified, accepting)
     if annotators < overlap:
@@ -267,6 +270,7 @@ def with_simulated(
     unqualified: int = 0,
     phase: str = "main",
     accepting: int = 0,
+    value_types: tuple[tuple[str, str], ...] = (),
 ) -> AttachAnnotations:
     """For ``annotate.push``: attach each new task's simulated annotations to its import
     record, so that tasks and annotations arrive in one bulk request per chunk (Label
@@ -276,7 +280,7 @@ def with_simulated(
 
     def attach(ls, proj, records: list[dict]) -> int:  # noqa: ANN001
         config, people, overlap = _prepare(ls, proj, annotators, seed, pool, careless,
-                                           unqualified, accepting)  # fmt: skip
+                                           unqualified, accepting, value_types)  # fmt: skip
         # the data as Label Studio will hand it back (JSON): the same input to the noise
         # model as when the task is read from the server
         tasks = [{"data": json.loads(json.dumps(r["data"])), "annotations": [],
@@ -306,6 +310,7 @@ def simulate(
     phase: str = "main",
     complete: bool = False,
     accepting: int = 0,
+    value_types: tuple[tuple[str, str], ...] = (),
 ) -> dict:
     """Post the simulated annotations that are missing (a rerun posts nothing twice):
     each task gets ``overlap`` completed annotations, from the K accounts in a seeded
@@ -319,16 +324,16 @@ def simulate(
     ls = ls or client()
     with project_lock(project, _base_url(ls)):  # one writer per project (issue 32)
         return _simulate(project, annotators, seed, ls, workers, progress, pool, careless,
-                         unqualified, phase, complete, accepting)  # fmt: skip
+                         unqualified, phase, complete, accepting, value_types)  # fmt: skip
 
 
 def _simulate(project, annotators, seed, ls, workers, progress, pool, careless,  # noqa: ANN001
-              unqualified, phase, complete=False, accepting=0) -> dict:  # fmt: skip
+              unqualified, phase, complete=False, accepting=0, value_types=()) -> dict:  # fmt: skip
     proj = find_project(ls, project)
     if proj is None:
         raise AnnotationError(f"no Label Studio project named {project!r}")
     config, people, overlap = _prepare(ls, proj, annotators, seed, pool, careless, unqualified,
-                                       accepting)  # fmt: skip
+                                       accepting, value_types)  # fmt: skip
     tasks = [] if complete else export_tasks(ls, proj.id)
     jobs = [
         (tasks[index]["id"], who, payload)

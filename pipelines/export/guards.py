@@ -128,6 +128,26 @@ def model_problem(history: Iterable[dict], score: float | None, metric: str,
     return None
 
 
+def guard_baseline(name: str, metric: str, score: float | None, baseline: float | None,
+                   recipe: Recipe, where: str) -> dict | None:  # fmt: skip
+    """Check a trained model whose trivial model is a rule with its own dev score (a
+    parser's right-branching UAS): raise :class:`ReleaseRefused` when ``score`` is not
+    a number or not above ``baseline`` by ``export.min_model_gain``, unless the recipe
+    allows ``degenerate_model``; return the allowed problem (or None)."""
+    allowed, min_gain = _settings(recipe)
+    if score is None or not math.isfinite(float(score)):
+        why = f"its dev {metric} is {score}"
+    elif baseline is not None and float(score) <= float(baseline) + min_gain:
+        why = (f"its dev {metric} {score} is not above the trivial rule's {baseline} by "
+               f"export.min_model_gain {min_gain}")  # fmt: skip
+    else:
+        return None
+    problem = Degenerate("degenerate_model", f"model {name}", why)
+    if "degenerate_model" not in allowed:
+        raise _refuse([problem], where)
+    return asdict(problem)
+
+
 def _models(facts: CardFacts) -> Iterator[tuple[str, dict]]:
     """The trained taggers among the facts: a dict with a ``history`` list and a ``dev``
     dict holding ``entity_f1`` (a tagger's metrics), at the top level or one level down

@@ -78,11 +78,12 @@ def agree_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
 def interface_answers(recipe: Recipe, field: str | None) -> list[str] | None:
     """The options of the recipe interface's single-choice answer control ``field`` (or
-    its only answer control): the values the agreement step accepts."""
+    its only answer control): the values the agreement step accepts. A ``<Relations>``
+    control's options are its arrows' labels, not answers (a relation or a tree)."""
     from pipelines.annotation.label_config import parse_label_config
 
     control = parse_label_config(recipe.resolve(recipe.annotation.config)).answer_control(field)
-    if control and control.single and control.options:
+    if control and control.single and control.options and control.tag != "Relations":
         return list(control.options)
     return None
 

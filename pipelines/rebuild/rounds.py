@@ -56,11 +56,18 @@ def spec_round(
 
 
 def round_of(ctx: RunContext, arg: str) -> Round:
-    """The round ``arg`` of the run's task kind (``""``: the main one)."""
+    """The round ``arg`` of the run's task kind (``""``: the main one), with the
+    recipe's pinned value types (``annotation.value_types``) unless it has its own."""
+    from dataclasses import replace
+
     rounds = ctx.task.rounds(ctx)
     if arg not in rounds:
         raise KeyError(f"task kind {ctx.task.name!r} has no annotation round {arg!r}")
-    return rounds[arg]
+    found = rounds[arg]
+    pins = ctx.recipe.annotation.value_types if ctx.recipe.annotation else {}
+    if pins and not found.value_types:
+        found = replace(found, value_types=tuple(sorted(pins.items())))
+    return found
 
 
 ROUND_OPS = ("push", "simulate", "wait", "pull")

@@ -11,9 +11,11 @@ dependency_tree}``); a ``<Relations>`` control is a ``relation`` otherwise.
 Row: the tree as one canonical JSON list of [head, label] per word. Agreement: the
 unlabelled and labelled attachment scores (UAS, LAS) between every pair of annotators;
 rule ``span_vote`` over (word, head, label) arcs: a word whose arc no K annotators share,
-or a voted structure that is not a tree, drops the item. Simulated annotator: each arc
-of the item's ``sim_<field>`` tree kept with probability ``accuracy``, else attached to
-another word.
+or a voted structure that is not a tree, drops the item; rule ``tree_vote``
+(:mod:`pipelines.agreement.tree_vote`) always yields a tree. Simulated annotator: each arc
+of the item's ``sim_<field>`` tree (a list of [head, label], or its JSON) kept with
+probability ``accuracy``, else attached to another word (a later one when the item's
+data says ``head_final``).
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ class DependencyTree(ValueType):
     name = "dependency_tree"
     tags = frozenset({"Relations"})
     result_types = frozenset()
-    rules = ("span_vote",)
+    rules = ("span_vote", "tree_vote")
 
     def claims(self, control: Control) -> bool:
         return False  # pinned by the recipe: a <Relations> control is a relation otherwise
@@ -111,6 +113,8 @@ class DependencyTree(ValueType):
         self, control: Control, data: dict, who: Person, rng: np.random.Generator, seed: int
     ) -> list[dict]:
         truth = data.get(f"sim_{control.name}")
+        if isinstance(truth, str) and truth.startswith("["):
+            truth = json.loads(truth)  # a table column holds the tree as its JSON value
         if not isinstance(truth, list):
             return []
         out, start = [], 0
@@ -129,7 +133,10 @@ class DependencyTree(ValueType):
         n = len(truth)
         for word, (head, label) in enumerate(truth, start=1):
             if n > 1 and rng.random() >= keep_rate(who):
-                others = [h for h in range(1, n + 1) if h not in (word, head)]
+                # an item marked head_final (KLUE-DP) is re-attached to a later word, as
+                # its guideline tells people: their errors keep the convention
+                later = range(word + 1, n + 1) if data.get("head_final") else range(1, n + 1)
+                others = [h for h in later if h not in (word, head)]
                 head = others[int(rng.integers(len(others)))] if others else head
             if head == 0:
                 continue  # the root draws no arrow
