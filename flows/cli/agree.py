@@ -37,7 +37,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         choices=AGREEMENT_RULES.names(),
         help="mean: KLUE-STS (screening, mean label rounded, binary label, disagreement "
         "drops); majority: the label with at least --min-votes votes; span_vote: the "
-        "spans, relations or arcs at least --min-votes annotators marked",
+        "spans, relations or arcs at least --min-votes annotators marked; tree_vote: one "
+        "dependency tree per item, always a tree (plurality per word, else the maximum "
+        "spanning arborescence of the votes)",
     )
     agree.add_argument("--out", type=Path, required=True, help="output folder")
     agree.add_argument(
@@ -171,6 +173,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="the allowed values, comma-separated (e.g. 0,1,2,3,4,5), instead of --config. "
         "Without either, any value is accepted, but the mean rule always needs finite numbers",
+    )
+    tree = agree.add_argument_group("tree_vote rule (dependency trees, issue 57)")
+    tree.add_argument(
+        "--head-final",
+        action="store_true",
+        help="tree_vote: only heads after their word count, the last word the root (KLUE-DP)",
+    )
+    tree.add_argument(
+        "--max-weak-share",
+        type=float,
+        default=None,
+        help="tree_vote: drop a sentence whose share of arcs chosen by fewer than "
+        "--min-votes annotators is above this (default: keep every sentence)",
     )
     agree.add_argument(
         "--reports",

@@ -157,6 +157,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="fill dev and test per source (--source-column), each source with its "
         "--eval-fraction, as KLUE 3.4.1 splits news and reviews apart",
     )
+    balanced = split.add_argument_group("balanced rule")
+    balanced.add_argument(
+        "--balance-column",
+        default="style",
+        help="the column whose values dev and test hold in equal numbers (style: KLUE 2.4's "
+        "formal and colloquial, for KLUE-DP)",
+    )
     split.add_argument("--seed", type=int, default=0, help="random seed (0)")
     split.add_argument("--json", action="store_true", help="print artifacts.json")
 

@@ -63,6 +63,8 @@ class TreeVoteSettings(_Answers):
             raise AgreementError(f"max_weak_share must be in [0, 1], got {self.max_weak_share}")
         if self.element_f1_min is not None and not 0 < self.element_f1_min <= 1:
             raise AgreementError(f"element_f1_min must be in (0, 1], got {self.element_f1_min}")
+        if self.min_screened_items < 1:
+            raise AgreementError(f"min_screened_items must be >= 1, got {self.min_screened_items}")
         if self.value_type != "dependency_tree":
             raise AgreementError("tree_vote votes on dependency trees (value_type "
                                  f"dependency_tree), not {self.value_type!r}")  # fmt: skip

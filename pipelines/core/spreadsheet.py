@@ -10,9 +10,11 @@ Parquet always keep the exact text; the recipe's ``export.spreadsheet_safe: fals
 ``kobbq expand --raw-cells``) writes TSV cells unchanged.
 
 Every TSV or CSV file the project writes is written by :func:`delimited` (the KorSTS,
-KorNLI and KoBBQ releases, the KoBBQ baseline's predictions), except the KLUE-NER release
-layout, which is not a table of cells: its writer (``pipelines.families.klue.ner_layout``)
-neutralises the one cell of free text, the tagged sentence, with :func:`safe_cell`.
+KorNLI and KoBBQ releases, the KoBBQ baseline's predictions), except the KLUE-NER and
+KLUE-DP release layouts, which are not tables of cells: the NER writer
+(``pipelines.families.klue.ner_layout``) neutralises the one cell of free text, the
+tagged sentence, with :func:`safe_cell`; the DP writer (``...klue.dp_layout``) quotes
+every formula-like cell reversibly and says so in the file's first line.
 ``tests/unit/core/test_hostile_text.py`` checks that no other module writes one."""
 
 from __future__ import annotations

@@ -174,9 +174,11 @@ def baseline(run_dir: Path, settings: BaselineSettings | None = None, write_card
     seconds = round(time.perf_counter() - start, 1)
     from pipelines.models.checkpoints import default_device
 
+    model = next((h["model"] for h in history if isinstance(h, dict) and "model" in h), None)
     result = {
         "task_kind": name,
-        "model": "benchforge small BERT"
+        "model": model
+        or "benchforge small BERT"
         + (
             f", encoder {Path(settings.encoder).name}"
             if settings.encoder
@@ -210,7 +212,7 @@ def baseline(run_dir: Path, settings: BaselineSettings | None = None, write_card
             probs = np.asarray([[p["probabilities"].get(n, 0.0) for n in labels] for p in preds])
         result["splits"][split] = {
             "items": len(recs),
-            "metrics": score(ev, gold, pred, probs, recs),
+            "metrics": split_metrics(ev, recs, pred, probs),
             "collapse": collapse(ev, gold, pred, settings.collapse_share,
                                  settings.collapse_spread),
         }  # fmt: skip
@@ -221,10 +223,24 @@ def baseline(run_dir: Path, settings: BaselineSettings | None = None, write_card
                 "answer": str(majority),
                 "metrics": majority_row(ev, majority, recs),
             }
+        if ev.reference is not None:  # the rule it must beat (a parser's right-branching)
+            result["splits"][split]["reference"] = {
+                "name": ev.reference_name,
+                "metrics": split_metrics(ev, recs, ev.reference(data["train"], recs)),
+            }
     write_json(result, folder / "baseline.json")
     if write_card:
         add_to_card(run_dir, result)
     return result
+
+
+def split_metrics(ev: Evaluation, records: list[dict], pred: list, probs: object = None) -> dict:
+    """The split's metrics of ``pred`` (one per record): the task kind's own scorer
+    when it has one (KoBBQ, KLUE-DP), else the registered metrics."""
+    if ev.scorer is not None:
+        given = {g: {"prediction": p} for g, p in zip(ev.ids(records), pred, strict=True)}
+        return ev.scorer(records, given, "baseline")
+    return score(ev, [ev.gold(r) for r in records], pred, probs, records)
 
 
 def add_to_card(run_dir: Path, result: dict) -> Path:

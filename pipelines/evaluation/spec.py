@@ -75,6 +75,11 @@ class Evaluation:
     gold_field: str = ""
     choice_fields: tuple[str, ...] = ()
     values: tuple[str, ...] = ()
+    # a rule the baseline must beat, for a target without a constant answer (a parser's
+    # right-branching trees): (train records, scored records) -> one prediction each,
+    # shown beside the baseline as ``reference_name``
+    reference: Callable[[list[dict], list[dict]], list[object]] | None = None
+    reference_name: str = ""
 
     def allowed(self) -> tuple[str, ...]:
         """The values a prediction may take: a ``label`` target's declared classes, a

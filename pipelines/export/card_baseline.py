@@ -59,7 +59,8 @@ def _fixed_answers(facts: CardFacts) -> str:
 
 def baseline_notes(b: dict) -> list[str]:
     """A sentence per split whose model collapsed or does not beat always answering
-    train's majority (``pipelines.evaluation.references``); what the warnings say too."""
+    train's majority (``pipelines.evaluation.references``) or the task kind's reference
+    rule (a parser's right-branching trees); what the warnings say too."""
     out = []
     for split, s in (b.get("splits") or {}).items():
         c, maj = s.get("collapse") or {}, s.get("majority")
@@ -70,6 +71,9 @@ def baseline_notes(b: dict) -> list[str]:
         elif maj and (behind := not_above(s["metrics"], maj["metrics"])):
             out.append(f"**The model does not beat always answering train's majority**: on "
                        f"{split}, always {code(maj['answer'])} ({', '.join(behind)}).")  # fmt: skip
+        elif (ref := s.get("reference")) and (behind := not_above(s["metrics"], ref["metrics"])):
+            out.append(f"**The model does not beat {escape(ref['name'])}**: on {split} "
+                       f"({', '.join(behind)}).")  # fmt: skip
         elif (chance := s.get("chance")) and (behind := not_above(s["metrics"], chance["metrics"])):
             out.append(f"**The model does not beat chance**: on {split} ({', '.join(behind)}: "
                        "no correlation with the gold).")  # fmt: skip
@@ -106,8 +110,9 @@ def baseline_section(facts: CardFacts) -> str:
                    else [_fmt(s["metrics"].get(m)) for m in metrics])  # fmt: skip
         rows.append([escape(b["model"]), split, str(s["items"]), *figures])
     for split, s in splits.items():  # what each figure is measured against
-        chance, maj = s.get("chance"), s.get("majority")
-        for who, ref in (("no correlation (chance)", chance),
+        chance, maj, rule = s.get("chance"), s.get("majority"), s.get("reference")
+        for who, ref in ((rule and escape(rule["name"]), rule),
+                         ("no correlation (chance)", chance),
                          (maj and Markdown(f"always {code(maj['answer'], table=True)} "
                                            "(train's majority)"), maj)):  # fmt: skip
             if ref:

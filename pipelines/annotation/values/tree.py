@@ -15,7 +15,8 @@ or a voted structure that is not a tree, drops the item; rule ``tree_vote``
 (:mod:`pipelines.agreement.tree_vote`) always yields a tree. Simulated annotator: each arc
 of the item's ``sim_<field>`` tree (a list of [head, label], or its JSON) kept with
 probability ``accuracy``, else attached to another word (a later one when the item's
-data says ``head_final``).
+data says ``head_final``), and its label kept with the same probability, else another of
+the interface's labels.
 """
 
 from __future__ import annotations
@@ -140,6 +141,9 @@ class DependencyTree(ValueType):
                 head = others[int(rng.integers(len(others)))] if others else head
             if head == 0:
                 continue  # the root draws no arrow
+            labels = [o for o in control.options if o != label]
+            if labels and rng.random() >= keep_rate(who):  # the label mistaken on its own
+                label = labels[int(rng.integers(len(labels)))]
             out.append({"from_id": f"w{word}", "to_id": f"w{head}", "type": "relation",
                         "direction": "right", "labels": [label]})  # fmt: skip
         return out

@@ -52,6 +52,8 @@ from pipelines.export.data_card import annotation_round, inline
 from pipelines.export.facts import CardFacts
 from pipelines.export.records import SPLITS, split_rows
 from pipelines.families.klue import dp_section  # noqa: F401 - the recipe section
+from pipelines.families.klue.answer_rows import answers, reports
+from pipelines.families.klue.dp_baseline import REFERENCE_NAME, right_branching_trees
 from pipelines.families.klue.dp_metrics import METRICS, gold_tree, scorer
 from pipelines.families.klue.hub import hub
 from pipelines.rebuild.kinds import ExportInputs, SharedSteps, TaskKind, register_task
@@ -399,19 +401,11 @@ def _gold_reads(ctx: RunContext, arg: str) -> dict[str, Path]:
 
 
 def _answers(table: pd.DataFrame, field: str = "relations") -> pd.DataFrame:
-    rows = table[table["field"] == field]
-    if "cancelled" in rows.columns:
-        rows = rows[~rows["cancelled"].fillna(False).astype(bool)]
-    return rows.sort_values(["item_id", "created_at", "annotation_id"], kind="stable")
+    return answers(table, field)
 
 
 def _reports(table: pd.DataFrame) -> dict[str, list[str]]:
-    rows = table[table["field"] == "report"]
-    out: dict[str, list[str]] = {}
-    for item, value in zip(rows["item_id"].astype(str), rows["value"].astype(str), strict=True):
-        if value and value != "None":
-            out.setdefault(item, []).append(value)
-    return out
+    return reports(table)
 
 
 def correction_figures(items: pd.DataFrame, answers: pd.DataFrame) -> dict:
@@ -772,6 +766,7 @@ register_task(TaskKind(
     evaluation=Evaluation(
         "tree", "guid", gold_tree, field_of("sentence"), METRICS,
         "KLUE (Park et al. 2021) 1.1; KLUE's baseline code for the klue_* variants",
-        scorer=scorer, gold_field="head",
+        scorer=scorer, gold_field="head", reference=right_branching_trees,
+        reference_name=REFERENCE_NAME,
     ),
 ))  # fmt: skip

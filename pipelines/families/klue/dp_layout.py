@@ -103,7 +103,7 @@ SEJONG_POS = frozenset(
     ]
 )
 COLUMNS = ("INDEX", "WORD_FORM", "LEMMA", "POS", "HEAD", "DEPREL")
-COLUMN_LINE = "## 칼럼명 : " + "\t".join(COLUMNS)
+COLUMN_LINE = "## 칼럼명 : INDEX\tWORD_FORM\tLEMMA\tPOS\tHEAD\tDEPREL"  # KLUE's own
 SAFE_MARK = "## spreadsheet-safe: a cell a spreadsheet would run as a formula begins with '"
 HEADER = re.compile(r"^## (?P<guid>[^\t]+)\t(?P<sentence>.*)$")
 WORD_LINE = re.compile(r"^\d+\t")

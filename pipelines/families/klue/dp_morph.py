@@ -90,29 +90,28 @@ def _pieces(surface: str, feature: str) -> list[tuple[str, str]]:
 
 def analyse(sentence: str) -> list[Word]:
     """The words of ``sentence`` (split at single spaces) with their morphemes."""
-    from pipelines.lang.ko import _tagger
+    from pipelines.lang import language
 
+    analyser = language("ko").analysed
+    if analyser is None:
+        raise RuntimeError("the Korean language pack has no morpheme analyser")
     forms = sentence.split(" ")
     starts, at = [], 0
     for form in forms:
         starts.append(at)
         at += len(form) + 1
     per_word: list[list[tuple[str, str]]] = [[] for _ in forms]
-    node = _tagger().parseToNode(sentence)
     cursor, word = 0, 0
-    while node:
-        surface = node.surface
-        if surface:
-            found = sentence.find(surface, cursor)
-            if found < 0:  # MeCab normalised something: take the next characters
-                found = cursor
-                while found < len(sentence) and sentence[found] == " ":
-                    found += 1
-            cursor = found + len(surface)
-            while word + 1 < len(forms) and found >= starts[word + 1]:
-                word += 1
-            per_word[word] += _pieces(surface, node.feature)
-        node = node.next
+    for surface, feature in analyser(sentence):
+        found = sentence.find(surface, cursor)
+        if found < 0:  # MeCab normalised something: take the next characters
+            found = cursor
+            while found < len(sentence) and sentence[found] == " ":
+                found += 1
+        cursor = found + len(surface)
+        while word + 1 < len(forms) and found >= starts[word + 1]:
+            word += 1
+        per_word[word] += _pieces(surface, feature)
     words = []
     for form, pieces in zip(forms, per_word, strict=True):
         if not pieces:

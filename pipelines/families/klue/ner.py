@@ -60,6 +60,7 @@ from pipelines.export.data_card import annotation_round, inline
 from pipelines.export.facts import CardFacts
 from pipelines.export.records import SPLITS, split_rows
 from pipelines.families.klue import ner_section  # noqa: F401 - the recipe section
+from pipelines.families.klue.answer_rows import answers, reports
 from pipelines.families.klue.hub import hub
 from pipelines.families.klue.kmou import train_on_kmou
 from pipelines.families.klue.ner_layout import NerRelease, NerSentence, write_layout
@@ -483,19 +484,11 @@ def final_gold(
 
 
 def _answers(table: pd.DataFrame, field: str = "entities") -> pd.DataFrame:
-    rows = table[(table["field"] == field)]
-    if "cancelled" in rows.columns:
-        rows = rows[~rows["cancelled"].fillna(False).astype(bool)]
-    return rows.sort_values(["item_id", "created_at", "annotation_id"], kind="stable")
+    return answers(table, field)
 
 
 def _reports(table: pd.DataFrame) -> dict[str, list[str]]:
-    rows = table[table["field"] == "report"]
-    out: dict[str, list[str]] = {}
-    for item, value in zip(rows["item_id"].astype(str), rows["value"].astype(str), strict=True):
-        if value and value != "None":
-            out.setdefault(item, []).append(value)
-    return out
+    return reports(table)
 
 
 def correction_figures(items: pd.DataFrame, answers: pd.DataFrame) -> dict:

@@ -22,8 +22,8 @@ def test_a_demo_recipe_ships_for_every_dataset_the_readme_names():
     tasks = {load_recipe(p).task for p in REBUILDS}
     assert {"kornli", "korsts", "kobest-boolq", "kobest-copa", "kobest-wic",
             "kobest-hellaswag", "kobest-sentineg"} <= tasks  # fmt: skip
-    assert {"klue-ner", "klue-re", "jsquad", "klue-mrc", "marc-ja", "jcqa"} <= tasks
-    assert len(REBUILDS) == 19
+    assert {"klue-ner", "klue-re", "klue-dp", "jsquad", "klue-mrc", "marc-ja", "jcqa"} <= tasks
+    assert len(REBUILDS) == 20
 
 
 @pytest.mark.parametrize("path", REBUILDS, ids=lambda p: p.stem)

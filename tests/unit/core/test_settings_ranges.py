@@ -42,7 +42,7 @@ BASES = {
     "re": "klue-re-demo", "reading": "jsquad-demo", "jcqa": "jcqa-demo",
     "jglue": "jnli-demo", "kobbq": "kobbq-demo", "kobest": "kobest-copa-demo",
     "translation": "korsts-demo", "marc": "marc-ja-demo", "pairing": "sts-demo",
-    "split": "nli-demo",
+    "split": "nli-demo", "dp": "klue-dp-demo",
 }  # fmt: skip
 # what an optional model needs when a setting inside it is written and the demo has none
 FILLERS = {

@@ -152,6 +152,9 @@ def test_every_task_kind_declares_the_papers_metrics():
             assert ev.metrics == ("macro_f1",), name
         elif name == "kobbq":
             assert ev.scorer is not None and "diff_bias_amb" in ev.metrics
+        elif name == "klue-dp":  # UAS and LAS (KLUE 1.1), and KLUE's baseline variant
+            assert ev.scorer is not None and ev.metrics[:2] == ("uas", "las")
+            assert ev.reference is not None
         else:
             assert ev.metrics == want[name], name
         if ev.scorer is None:
