@@ -17,9 +17,13 @@ def span_labels(value: object) -> list[str] | None:
         rows = json.loads(value)
     except json.JSONDecodeError:
         return None
-    if isinstance(rows, list) and rows and all(
-        isinstance(r, list) and len(r) == 2 and isinstance(r[0], int) and isinstance(r[1], str)
-        for r in rows
+    if (
+        isinstance(rows, list)
+        and rows
+        and all(
+            isinstance(r, list) and len(r) == 2 and isinstance(r[0], int) and isinstance(r[1], str)
+            for r in rows
+        )
     ):
         return [r[1] for r in rows]  # a tree: one label a word
     if not isinstance(rows, list) or not all(isinstance(r, dict) and "label" in r for r in rows):
