@@ -78,13 +78,21 @@ def test_label_studio_tasks_carry_the_parse_and_are_not_duplicated(dp_rebuilt):
     ls = annotate.client()
     project = annotate.find_project(ls, "klue-dp-test")
     tasks = annotate.export_tasks(ls, project.id)
-    items = pd.read_parquet(dp_rebuilt["out"] / "items" / "items.parquet")
+    items = pd.read_parquet(dp_rebuilt["out"] / "items" / "items.parquet").set_index("item_id")
     assert len(tasks) == len(items)
-    task = tasks[0]
-    result = task["predictions"][0]["result"]
-    words = [r for r in result if r.get("type") == "labels"]
-    arcs = [r for r in result if r.get("type") == "relation"]
-    assert len(words) == len(task["data"]["words"]) and len(arcs) == len(words) - 1
+    predictions: dict[int, list] = {}
+    for pred in ls.predictions.list(project=project.id):
+        predictions.setdefault(pred.task, []).append(pred)
+    for task in tasks:
+        (pred,) = predictions[task["id"]]  # one prediction per task, after two runs
+        words = [r for r in pred.result if r.get("type") == "labels"]
+        arcs = sorted((int(r["from_id"][1:]), int(r["to_id"][1:]), r["labels"][0])
+                      for r in pred.result if r.get("type") == "relation")  # fmt: skip
+        pseudo = json.loads(items.loc[task["data"]["item_id"], "pseudo"])
+        assert len(words) == len(pseudo) == len(task["data"]["words"])
+        assert arcs == [(d, h, lab) for d, (h, lab) in enumerate(pseudo, start=1) if h]
+        assert pred.model_version.startswith("biaffine")
+        assert "ls_prediction" not in task["data"]
 
 
 def test_the_careless_annotator_is_screened_and_the_vote_is_a_tree(dp_rebuilt):
