@@ -450,7 +450,8 @@ def correction_figures(items: pd.DataFrame, answers: pd.DataFrame) -> dict:
 def label_agreement(answers: pd.DataFrame) -> dict:
     """Per label, between every pair of annotators of a sentence: of the words one of
     them gave this label, the share the other gave the same head and label (LAS per
-    label, symmetric), and how often the label was given."""
+    label, symmetric), and how often the label was given; a word both left as the root
+    (no arrow) is not counted."""
     from itertools import combinations
 
     given: Counter = Counter()
@@ -459,6 +460,8 @@ def label_agreement(answers: pd.DataFrame) -> dict:
         trees = [tree_of(str(v)) for v in group["value"]]
         for (ah, al), (bh, bl) in combinations(trees, 2):
             for x in zip(ah, al, bh, bl, strict=False):
+                if x[0] == 0 and x[2] == 0:
+                    continue  # the root: no arrow drawn, nothing to agree on
                 for lab in {x[1], x[3]}:
                     given[lab] += 1
                     agreed[lab] += x[0] == x[2] and x[1] == x[3]
