@@ -296,6 +296,23 @@ def _screen_by_elements(
     return ratings[~ratings["annotator_id"].astype(str).isin(set(out))], dropped
 
 
+def screen_by_elements(ratings: pd.DataFrame, settings: AgreementSettingsBase, kind: ValueType
+                       ) -> tuple[pd.DataFrame, list[dict]]:  # fmt: skip
+    """With ``settings.element_f1_min``, the ratings of the annotators kept and the drop
+    records of those screened (:func:`_screen_by_elements`) and of the items all of whose
+    annotators were screened out (``annotators_screened``: no value left); else the
+    ratings as they are."""
+    if settings.element_f1_min is None:
+        return ratings, []
+    before = set(ratings["item_id"].astype(str))
+    ratings, dropped = _screen_by_elements(ratings, settings, kind)
+    gone = sorted(before - set(ratings["item_id"].astype(str)))
+    dropped += [{"kind": "item", "id": item, "reason": "annotators_screened",
+                 "detail": "every annotator of the item was screened out (low_element_f1)"}
+                for item in gone]  # fmt: skip
+    return ratings, dropped
+
+
 @agreement_rule("span_vote", SpanVoteSettings)
 def span_vote_rule(
     ratings: pd.DataFrame, settings: SpanVoteSettings
@@ -308,15 +325,8 @@ def span_vote_rule(
     (``no_majority``). An item where nobody marked anything has the empty value."""
     kind = VALUE_TYPES.get(settings.value_type)
     k = int(settings.min_votes or 0)
-    rows, dropped = [], []
-    if settings.element_f1_min is not None:
-        before = set(ratings["item_id"].astype(str))
-        ratings, dropped = _screen_by_elements(ratings, settings, kind)
-        # an item all of whose annotators were screened out has no value left: dropped
-        gone = sorted(before - set(ratings["item_id"].astype(str)))
-        dropped += [{"kind": "item", "id": item, "reason": "annotators_screened",
-                     "detail": "every annotator of the item was screened out "
-                               "(low_element_f1)"} for item in gone]  # fmt: skip
+    rows = []
+    ratings, dropped = screen_by_elements(ratings, settings, kind)
     for item, group in ratings.groupby("item_id", sort=True):
         values = [str(v) for v in group["value"]]
         counts = Counter(e for v in values for e in set(kind.elements(v)))

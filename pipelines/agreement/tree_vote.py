@@ -134,17 +134,10 @@ def tree_vote_rule(ratings: pd.DataFrame, settings: TreeVoteSettings
     """One dependency tree per sentence from its annotators' trees, always a tree:
     plurality per word, the maximum spanning arborescence when that is not a tree;
     weak arcs (under ``min_votes``) counted (module docstring)."""
-    from pipelines.agreement.rules import _screen_by_elements
+    from pipelines.agreement.rules import screen_by_elements
 
     kind = VALUE_TYPES.get("dependency_tree")
-    dropped: list[dict] = []
-    if settings.element_f1_min is not None:
-        before = set(ratings["item_id"].astype(str))
-        ratings, dropped = _screen_by_elements(ratings, settings, kind)
-        gone = sorted(before - set(ratings["item_id"].astype(str)))
-        dropped += [{"kind": "item", "id": item, "reason": "annotators_screened",
-                     "detail": "every annotator of the item was screened out "
-                               "(low_element_f1)"} for item in gone]  # fmt: skip
+    ratings, dropped = screen_by_elements(ratings, settings, kind)
     rows = []
     for item, group in ratings.groupby("item_id", sort=True):
         trees = [json.loads(str(v)) for v in group["value"]]

@@ -8,7 +8,8 @@ the premise rules in :mod:`.items_section`), ``klue-ynat`` (:mod:`.ynat`) and
 layout and errata checks :mod:`.dp_layout`, the UD reader :mod:`.ud`, the conversion to
 KLUE's conventions :mod:`.dp_convert`, MeCab's morphology :mod:`.dp_morph`, the
 pseudo-parser :mod:`.dp_parse`) task kinds, each registered by its module;
-:mod:`.sampling` draws their stratified samples; :mod:`.answer_rows` reads the answer
+:mod:`.sampling` draws their stratified samples; :mod:`.review_section` is the linguists' review
+round NER and DP share; :mod:`.answer_rows` reads the answer
 and report rows NER and DP gold steps share."""
 
 from pipelines.families.klue import dp, items_section, ner, nli, relations, sts, ynat  # noqa: F401

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field, model_validator
 
-from pipelines.annotation.settings import SimulateSpec, enough_simulated
 from pipelines.core.plugins import RecipeSection, register_section
 from pipelines.core.recipe import Strict, rules_field, typed_rules
+from pipelines.families.klue.review_section import LinguistReviewSpec
 from pipelines.models.dep_parser import ParserSettings
 
 if TYPE_CHECKING:
@@ -41,21 +41,9 @@ class DpParserSpec(Strict):
         return typed_rules(ParserSettings, dict(self.settings), "dp.parser.settings")
 
 
-class DpReviewSpec(Strict):
+class DpReviewSpec(LinguistReviewSpec):
     """The linguists' review round: each sentence's voted tree pre-loaded; a reviewer
-    accepts it or corrects heads and labels."""
-
-    config: str | None = None  # default: annotation_configs/dp_review.xml
-    project: str | None = None  # default: "<recipe name>-linguists"
-    reviewers: int = Field(default=1, ge=1)
-    simulate: SimulateSpec | None = None
-    timeout: float = Field(default=3600.0, gt=0)
-    poll: float = Field(default=5.0, gt=0)
-
-    @model_validator(mode="after")
-    def _enough(self) -> DpReviewSpec:
-        enough_simulated(self.simulate, self.reviewers, "reviewers")
-        return self
+    accepts it or corrects heads and labels (default interface ``dp_review.xml``)."""
 
 
 class DpSpec(Strict):

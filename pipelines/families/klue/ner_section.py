@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field, field_validator, model_validator
 
-from pipelines.annotation.settings import SimulateSpec, enough_simulated
 from pipelines.core.plugins import RecipeSection, register_section
 from pipelines.core.recipe import Strict, rules_field, typed_rules
 from pipelines.families.klue.kmou import KLUE_MAPPING
+from pipelines.families.klue.review_section import LinguistReviewSpec
 from pipelines.models.char_tagger import TYPES, TaggerSettings
 
 if TYPE_CHECKING:
@@ -55,21 +55,9 @@ class NerTaggerSpec(Strict):
         return typed_rules(TaggerSettings, dict(self.settings), "ner.tagger.settings")
 
 
-class NerReviewSpec(Strict):
+class NerReviewSpec(LinguistReviewSpec):
     """The linguists' review round (KLUE 3.4.1): each sentence's draft (the annotators'
     span vote) pre-loaded; a reviewer accepts it or corrects spans and types."""
-
-    config: str | None = None  # default: annotation_configs/ner_review.xml
-    project: str | None = None  # default: "<recipe name>-linguists"
-    reviewers: int = Field(default=1, ge=1)
-    simulate: SimulateSpec | None = None
-    timeout: float = Field(default=3600.0, gt=0)
-    poll: float = Field(default=5.0, gt=0)
-
-    @model_validator(mode="after")
-    def _enough(self) -> NerReviewSpec:
-        enough_simulated(self.simulate, self.reviewers, "reviewers")
-        return self
 
 
 class NerSpec(Strict):
