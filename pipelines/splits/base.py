@@ -15,7 +15,9 @@ split`` build the rule's settings with :func:`SplitSettings` (a union tagged by
 ``rule``): a key the rule does not have is an error naming the nearest valid one.
 
 Rules: ``sts`` (KLUE 3.2.1, ``sts.py``), ``nli`` (KLUE 3.3.1, ``nli.py``), ``tc`` (KLUE
-3.1.1, ``tc.py``), ``ner`` (KLUE 3.4.1, ``ner.py``), ``random`` (``seeded.py``).
+3.1.1, ``tc.py``), ``ner`` (KLUE 3.4.1, ``ner.py``), ``balanced`` (KLUE 2.4 for DP: a
+column's values in equal numbers in dev and test, ``balanced.py``), ``random``
+(``seeded.py``).
 """
 
 from __future__ import annotations
