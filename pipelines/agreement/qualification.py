@@ -13,7 +13,10 @@ whose answers are known (``gold``: ``item_id`` and ``value``); its pass rule is 
   items with some spread;
 - ``min_majority_share``: without gold, the share of answered items on which the
   annotator gives the others' majority answer (the mode of the other annotators; a tie
-  has no majority and is not counted) is at least ``threshold``.
+  has no majority and is not counted) is at least ``threshold``;
+- ``min_uas``: dependency trees (KLUE-DP, issue 57): the annotator's mean unlabelled
+  attachment score against the gold trees, over every gold item (one skipped or never
+  seen scores 0), is at least ``threshold``.
 
 Contract: :func:`pilot_results` gives one row per annotator (``annotator_id``,
 ``answered``, ``correct`` or ``score``, ``passed``, ``why``); :func:`exclude_unqualified`
@@ -32,7 +35,7 @@ import pandas as pd
 
 from pipelines.agreement.settings import AgreementError
 
-RULES = ("min_correct", "min_pearson", "min_majority_share")
+RULES = ("min_correct", "min_pearson", "min_majority_share", "min_uas")
 
 
 class QualificationError(AgreementError):
@@ -63,8 +66,8 @@ class PassRule:
                 )
         elif self.kind == "min_pearson" and not -1.0 <= self.threshold <= 1.0:
             raise QualificationError(f"min_pearson: a correlation in [-1, 1], got {self.threshold}")
-        elif self.kind == "min_majority_share" and not 0.0 < self.threshold <= 1.0:
-            raise QualificationError(f"min_majority_share: a share in (0, 1], got {self.threshold}")
+        elif self.kind in ("min_majority_share", "min_uas") and not 0.0 < self.threshold <= 1.0:
+            raise QualificationError(f"{self.kind}: a share in (0, 1], got {self.threshold}")
 
     def describe(self) -> str:
         if self.kind == "min_correct":
@@ -73,6 +76,8 @@ class PassRule:
             )
         if self.kind == "min_pearson":
             return f"Pearson r with the gold scores at least {self.threshold:g}"
+        if self.kind == "min_uas":
+            return f"a mean UAS of at least {self.threshold:g} against the gold trees"
         return f"the others' majority answer on at least {self.threshold:.0%} of items"
 
 
@@ -115,7 +120,7 @@ def pilot_results(
                 f"{len(unseen)} gold item(s) are not in the pilot round: {unseen[:5]}"
             )
         truth = dict(zip(gold["item_id"], gold["value"], strict=True))
-        rows = (_correct_rows if rule.kind == "min_correct" else _pearson_rows)(
+        rows = {"min_correct": _correct_rows, "min_uas": _uas_rows}.get(rule.kind, _pearson_rows)(
             answers, people, truth, rule
         )
     out = pd.DataFrame(rows)
@@ -174,6 +179,33 @@ def _pearson_rows(answers: pd.DataFrame, people: list[str], truth: dict, rule: P
         rows.append({"annotator_id": who, "answered": len(mine), "correct": None,
                      "score": -2.0 if np.isnan(r) else round(r, 6), "passed": passed,
                      "why": why})  # fmt: skip
+    return rows
+
+
+def tree_uas(answer: str, gold: object) -> float:
+    """The share of words of the gold tree (a JSON ``[[head, label], ...]``) that the
+    answer tree attaches to the same head (0 when it is not a tree of as many words)."""
+    import json
+
+    try:
+        mine, truth = json.loads(answer), json.loads(str(gold))
+    except (TypeError, ValueError):
+        return 0.0
+    if not isinstance(mine, list) or not truth or len(mine) != len(truth):
+        return 0.0
+    return sum(a[0] == b[0] for a, b in zip(mine, truth, strict=True)) / len(truth)
+
+
+def _uas_rows(answers: pd.DataFrame, people: list[str], truth: dict, rule: PassRule) -> list:
+    rows = []
+    for who in people:
+        mine = answers[(answers["annotator_id"] == who) & answers["item_id"].isin(truth)]
+        given = dict(zip(mine["item_id"], mine["value"], strict=True))
+        scores = [tree_uas(given[i], t) if i in given else 0.0 for i, t in truth.items()]
+        mean = sum(scores) / len(scores)
+        rows.append({"annotator_id": who, "answered": len(mine), "correct": None,
+                     "score": round(mean, 6), "passed": mean >= rule.threshold,
+                     "why": f"mean UAS {mean:.3f} over {len(truth)} gold trees"})  # fmt: skip
     return rows
 
 

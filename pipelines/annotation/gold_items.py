@@ -33,12 +33,36 @@ def _numbers(options: tuple[str, ...]) -> list[float] | None:
         return None
 
 
+def _tree_problem(value: object, control: Control) -> str | None:
+    """Why ``value`` is not a dependency tree of the interface's labels, or None."""
+    import json
+
+    from pipelines.annotation.values.tree import is_tree
+
+    try:
+        arcs = json.loads(value) if isinstance(value, str) else value
+    except ValueError:
+        return f"value {str(value)[:40]!r} is not a JSON tree ([[head, label], ...])"
+    if (
+        not isinstance(arcs, list)
+        or not arcs
+        or not all(isinstance(a, list) and len(a) == 2 and isinstance(a[0], int) for a in arcs)
+    ):
+        return "a tree is a JSON list of [head, label], one per word"
+    if not is_tree([a[0] for a in arcs]):
+        return "the heads do not make one tree (one root, no cycle)"
+    bad = sorted({str(a[1]) for a in arcs if a[0] and str(a[1]) not in control.options})
+    return f"labels {bad} are not the interface's" if bad else None
+
+
 def check_value(value: object, control: Control, data: dict | None = None) -> str | None:
     """Why ``value`` is not an answer ``control`` allows (None when it is); a control
     with dynamic options (``<Choices value="$options">``) is checked against the
     options the item ``data`` lists (issue 51: a pilot answer outside them passed)."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return "no value"
+    if control.tag == "Relations":  # a dependency tree: [[head, label], ...] per word
+        return _tree_problem(value, control)
     if control.dynamic and data is not None:
         options = control.options_for(data)
         if not options:

@@ -68,10 +68,11 @@ class RoundSpec(Strict):
 class PassRuleSpec(Strict):
     """A pilot's pass rule (``pipelines.agreement.qualification.PassRule``):
     ``min_correct`` (``threshold`` of ``of`` gold items right; KLUE-RE 3.5.1: 4 of 5),
-    ``min_pearson`` (Pearson r with the gold ratings) or ``min_majority_share`` (the
-    others' majority answer on that share of the items)."""
+    ``min_pearson`` (Pearson r with the gold ratings), ``min_majority_share`` (the
+    others' majority answer on that share of the items) or ``min_uas`` (a mean UAS
+    against gold dependency trees; KLUE-DP)."""
 
-    kind: Literal["min_correct", "min_pearson", "min_majority_share"]
+    kind: Literal["min_correct", "min_pearson", "min_majority_share", "min_uas"]
     threshold: float
     of: int | None = Field(default=None, ge=1)
 
@@ -84,8 +85,8 @@ class PassRuleSpec(Strict):
                              f"from 1 to of ({self.of or 'the gold items'}), got {t}")  # fmt: skip
         if self.kind == "min_pearson" and not -1 <= t <= 1:
             raise ValueError(f"threshold: min_pearson is a correlation in [-1, 1], got {t}")
-        if self.kind == "min_majority_share" and not 0 < t <= 1:
-            raise ValueError(f"threshold: min_majority_share is a share in (0, 1], got {t}")
+        if self.kind in ("min_majority_share", "min_uas") and not 0 < t <= 1:
+            raise ValueError(f"threshold: {self.kind} is a share in (0, 1], got {t}")
         return self
 
 

@@ -141,3 +141,31 @@ def test_scorer_per_style_and_bad_predictions() -> None:
         tree_prediction({"head": [0], "deprel": ["VP"]}, 2, "p.jsonl: guid g1")
     with pytest.raises(EvaluationError, match="head 5 is not 0 or a word"):
         tree_prediction([[5, "NP"], [0, "VP"]], 2, "x")
+
+
+def test_a_tree_pilot_passes_by_mean_uas_and_gold_trees_are_checked() -> None:
+    """The ``min_uas`` pass rule (a pilot of known trees, issue 57 item 4) and the gold
+    check of a tree against the interface."""
+    from pipelines.agreement.qualification import PassRule, pilot_results
+    from pipelines.annotation.gold_items import check_value
+
+    gold = pd.DataFrame({"item_id": ["p1", "p2"],
+                         "value": [tree_json([2, 3, 0], ["NP_SBJ", "NP_OBJ", "VP"]),
+                                   tree_json([2, 0], ["AP", "VP"])]})  # fmt: skip
+    three = ["NP", "NP", "VP"]
+    rows = pd.DataFrame([
+        {"item_id": "p1", "annotator_id": "good", "value": tree_json([2, 3, 0], three)},
+        {"item_id": "p2", "annotator_id": "good", "value": tree_json([2, 0], ["AP", "VP"])},
+        {"item_id": "p1", "annotator_id": "poor", "value": tree_json([3, 1, 0], three)},
+    ])  # fmt: skip
+    out = pilot_results(rows, PassRule("min_uas", 0.8), gold).set_index("annotator_id")
+    assert out.loc["good", "passed"] and out.loc["good", "score"] == 1.0
+    # poor: p1 1 of 3 heads (the root), p2 never answered (0)
+    assert not out.loc["poor", "passed"] and out.loc["poor", "score"] == pytest.approx(
+        1 / 6, abs=1e-5
+    )
+    config = parse_label_config((ROOT / "annotation_configs" / "dp.xml").read_text())
+    control = config.answer_control("relations")
+    assert check_value(tree_json([2, 0], ["AP", "VP"]), control) is None
+    assert "one tree" in check_value(json.dumps([[2, "AP"], [1, "VP"]]), control)
+    assert "not the interface" in check_value(json.dumps([[2, "XX"], [0, "ROOT"]]), control)
