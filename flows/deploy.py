@@ -45,14 +45,19 @@ def ensure_pool(name: str) -> bool:
     """A process work pool called ``name``; True when it was created here."""
     from prefect import get_client
     from prefect.client.schemas.actions import WorkPoolCreate
-    from prefect.exceptions import ObjectNotFound
+    from prefect.exceptions import ObjectAlreadyExists, ObjectNotFound
 
     with get_client(sync_client=True) as client:
         try:
             pool = client.read_work_pool(name)
         except ObjectNotFound:
-            client.create_work_pool(WorkPoolCreate(name=name, type="process"))
-            return True
+            try:
+                client.create_work_pool(WorkPoolCreate(name=name, type="process"))
+                return True
+            except ObjectAlreadyExists:
+                # a worker started with ``--pool NAME`` made it between the read and the
+                # create (a race the CI hit): the pool is there, so check its type
+                pool = client.read_work_pool(name)
         if pool.type != "process":
             raise DeployError(f"work pool {name!r} is of type {pool.type!r}; benchforge "
                               "deploys to a process pool (--pool NAME for another)")  # fmt: skip

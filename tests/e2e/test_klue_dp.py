@@ -1,10 +1,10 @@
 """``benchforge rebuild`` of recipes/klue-dp-demo.yaml made small (issue 57): a small
 biaffine parser trained on the CPU on one shipped UD Korean file, a real Prefect run and
-a real Label Studio server with the parse pre-loaded as predictions, one careless
-annotator screened out, the tree vote, the linguists' review, the balanced split, the
-release in the KLUE-DP layout read back byte for byte, its errata checks, UAS/LAS in
-``evaluate``, the baseline beside right-branching, a true card; rerun without duplicate
-tasks."""
+a real Label Studio server with the parse pre-loaded as predictions, a pilot of known
+trees that one applicant fails, one careless annotator screened out, the tree vote, the
+linguists' review, the balanced split, the release in the KLUE-DP layout read back byte
+for byte, its errata checks, UAS/LAS in ``evaluate``, the baseline beside
+right-branching, a true card; rerun without duplicate tasks."""
 
 from __future__ import annotations
 
@@ -45,6 +45,7 @@ def dp_rebuilt(family_server, tmp_path_factory):
     recipe["dp"]["review"]["project"] = "klue-dp-test-linguists"
     recipe["annotation"]["project"] = "klue-dp-test"
     recipe["annotation"]["config"] = str(ROOT / "annotation_configs" / "dp.xml")
+    recipe["annotation"]["pilot"]["gold"] = str(ROOT / "data" / "demo" / "klue-dp" / "pilot.jsonl")
     path = folder / "klue-dp.yaml"
     path.write_text(yaml.safe_dump(recipe, allow_unicode=True), encoding="utf-8")
     out = folder / "out"
@@ -95,11 +96,27 @@ def test_label_studio_tasks_carry_the_parse_and_are_not_duplicated(dp_rebuilt):
         assert "ls_prediction" not in task["data"]
 
 
+def test_the_pilot_of_known_trees_keeps_out_who_cannot_draw_one(dp_rebuilt):
+    out = dp_rebuilt["out"]
+    results = pd.read_parquet(out / "pilot" / "results.parquet")
+    assert len(results) == 6 and results["answered"].eq(5).all()
+    failed = results[~results["passed"]]
+    assert (
+        len(failed) == 1
+        and failed["score"].iloc[0] < 0.7 <= results["score"].drop(failed.index).min()
+    )
+    dropped = pd.read_parquet(out / "agree" / "dropped.parquet")
+    excluded = dropped[dropped["reason"] == "not_qualified"]
+    assert list(excluded["id"]) == list(failed["annotator_id"])
+    shown = pd.read_parquet(out / "pilot" / "items.parquet")
+    assert "value" not in shown.columns and "ls_prediction" not in shown.columns  # no parse shown
+
+
 def test_the_careless_annotator_is_screened_and_the_vote_is_a_tree(dp_rebuilt):
     out = dp_rebuilt["out"]
     dropped = pd.read_parquet(out / "agree" / "dropped.parquet")
     screened = dropped[dropped["kind"] == "annotator"]
-    assert list(screened["reason"]) == ["low_element_f1"]
+    assert list(screened["reason"]) == ["not_qualified", "low_element_f1"]
     agreement = json.loads((out / "agree" / "agreement.json").read_text(encoding="utf-8"))
     assert 0 < agreement["uas"] <= 1 and agreement["las"] <= agreement["uas"]
     gold = pd.read_parquet(out / "gold" / "gold.parquet")
