@@ -4,6 +4,8 @@ Debian's chromium-driver) and, in the shipped interfaces with their guidelines:
 
 - corrects pre-loaded NER spans (a type changed by its hotkey, a boundary dragged, a
   wrong span deleted, a missing one added);
+- corrects a pre-loaded dependency tree (KLUE-DP): a wrong arrow deleted, the right one
+  drawn and labelled, another arrow relabelled;
 - chooses a KLUE-RE relation among the candidates by hotkey, and one under "show all";
 - marks an answer span in a KLUE-MRC paragraph and writes the question;
 - writes a KoBEST-COPA item;
@@ -12,8 +14,7 @@ Debian's chromium-driver) and, in the shipped interfaces with their guidelines:
 
 After each, ``pull`` gives exactly what the person did, as theirs, with ``simulated =
 False``. Every action's seconds are recorded (printed with ``-s``, and written with one
-screenshot per interface to ``$BENCHFORGE_SHOTS`` when set, else the test's folder).
-A dependency arc (KLUE-DP) comes with that family (issue 57)."""
+screenshot per interface to ``$BENCHFORGE_SHOTS`` when set, else the test's folder)."""
 
 from __future__ import annotations
 
@@ -319,6 +320,96 @@ def test_ner_spans_corrected(workplace: Workplace) -> None:
         .itertuples()
     )
     assert (row.suggested, row.accepted, row.edited, row.deleted, row.added) == (4, 1, 2, 1, 1)
+
+
+def test_dependency_arrows_corrected(workplace: Workplace) -> None:
+    """KLUE-DP (issue 57): the pseudo-parse is on screen as arrows; the person deletes a
+    wrong arrow, draws the right one from the word to its head and labels it, and
+    changes another arrow's label, all in the Relations panel and on the text."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    from pipelines.families.klue.dp import prediction
+
+    words = ["노동계의", "반발은", "국민의", "지지를", "받지", "못했다."]
+    text = " ".join(words)
+    right = [(2, "NP_MOD"), (6, "NP_SBJ"), (4, "NP_MOD"), (5, "NP_OBJ"), (6, "VP"), (0, "ROOT")]
+    shown = list(right)
+    shown[1] = (6, "NP")  # a wrong label: 반발은 is the subject
+    shown[2] = (5, "NP_MOD")  # a wrong head: 국민의 modifies 지지를, not 받지
+    heads, labels = [h for h, _ in shown], [lab for _, lab in shown]
+    suggested = prediction(words, heads, labels, "parser-test")
+    items = pd.DataFrame(
+        {"item_id": ["dp-1"], "text": [text], "words": [words], "ls_prediction": [suggested]}
+    )
+    pushed = push("workplace-dp", CONFIGS / "dp.xml", items)
+    workplace.start("dp.xml")
+    workplace.open(pushed.project_id, "English summary")
+    b = workplace.browser
+
+    def relations_tab() -> list:
+        tabs = b.find_elements(By.XPATH, "//div[normalize-space(.)='Relations']")
+        [t for t in tabs if t.is_displayed()][-1].click()
+        time.sleep(0.3)
+        return b.find_elements(By.CSS_SELECTOR, ".lsf-relations__item")
+
+    def arcs_listed() -> list[tuple[int, int]]:
+        pairs = []
+        for item in relations_tab():
+            numbers = [int(x) for x in item.text.split() if x.isdigit()]
+            pairs.append((numbers[0], numbers[1]))
+        return pairs
+
+    def word(i: int):  # noqa: ANN202 - the i-th word's region on the text
+        start = sum(len(w) + 1 for w in words[: i - 1])
+        return b.find_element(By.CSS_SELECTOR, f".htx-highlight[data-start='{start}']")
+
+    def labels_of(item) -> None:  # noqa: ANN001 - open an arrow's label picker
+        ActionChains(b).move_to_element(item).perform()
+        time.sleep(0.3)
+        item.find_element(By.CSS_SELECTOR, "button[aria-label='Show Relation Labels']").click()
+        time.sleep(0.4)
+        item.find_element(By.CSS_SELECTOR, "button[data-slot=popover-trigger]").click()
+        time.sleep(0.4)
+
+    def pick(label: str) -> None:
+        b.find_element(By.CSS_SELECTOR, f"[data-slot=command-item][data-value='{label}']").click()
+        time.sleep(0.3)
+        ActionChains(b).send_keys(Keys.ESCAPE).perform()
+        time.sleep(0.3)
+
+    assert sorted(arcs_listed()) == sorted((d, h) for d, (h, _) in enumerate(shown, 1) if h)
+    workplace.lap("see the pre-loaded arrows")
+    (wrong,) = [it for it, arc in zip(relations_tab(), arcs_listed(), strict=True) if arc == (3, 5)]
+    ActionChains(b).move_to_element(wrong).perform()
+    time.sleep(0.3)
+    wrong.find_element(By.CSS_SELECTOR, "button[aria-label='Delete Relation']").click()
+    time.sleep(0.4)
+    workplace.lap("delete a wrong arrow (국민의 -> 받지)")
+    word(3).click()
+    time.sleep(0.3)
+    workplace.key("alt+r")  # Label Studio's "create a relation from the selected region"
+    word(4).click()
+    time.sleep(0.6)
+    (drawn,) = [it for it, arc in zip(relations_tab(), arcs_listed(), strict=True) if arc == (3, 4)]
+    labels_of(drawn)
+    pick("NP_MOD")
+    workplace.lap("draw the right arrow (국민의 -> 지지를) and label it NP_MOD")
+    (subject,) = [
+        it for it, arc in zip(relations_tab(), arcs_listed(), strict=True) if arc == (2, 6)
+    ]
+    labels_of(subject)
+    b.find_element(By.CSS_SELECTOR, "[data-slot=command-item][data-value='NP']").click()  # off
+    pick("NP_SBJ")
+    workplace.lap("change an arrow's label (NP -> NP_SBJ)")
+    workplace.shot("dp")
+    workplace.submit()
+    rows = workplace.mine("workplace-dp")
+    pulled = annotate.pull("workplace-dp", value_types={"relations": "dependency_tree"})
+    mine = pulled[(pulled["annotator_id"] == f"ls-user-{workplace.user_id}")
+                  & (pulled["field"] == "relations")]  # fmt: skip
+    assert len(rows) and [tuple(a) for a in json.loads(mine["value"].iloc[0])] == right
 
 
 def test_relation_chosen_among_candidates_and_under_show_all(workplace: Workplace) -> None:
