@@ -193,7 +193,10 @@ def tree_uas(answer: str, gold: object) -> float:
         return 0.0
     if not isinstance(mine, list) or not truth or len(mine) != len(truth):
         return 0.0
-    return sum(a[0] == b[0] for a, b in zip(mine, truth, strict=True)) / len(truth)
+    from pipelines.models.attachment import attachment_counts
+
+    words, heads, _ = attachment_counts([(mine, truth)])
+    return heads / words
 
 
 def _uas_rows(answers: pd.DataFrame, people: list[str], truth: dict, rule: PassRule) -> list:

@@ -39,7 +39,9 @@ The noise model (seeded, reproducible):
   ``sim_<field>`` text (one of them at random when it is a list of variants), else the
   first data field with a simulated-edit marker; span sets, relations, answer spans and
   trees take the item's ``sim_<field>`` structure with the annotator's accuracy (a span
-  missed, cut short or relabelled; an arc attached elsewhere).
+  missed, cut short or relabelled; an arc attached elsewhere). A value type that
+  ``corrects_suggestion`` (the dependency tree) starts from the task's pre-loaded
+  prediction outside a pilot and corrects it against the truth (its docstring).
 - Which annotators label a task: the K accounts in a seeded order per item, until the
   task has ``overlap`` annotations that were not skipped (a skip passes the task on to the
   next annotator, as Label Studio does); an account never annotates a task twice. An
@@ -176,7 +178,10 @@ def simulated_annotation(
     result = []
     for control in config.answer_controls:  # each control's value type answers it
         kind = value_type_of(control, config.pinned(control.name))
-        result.extend(kind.simulate(control, data, who, rng, seed))
+        if kind.corrects_suggestion and suggestion is not None:
+            result.extend(kind.simulate(control, data, who, rng, seed, suggestion=suggestion))
+        else:
+            result.extend(kind.simulate(control, data, who, rng, seed))
     report_rate = 0.9 if data.get("sim_report") else REPORT_RATE
     for control in config.report_controls:
         if control.options and rng.random() < report_rate:

@@ -44,6 +44,8 @@ from pydantic import Field
 from pipelines.core.errors import BenchforgeError
 from pipelines.core.io import write_json
 from pipelines.core.settings import AtLeastOne, Seed
+from pipelines.models.attachment import attachment
+from pipelines.models.attachment import right_branching as _right_branching
 
 log = logging.getLogger(__name__)
 
@@ -89,25 +91,9 @@ class ParserSettings:
             raise ParserError(f"hidden {self.hidden} is not a multiple of heads {self.heads}")
 
 
-def attachment(
-    gold_heads: Sequence[Sequence[int]], gold_labels: Sequence[Sequence[str]],
-    heads: Sequence[Sequence[int]], labels: Sequence[Sequence[str]],
-) -> dict:  # fmt: skip
-    """UAS and LAS over every word: the share with the gold head, and with the gold head
-    and label."""
-    words = uas = las = 0
-    for gh, gl, ph, pl in zip(gold_heads, gold_labels, heads, labels, strict=True):
-        for a, b, c, d in zip(gh, gl, ph, pl, strict=True):
-            words += 1
-            uas += a == c
-            las += a == c and b == d
-    return {"words": words, "uas": round(uas / words, 4) if words else None,
-            "las": round(las / words, 4) if words else None}  # fmt: skip
-
-
 def right_branching(sentences: Sequence[Sentence]) -> list[list[int]]:
     """Every word attached to the next, the last the root (the head-final baseline)."""
-    return [[i + 2 if i + 1 < len(s) else 0 for i in range(len(s))] for s in sentences]
+    return _right_branching(len(s) for s in sentences)
 
 
 def _fingerprint(data: Sequence, settings: ParserSettings) -> str:

@@ -86,6 +86,9 @@ class ValueType:
     rules: ClassVar[tuple[str, ...]] = ("majority",)
     priority: ClassVar[int] = 0  # the most specific claim wins
     numeric: ClassVar[bool] = False
+    # whether :meth:`simulate` takes the task's pre-loaded regions (``suggestion=``) and
+    # corrects them, as a person shown a model's answer does
+    corrects_suggestion: ClassVar[bool] = False
 
     def claims(self, control: Control) -> bool:
         """Whether ``control`` carries this type (by default: its tag)."""

@@ -156,7 +156,7 @@ def parser_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     sentence held out; cached in benchforge's data folder, :func:`.dp_parse.cached_parser`),
     or the recipe's checkpoint -> OUT/parser (model, parser.json, summary.json)."""
     from pipelines.export.guards import guard_baseline
-    from pipelines.families.klue.dp_parse import cached_parser
+    from pipelines.families.klue.dp_parse import cached_parser, is_cached, parser_cache
     from pipelines.models.dep_parser import load_parser
 
     spec = _spec(ctx).parser
@@ -165,6 +165,7 @@ def parser_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         info["trained"], info["checkpoint"] = False, str(_parser_dir(ctx))
     else:
         paths = [ctx.recipe.resolve(p) for p in spec.train]
+        reused = is_cached(parser_cache(paths, spec.parser_settings(), spec.holdout))
         cache = cached_parser(paths, spec.parser_settings(), spec.holdout, spec.licence)
         target = _parser_dir(ctx)
         shutil.rmtree(target, ignore_errors=True)
@@ -174,6 +175,7 @@ def parser_step(ctx: RunContext, arg: str = "") -> StepOutcome:
             "trained": True,
             "checkpoint": "OUT/parser",
             "cache": cache.name,
+            "reused": reused,
         }
     summary = {k: info.get(k) for k in ("trained", "checkpoint", "dev", "right_branching_dev_uas",
                                         "best_epoch", "train_sentences", "dev_sentences",
@@ -190,8 +192,13 @@ def parser_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     guard_baseline("parser", "UAS", dev.get("uas"), summary["right_branching_dev_uas"],
                    ctx.recipe, f"{ctx.recipe_path}: dp.parser")  # fmt: skip
     write_json(summary, ctx.out / "parser" / "summary.json")
+    how = "trained"
+    if not summary["trained"]:
+        how = "loaded"
+    elif info.get("reused"):
+        how = f"from the cache ({info['cache']})"
     return StepOutcome(
-        f"parser {'trained' if summary['trained'] else 'loaded'}: held-out UAS "
+        f"parser {how}: held-out UAS "
         f"{dev.get('uas')}, LAS {dev.get('las')} (right-branching UAS "
         f"{summary['right_branching_dev_uas']})",
         {k: summary.get(k) for k in ("trained", "dev", "right_branching_dev_uas")},
@@ -241,7 +248,8 @@ def items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
     ones pseudo-parsed, the parse pre-loaded as a prediction."""
     from pipelines.families.klue.dp_morph import analyse
     from pipelines.families.klue.dp_parse import features
-    from pipelines.models.dep_parser import attachment, load_parser
+    from pipelines.models.attachment import attachment
+    from pipelines.models.dep_parser import load_parser
 
     spec = _spec(ctx)
     reads = _items_reads(ctx, arg)
@@ -552,14 +560,19 @@ def gold_step(ctx: RunContext, arg: str = "") -> StepOutcome:
         gold = pd.DataFrame(rows, columns=["item_id", "label", "n_annotations", "n_words",
                                            "reviewed", "changed_in_review"])  # fmt: skip
         before = pd.read_parquet(reads["dropped"])
+        # the figures count the annotations that counted: not those of an account the
+        # pilot or the screening excluded (all of them stay in versions.parquet)
+        out = set(before.loc[before["kind"] == "annotator", "id"].astype(str))
+        counted = answers[~answers["annotator_id"].astype(str).isin(out)]
         mine = pd.DataFrame(dropped, columns=["kind", "id", "reason", "detail"])
         all_dropped = pd.concat([before, mine.reindex(columns=before.columns)], ignore_index=True)
         info = {
             "items": len(agreed), "gold_items": len(gold), "dropped": value_counts(mine["reason"]),
             "reviewed": int(gold["reviewed"].sum()),
             "changed_in_review": int(gold["changed_in_review"].sum()),
-            "correction": correction_figures(items.reset_index(drop=True), answers),
-            "label_agreement": label_agreement(answers),
+            "correction": correction_figures(items.reset_index(drop=True), counted),
+            "label_agreement": label_agreement(counted),
+            "excluded_annotators": sorted(out),
         }  # fmt: skip
         return {"gold.parquet": gold, "dropped.parquet": all_dropped,
                 "versions.parquet": pd.DataFrame(versions)}, info  # fmt: skip

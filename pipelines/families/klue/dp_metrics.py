@@ -95,16 +95,12 @@ def tree_prediction(value: object, words: int, where: str) -> tuple[list[int], l
 def attachment_scores(
     gold: Sequence[tuple[list[int], list[str]]], pred: Sequence[tuple[list[int], list[str]]]
 ) -> dict[str, float | None]:
-    """``uas`` and ``las`` (x 100) over every word."""
-    words = uas = las = 0
-    for (gh, gl), (ph, pl) in zip(gold, pred, strict=True):
-        for a, b, c, d in zip(gh, gl, ph, pl, strict=True):
-            words += 1
-            uas += a == c
-            las += a == c and b == d
-    if not words:
-        return {"uas": None, "las": None}
-    return {"uas": round(100 * uas / words, 2), "las": round(100 * las / words, 2)}
+    """``uas`` and ``las`` (x 100) over every word (``pipelines.models.attachment``)."""
+    from pipelines.models.attachment import attachment
+
+    heads, labels = [g[0] for g in gold], [g[1] for g in gold]
+    s = attachment(heads, labels, [p[0] for p in pred], [p[1] for p in pred], 100, 2)
+    return {"uas": s["uas"], "las": s["las"]}
 
 
 def klue_baseline_scores(

@@ -92,14 +92,25 @@ def cache_key(paths: list[Path], settings: ParserSettings, holdout: int) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
+def parser_cache(paths: list[Path], settings: ParserSettings, holdout: int = 10) -> Path:
+    """The folder in benchforge's data folder that holds (or will hold) the parser of
+    ``paths`` under ``settings``."""
+    from pipelines.core.home import home
+
+    return home() / "parsers" / f"klue-dp-{cache_key(paths, settings, holdout)}"
+
+
+def is_cached(folder: Path) -> bool:
+    """Whether ``folder`` holds a trained parser (its summary and its weights)."""
+    return (folder / "parser.json").is_file() and (folder / "model.safetensors").is_file()
+
+
 def cached_parser(paths: list[Path], settings: ParserSettings, holdout: int = 10,
                   licence: str | None = None) -> Path:  # fmt: skip
     """The folder of a parser trained on ``paths`` (module docstring), trained first
     when the cache has none."""
-    from pipelines.core.home import home
-
-    folder = home() / "parsers" / f"klue-dp-{cache_key(paths, settings, holdout)}"
-    if (folder / "parser.json").is_file() and (folder / "model.safetensors").is_file():
+    folder = parser_cache(paths, settings, holdout)
+    if is_cached(folder):
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = folder.parent / f".{folder.name}.{os.getpid()}.tmp"

@@ -353,3 +353,55 @@ def test_each_type_simulates_answers_that_flatten_back():
     rated = simulated_annotation(stars, {"item_id": "r", "text": "t", "sim_stars": 4},
                                  person(), 1, "r", can_skip=False)  # fmt: skip
     assert dict(flatten_result(rated["result"], stars))["stars"] == "4"
+
+
+def _tree_sim(truth, suggestion, accuracy, careless=False, runs=400):  # noqa: ANN001, ANN202
+    """The heads simulated annotators give over ``runs`` seeds."""
+    import numpy as np
+
+    from pipelines.annotation.simulate import Annotator
+    from pipelines.annotation.values.tree import WORD_ID
+
+    control = parse_label_config(TREE_XML).control("relations")
+    who = Annotator(1, "a@example.org", 0.0, 0.5, accuracy, careless)
+    data = {"words": [f"w{i}" for i in range(len(truth))], "head_final": True,
+            "sim_relations": json.dumps(truth)}  # fmt: skip
+    kind = VALUE_TYPES.get("dependency_tree")
+    out = []
+    for seed in range(runs):
+        regions = kind.simulate(control, data, who, np.random.default_rng(seed), seed,
+                                suggestion=suggestion)  # fmt: skip
+        heads = [0] * len(truth)
+        for r in regions:
+            if r.get("type") == "relation":
+                heads[int(WORD_ID.match(r["from_id"]).group(1)) - 1] = int(r["to_id"][1:])
+        out.append(heads)
+    return out
+
+
+def test_a_simulated_tree_corrector_reads_the_suggestion_and_errs_near_and_projectively():
+    from pipelines.families.klue.dp import prediction
+    from pipelines.families.klue.dp_layout import non_projective
+
+    truth = [[2, "NP_SBJ"], [6, "NP_OBJ"], [4, "NP_SBJ"], [5, "NP_OBJ"], [6, "VP"], [0, "VP"]]
+    heads = [h for h, _ in truth]
+    words = [f"w{i}" for i in range(6)]
+    right = json.loads(prediction(words, heads, [lab for _, lab in truth], "t"))["result"]
+    wrong_heads = [2, 6, 5, 5, 6, 0]  # word 3 shown attached to 5, not 4
+    wrong = json.loads(prediction(words, wrong_heads, ["NP_SBJ"] * 5 + ["VP"], "t"))["result"]
+    p = 0.8
+    # a right suggestion is kept but for slips: far better than answering from nothing
+    kept = sum(h == heads for h in _tree_sim(truth, right, p)) / 400
+    alone = sum(h == heads for h in _tree_sim(truth, None, p)) / 400
+    assert kept > 0.75 > alone
+    # a shown error is fixed about p of the time, else left as it was shown
+    third = [h[2] for h in _tree_sim(truth, wrong, p)]
+    assert abs(third.count(4) / 400 - p) < 0.06 and third.count(4) + third.count(5) > 390
+    # errors are head-final near misses that cross no true arc
+    for got in _tree_sim(truth, None, 0.6):
+        assert all(h > d for d, h in enumerate(got[:-1], start=1)) and got[-1] == 0
+        assert not non_projective(got)
+    # a careless annotator ignores the suggestion and attaches anywhere later
+    careless = _tree_sim(truth, right, 0.9, careless=True)
+    assert sum(h == heads for h in careless) / 400 < 0.2
+    assert any(non_projective(h) for h in careless)

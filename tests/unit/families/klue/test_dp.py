@@ -169,3 +169,13 @@ def test_a_tree_pilot_passes_by_mean_uas_and_gold_trees_are_checked() -> None:
     assert check_value(tree_json([2, 0], ["AP", "VP"]), control) is None
     assert "one tree" in check_value(json.dumps([[2, "AP"], [1, "VP"]]), control)
     assert "not the interface" in check_value(json.dumps([[2, "XX"], [0, "ROOT"]]), control)
+
+
+def test_simulated_linguists_are_careful_unless_the_recipe_says() -> None:
+    from pipelines.families.klue.review_section import LinguistReviewSpec
+
+    default = LinguistReviewSpec.model_validate({"simulate": {"annotators": 2, "seed": 1}})
+    assert default.simulate.careless == 0
+    asked = LinguistReviewSpec.model_validate({"simulate": {"annotators": 2, "careless": 1}})
+    assert asked.simulate.careless == 1
+    assert LinguistReviewSpec().simulate is None
