@@ -157,52 +157,48 @@ def ner_tagger(args: argparse.Namespace) -> int:
     return 0
 
 
-def ner_layout(args: argparse.Namespace) -> int:
+def _convert_layout(args: argparse.Namespace, layout: object, to_json: str, noun: str,
+                    count: object) -> int:  # fmt: skip
+    """A KLUE release file to its JSON Lines (``args.direction`` ``to_json``) or back,
+    with ``layout``'s reader and writer; the target written atomically, and only once
+    the whole source was read."""
     from pipelines.core.io import read_text, write_text
-    from pipelines.families.klue.ner_layout import (
-        NerLayoutError,
-        from_spans,
-        read_file,
-        to_spans,
-        write_layout,
-    )
 
     if not args.source.is_file():
-        raise NerLayoutError(f"{args.source}: file not found")
-    if args.direction == "to-spans":
-        release = read_file(args.source)
-        text = to_spans(release)
+        raise layout.LayoutError(f"{args.source}: file not found")
+    if args.direction == to_json:
+        release = layout.read_file(args.source)
+        text = layout.to_json(release)
     else:
-        release = from_spans(read_text(args.source), str(args.source))
-        text = write_layout(release)
-    write_text(text, args.out)  # atomically, and only once everything was read
-    entities = sum(len(s.entities) for s in release.sentences)
-    print(f"{len(release.sentences)} sentences, {entities} entities -> {args.out}")
+        release = layout.from_json(read_text(args.source), str(args.source))
+        text = layout.write_layout(release)
+    write_text(text, args.out)
+    print(f"{len(release.sentences)} sentences, {count(release)} {noun} -> {args.out}")
     return 0
+
+
+def ner_layout(args: argparse.Namespace) -> int:
+    from types import SimpleNamespace
+
+    from pipelines.families.klue import ner_layout as m
+
+    layout = SimpleNamespace(LayoutError=m.NerLayoutError, read_file=m.read_file,
+                             to_json=m.to_spans, from_json=m.from_spans,
+                             write_layout=m.write_layout)  # fmt: skip
+    return _convert_layout(args, layout, "to-spans", "entities",
+                           lambda r: sum(len(s.entities) for s in r.sentences))  # fmt: skip
 
 
 def dp_layout(args: argparse.Namespace) -> int:
-    from pipelines.core.io import read_text, write_text
-    from pipelines.families.klue.dp_layout import (
-        DpLayoutError,
-        from_trees,
-        read_file,
-        to_trees,
-        write_layout,
-    )
+    from types import SimpleNamespace
 
-    if not args.source.is_file():
-        raise DpLayoutError(f"{args.source}: file not found")
-    if args.direction == "to-trees":
-        release = read_file(args.source)
-        text = to_trees(release)
-    else:
-        release = from_trees(read_text(args.source), str(args.source))
-        text = write_layout(release)
-    write_text(text, args.out)  # atomically, and only once everything was read
-    words = sum(len(s.words) for s in release.sentences)
-    print(f"{len(release.sentences)} sentences, {words} words -> {args.out}")
-    return 0
+    from pipelines.families.klue import dp_layout as m
+
+    layout = SimpleNamespace(LayoutError=m.DpLayoutError, read_file=m.read_file,
+                             to_json=m.to_trees, from_json=m.from_trees,
+                             write_layout=m.write_layout)  # fmt: skip
+    return _convert_layout(args, layout, "to-trees", "words",
+                           lambda r: sum(len(s.words) for s in r.sentences))  # fmt: skip
 
 
 def dp_check(args: argparse.Namespace) -> int:

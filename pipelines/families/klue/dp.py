@@ -56,8 +56,14 @@ from pipelines.families.klue.answer_rows import answers, reports
 from pipelines.families.klue.dp_baseline import REFERENCE_NAME, right_branching_trees
 from pipelines.families.klue.dp_metrics import METRICS, gold_tree, scorer
 from pipelines.families.klue.hub import hub
+from pipelines.families.klue.review_section import (
+    REVIEW_STEPS,
+    correction_rounds,
+    review_config,
+    with_review,
+)
 from pipelines.rebuild.kinds import ExportInputs, SharedSteps, TaskKind, register_task
-from pipelines.rebuild.rounds import LabelStudioRound, PlanEntry, simulation
+from pipelines.rebuild.rounds import LabelStudioRound, PlanEntry
 
 if TYPE_CHECKING:
     from pipelines.core.recipe import Recipe
@@ -323,27 +329,12 @@ def items_step(ctx: RunContext, arg: str = "") -> StepOutcome:
 
 
 def _review_config(recipe: Recipe) -> Path:
-    review = recipe.dp.review
-    return recipe.resolve(review.config) if review and review.config else CONFIGS / "dp_review.xml"
+    return review_config(recipe, recipe.dp.review, CONFIGS / "dp_review.xml")
 
 
 def rounds(ctx: RunContext) -> dict[str, Round]:
     """The correction round (``""``) and, with ``dp.review``, the linguists' round."""
-    ann, out = ctx.recipe.annotation, ctx.out
-    found = {"": Round(
-        out / "items" / "items.parquet", ctx.recipe.resolve(ann.config), ctx.project,
-        ann.overlap, simulation(ann.simulate, ctx.simulated, ann.overlap), "annotator",
-        out / "annotate" / "annotations.parquet", ann.timeout, ann.poll,
-    )}  # fmt: skip
-    review = _spec(ctx).review
-    if review is not None:
-        found["linguists"] = Round(
-            out / "linguists" / "items.parquet", _review_config(ctx.recipe),
-            review.project or f"{ctx.project_base}-linguists", review.reviewers,
-            simulation(review.simulate, ctx.simulated, review.reviewers), "linguist",
-            out / "annotate" / "linguists.parquet", review.timeout, review.poll,
-        )  # fmt: skip
-    return found
+    return correction_rounds(ctx, _spec(ctx).review, CONFIGS / "dp_review.xml")
 
 
 def configs(recipe: Recipe) -> list[tuple[str, Path]]:
@@ -733,7 +724,6 @@ def card(facts: CardFacts) -> CardSection:
     })  # fmt: skip
 
 
-REVIEW_STEPS: list[PlanEntry] = ["drafts", LabelStudioRound("linguists")]
 ALL_STEPS: list[PlanEntry] = [
     "ingest", "parser", "items", LabelStudioRound(), "agree",
     *REVIEW_STEPS, "gold", "split", "trees", "export", "release",
@@ -741,9 +731,7 @@ ALL_STEPS: list[PlanEntry] = [
 
 
 def _plan(recipe: Recipe) -> list[PlanEntry]:
-    if recipe.dp.review is not None:
-        return list(ALL_STEPS)
-    return [s for s in ALL_STEPS if s not in REVIEW_STEPS]
+    return with_review(ALL_STEPS, recipe.dp.review)
 
 
 def check_inputs(recipe: Recipe) -> None:

@@ -368,13 +368,9 @@ def sentence_errata(s: DpSentence, line: int) -> list[Problem]:
 
 
 def _newline(text: str, where: str) -> str:
-    from pipelines.families.klue.ner_layout import NerLayoutError
-    from pipelines.families.klue.ner_layout import _newline as line_ends
+    from pipelines.families.klue.line_ends import line_ends
 
-    try:
-        return line_ends(text, where)
-    except NerLayoutError as exc:
-        raise DpLayoutError(str(exc)) from None
+    return line_ends(text, where, DpLayoutError)
 
 
 def _starts_block(lines: list[str], n: int) -> bool:

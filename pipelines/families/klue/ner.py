@@ -64,9 +64,15 @@ from pipelines.families.klue.answer_rows import answers, reports
 from pipelines.families.klue.hub import hub
 from pipelines.families.klue.kmou import train_on_kmou
 from pipelines.families.klue.ner_layout import NerRelease, NerSentence, write_layout
+from pipelines.families.klue.review_section import (
+    REVIEW_STEPS,
+    correction_rounds,
+    review_config,
+    with_review,
+)
 from pipelines.models.char_tagger import TYPES, bio_tags
 from pipelines.rebuild.kinds import ExportInputs, SharedSteps, TaskKind, register_task
-from pipelines.rebuild.rounds import LabelStudioRound, PlanEntry, simulation
+from pipelines.rebuild.rounds import LabelStudioRound, PlanEntry
 
 if TYPE_CHECKING:
     from pipelines.core.recipe import Recipe
@@ -303,34 +309,14 @@ def _reference_check(items: pd.DataFrame) -> dict | None:
 def rounds(ctx: RunContext) -> dict[str, Round]:
     """The correction round (``""``, the recipe's ``annotation``) and, with
     ``ner.review``, the linguists' review round."""
-    ann, out = ctx.recipe.annotation, ctx.out
-    found = {"": Round(
-        out / "items" / "items.parquet", ctx.recipe.resolve(ann.config), ctx.project,
-        ann.overlap, simulation(ann.simulate, ctx.simulated, ann.overlap), "annotator",
-        out / "annotate" / "annotations.parquet", ann.timeout, ann.poll,
-    )}  # fmt: skip
-    review = _spec(ctx).review
-    if review is not None:
-        config = ctx.recipe.resolve(review.config) if review.config else CONFIGS / "ner_review.xml"
-        found["linguists"] = Round(
-            out / "linguists" / "items.parquet", config,
-            review.project or f"{ctx.project_base}-linguists", review.reviewers,
-            simulation(review.simulate, ctx.simulated, review.reviewers), "linguist",
-            out / "annotate" / "linguists.parquet", review.timeout, review.poll,
-        )  # fmt: skip
-    return found
+    return correction_rounds(ctx, _spec(ctx).review, CONFIGS / "ner_review.xml")
 
 
 def configs(recipe: Recipe) -> list[tuple[str, Path]]:
     review = recipe.ner.review
     if review is None:
         return []
-    return [
-        (
-            "ner.review.config",
-            recipe.resolve(review.config) if review.config else CONFIGS / "ner_review.xml",
-        )
-    ]
+    return [("ner.review.config", review_config(recipe, review, CONFIGS / "ner_review.xml"))]
 
 
 @STEPS.register("klue-ner:drafts")
@@ -713,7 +699,6 @@ def card(facts: CardFacts) -> CardSection:
     })  # fmt: skip
 
 
-REVIEW_STEPS: list[PlanEntry] = ["drafts", LabelStudioRound("linguists")]
 ALL_STEPS: list[PlanEntry] = [
     "ingest", "tagger", "items", LabelStudioRound(), "agree",
     *REVIEW_STEPS, "gold", "split", "entities", "export", "release",
@@ -722,9 +707,7 @@ ALL_STEPS: list[PlanEntry] = [
 
 def _plan(recipe: Recipe) -> list[PlanEntry]:
     """The steps, without the review round's when the recipe has no ``ner.review``."""
-    if recipe.ner.review is not None:
-        return list(ALL_STEPS)
-    return [s for s in ALL_STEPS if s not in REVIEW_STEPS]
+    return with_review(ALL_STEPS, recipe.ner.review)
 
 
 def check_inputs(recipe: Recipe) -> None:

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipelines.core.errors import BenchforgeError
+from pipelines.families.klue.line_ends import line_ends
 from pipelines.models.char_tagger import TYPES, bio_tags
 
 HEADER = re.compile(r"^## (?P<guid>[^\t]+)\t(?P<tagged>.*)$")
@@ -129,16 +130,7 @@ def _entities(tags: list[str], where: str, first_line: int) -> list[tuple[int, i
 
 
 def _newline(text: str, where: str) -> str:
-    """``"\r\n"`` when every line of ``text`` ends so, ``"\n"`` when none does."""
-    crlf = text.count("\r\n")
-    if not crlf:
-        return "\n"
-    if crlf == text.count("\n"):
-        return "\r\n"
-    line = next(n for n, part in enumerate(text.split("\n")[:-1], start=1)
-                if not part.endswith("\r"))  # fmt: skip
-    raise NerLayoutError(f"{where}:{line}: the file mixes CRLF and LF line ends (this line "
-                         "ends with LF only); use one kind throughout")  # fmt: skip
+    return line_ends(text, where, NerLayoutError)
 
 
 def _starts_block(lines: list[str], n: int) -> bool:

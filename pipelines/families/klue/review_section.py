@@ -1,13 +1,23 @@
 """The linguists' review round of a KLUE task that people correct and linguists review
 (KLUE-NER's ``ner.review``, KLUE-DP's ``dp.review``): its interface, project, reviewers,
-simulated reviewers and waiting."""
+simulated reviewers and waiting; and the chain's rounds and steps both families share
+(:func:`correction_rounds`, :data:`REVIEW_STEPS`, :func:`with_review`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from pydantic import Field, model_validator
 
+from pipelines.annotation.rounds import Round
 from pipelines.annotation.settings import SimulateSpec, enough_simulated
 from pipelines.core.recipe import Strict
+from pipelines.rebuild.rounds import LabelStudioRound, PlanEntry, simulation
+
+if TYPE_CHECKING:
+    from pipelines.core.recipe import Recipe
+    from pipelines.core.steps import RunContext
 
 
 class LinguistReviewSpec(Strict):
@@ -37,3 +47,41 @@ class LinguistReviewSpec(Strict):
     def _enough(self) -> LinguistReviewSpec:
         enough_simulated(self.simulate, self.reviewers, "reviewers")
         return self
+
+
+# ------------------------------------------------------ the correct-then-review chain
+
+# the linguists' round's steps: their items (each draft pre-loaded), then the round
+REVIEW_STEPS: list[PlanEntry] = ["drafts", LabelStudioRound("linguists")]
+
+
+def with_review(steps: list[PlanEntry], review: LinguistReviewSpec | None) -> list[PlanEntry]:
+    """``steps``, without the linguists' round's when the section has no ``review``."""
+    return list(steps) if review is not None else [s for s in steps if s not in REVIEW_STEPS]
+
+
+def review_config(recipe: Recipe, review: LinguistReviewSpec, default: Path) -> Path:
+    """The linguists' interface: the section's ``review.config``, else the family's."""
+    return recipe.resolve(review.config) if review.config else default
+
+
+def correction_rounds(
+    ctx: RunContext, review: LinguistReviewSpec | None, default_review: Path
+) -> dict[str, Round]:
+    """The correction round (``""``, the recipe's ``annotation``: the items with the
+    model's answer pre-loaded) and, with ``review``, the linguists' round (their items
+    in ``OUT/linguists``, project ``<project>-linguists`` unless named)."""
+    ann, out = ctx.recipe.annotation, ctx.out
+    found = {"": Round(
+        out / "items" / "items.parquet", ctx.recipe.resolve(ann.config), ctx.project,
+        ann.overlap, simulation(ann.simulate, ctx.simulated, ann.overlap), "annotator",
+        out / "annotate" / "annotations.parquet", ann.timeout, ann.poll,
+    )}  # fmt: skip
+    if review is not None:
+        found["linguists"] = Round(
+            out / "linguists" / "items.parquet", review_config(ctx.recipe, review, default_review),
+            review.project or f"{ctx.project_base}-linguists", review.reviewers,
+            simulation(review.simulate, ctx.simulated, review.reviewers), "linguist",
+            out / "annotate" / "linguists.parquet", review.timeout, review.poll,
+        )  # fmt: skip
+    return found
