@@ -1,0 +1,133 @@
+"""KLUE-WoS's building blocks (issue 58): the ontology, the release layout read and
+written byte for byte, its errata checks, joint goal accuracy and slot micro F1."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pipelines.families.klue.wos_layout import WosLayoutError, errata, parse_wos, write_wos
+from pipelines.families.klue.wos_metrics import joint_goal_accuracy, per_domain, slot_micro_f1
+from pipelines.families.klue.wos_ontology import (
+    OntologyError,
+    parse_ontology,
+    read_ontology,
+    split_state,
+)
+
+ROOT = Path(__file__).resolve().parents[4]
+ONTOLOGY = ROOT / "data" / "demo" / "klue-wos" / "ontology.json"
+
+DIALOGUE = [
+    {"guid": "wos-v1_dev_00001", "domains": ["식당", "택시"], "dialogue": [
+        {"role": "user", "text": "서울 중앙에 있는 한식당 좀 찾아 주세요.",
+         "state": ["식당-종류-한식당", "식당-지역-서울 중앙"]},
+        {"role": "sys", "text": "뽀식이네 감자탕이 있습니다. 예약해 드릴까요?"},
+        {"role": "user", "text": "네, 토요일 18:00에 4명으로 예약해 주세요.",
+         "state": ["식당-종류-한식당", "식당-지역-서울 중앙", "식당-이름-뽀식이네 감자탕",
+                   "식당-예약 요일-토요일", "식당-예약 시간-18:00", "식당-예약 명수-4"]},
+        {"role": "sys", "text": "예약되었습니다."},
+        {"role": "user", "text": "거기까지 가는 택시도 불러 주세요.",
+         "state": ["식당-종류-한식당", "식당-지역-서울 중앙", "식당-이름-뽀식이네 감자탕",
+                   "식당-예약 요일-토요일", "식당-예약 시간-18:00", "식당-예약 명수-4",
+                   "택시-도착지-뽀식이네 감자탕"]},
+    ]},
+]  # fmt: skip
+
+
+def test_the_shipped_ontology_has_kluess_45_slots_over_5_domains() -> None:
+    o = read_ontology(ONTOLOGY)
+    assert len(o.slots) == 45 and o.domains == ["관광", "숙소", "식당", "지하철", "택시"]
+    assert {d: len(o.slots_of(d)) for d in o.domains} == {
+        "관광": 9, "숙소": 15, "식당": 13, "지하철": 3, "택시": 5}  # fmt: skip
+    assert o.is_open("택시-출발 시간") and not o.is_open("숙소-가격대")
+    assert o.value_problem("숙소-가격대", "비싼") is None
+    assert "closed slot" in o.value_problem("숙소-가격대", "아주 비싼")
+    assert o.value_problem("택시-출발지", "우리 집 앞") is None  # open: typed as written
+    assert o.value_problem("숙소-가격대", "dontcare") is None
+    assert "'none'" in o.value_problem("숙소-가격대", "none")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"식당": ["none", "dontcare"]}', ":1: key '식당' is not 'domain-slot'"),
+        ('{\n "식당-지역": ["none", "dontcare"],\n "식당-a-b": ["none"]\n}', ":3: key '식당-a-b'"),
+        ('{"식당-지역": ["서울 중앙", "none"]}', "lack ['dontcare']"),
+        ('{"식당-지역": "서울"}', "must be a list of strings"),
+        ("[1, 2]", "expected a JSON object"),
+        ('{"식당-지역": [', "not JSON"),
+    ],
+)
+def test_a_bad_ontology_names_its_file_and_line(text: str, message: str) -> None:
+    with pytest.raises(OntologyError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        parse_ontology(text, "ontology.json")
+
+
+def test_a_state_string_splits_at_its_first_two_dashes() -> None:
+    assert split_state("관광-이름-롯데월드타워&몰") == ("관광-이름", "롯데월드타워&몰")
+    assert split_state("택시-출발지-a-b") == ("택시-출발지", "a-b")
+    with pytest.raises(OntologyError, match="not 'domain-slot-value'"):
+        split_state("식당-지역")
+
+
+@pytest.mark.parametrize("indent", [None, 2, 4])
+def test_the_layout_reads_and_writes_back_byte_for_byte(indent: int | None) -> None:
+    text = json.dumps(DIALOGUE, ensure_ascii=False, indent=indent) + "\n"
+    release = parse_wos(text, "wos.json")
+    assert release.indent == indent and write_wos(release) == text
+    (d,) = release.dialogues
+    assert [t.role for t in d.turns] == ["user", "sys", "user", "sys", "user"]
+    assert d.user_turns()[-1].state[-1] == "택시-도착지-뽀식이네 감자탕"
+
+
+def test_a_bad_file_names_the_dialogues_line() -> None:
+    two = DIALOGUE + [{"guid": "wos-v1_dev_00002", "domains": ["관광"], "dialogue": [
+        {"role": "sys", "text": "안녕하세요."}]}]  # fmt: skip
+    text = json.dumps(two, ensure_ascii=False, indent=2)
+    line = text.splitlines().index('    "guid": "wos-v1_dev_00002",') + 1
+    with pytest.raises(WosLayoutError, match=f"wos.json:{line}: wos-v1_dev_00002: .*no user turn"):
+        parse_wos(text, "wos.json")
+    bad = json.loads(json.dumps(DIALOGUE))
+    bad[0]["dialogue"][1]["role"] = "system"
+    with pytest.raises(WosLayoutError, match=r"wos.json:3: .*turn 2's role"):
+        parse_wos(json.dumps(bad, ensure_ascii=False, indent=2), "wos.json")
+    bad = json.loads(json.dumps(DIALOGUE))
+    bad[0]["dialogue"][0]["state"] = ["식당-지역"]
+    with pytest.raises(WosLayoutError, match="is not 'domain-slot-value'"):
+        parse_wos(json.dumps(bad, ensure_ascii=False), "wos.json")
+
+
+def test_errata_find_values_outside_shrinking_states_and_unlisted_domains() -> None:
+    ontology = read_ontology(ONTOLOGY)
+    assert errata(parse_wos(json.dumps(DIALOGUE, ensure_ascii=False), "w"), ontology).counts() == {}
+    bad = json.loads(json.dumps(DIALOGUE))
+    turns = bad[0]["dialogue"]
+    turns[0]["state"][0] = "식당-종류-분식"  # not a 식당-종류 value
+    turns[2]["state"].remove("식당-지역-서울 중앙")  # leaves the state
+    turns[4]["state"].append("숙소-지역-서울 중앙")  # 숙소 is not in domains
+    found = errata(parse_wos(json.dumps(bad, ensure_ascii=False), "w"), ontology)
+    assert found.counts() == {"value_outside": 1, "state_shrinks": 1, "domain_not_listed": 1}
+    assert all(p.fatal for p in found.problems)
+
+
+def test_joint_goal_accuracy_and_slot_f1_match_sklearn_micro_f1() -> None:
+    from sklearn.metrics import f1_score
+    from sklearn.preprocessing import MultiLabelBinarizer
+
+    gold = [["식당-지역-서울 중앙"], ["식당-지역-서울 중앙", "식당-종류-한식당"], [],
+            ["택시-종류-고급"]]  # fmt: skip
+    pred = [["식당-지역-서울 중앙"], ["식당-지역-서울 중앙", "식당-종류-양식당"], [],
+            []]  # fmt: skip
+    assert joint_goal_accuracy(gold, pred) == 50.0
+    binar = MultiLabelBinarizer().fit(gold + pred)
+    expected = 100 * f1_score(binar.transform(gold), binar.transform(pred), average="micro")
+    assert slot_micro_f1(gold, pred) == round(expected, 2)
+    domains = [["식당"], ["식당"], ["식당", "택시"], ["식당", "택시"]]
+    by = per_domain(gold, pred, domains)
+    assert by["택시"] == {"turns": 2, "jga": 50.0, "slot_f1": 0.0}
+    assert by["식당"]["jga"] == 75.0
+    with pytest.raises(ValueError, match="4 gold turns against 3"):
+        joint_goal_accuracy(gold, pred[:3])
