@@ -618,7 +618,11 @@ def flatten_result(
     if config is not None:  # an answer left empty: "[]" for a span set, no_answer ...
         for name, control in controls.items():
             if name not in groups:
-                empty = value_type_of(control, config.pinned(name)).empty(control)
+                kind = value_type_of(control, config.pinned(name))
+                if kind.reads_result:  # its value reads other regions (a typed companion)
+                    out.extend((name, value) for value in kind.flatten(control, [], regions))
+                    continue
+                empty = kind.empty(control)
                 if empty is not None:
                     out.append((name, empty))
     return out

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pipelines.core.errors import BenchforgeError
 
-CONTROL_TAGS = {"Choices", "TextArea", "Labels", "Rating", "Number", "Relations"}
+CONTROL_TAGS = {"Choices", "TextArea", "Labels", "Rating", "Number", "Relations", "Taxonomy"}
 REPORT_FIELDS = {"report", "unable"}  # controls whose values are report flags
 
 
@@ -102,6 +102,18 @@ class LabelConfig:
         return tuple(c for c in self.controls if c.name in REPORT_FIELDS)
 
 
+def _leaf_paths(node: ET.Element, separator: str, prefix: tuple[str, ...] = ()) -> list[str]:
+    """The leaf ``<Choice>`` paths under a ``<Taxonomy>`` node, joined by ``separator``."""
+    out = []
+    for child in node:
+        if child.tag != "Choice":
+            continue
+        path = (*prefix, child.attrib.get("alias") or child.attrib["value"])
+        below = _leaf_paths(child, separator, path)
+        out.extend(below or [separator.join(path)])
+    return out
+
+
 def parse_label_config(source: str | Path) -> LabelConfig:
     """Parse a config from a file path or XML text."""
     path = Path(source) if not str(source).lstrip().startswith("<") else None
@@ -128,6 +140,8 @@ def parse_label_config(source: str | Path) -> LabelConfig:
                 for child in el
                 if child.tag in {"Choice", "Label", "Relation"}
             )
+            if el.tag == "Taxonomy":  # its leaves, each as its path joined by the separator
+                options = tuple(_leaf_paths(el, el.attrib.get("pathSeparator", " / ")))
             controls.append(
                 Control(
                     # <Relations> has no name in Label Studio; its results carry none

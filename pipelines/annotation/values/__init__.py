@@ -89,6 +89,9 @@ class ValueType:
     # whether :meth:`simulate` takes the task's pre-loaded regions (``suggestion=``) and
     # corrects them, as a person shown a model's answer does
     corrects_suggestion: ClassVar[bool] = False
+    # whether :meth:`flatten` reads other controls' regions of the annotation too (its
+    # ``result``), so that a control left empty is still flattened from them
+    reads_result: ClassVar[bool] = False
 
     def claims(self, control: Control) -> bool:
         """Whether ``control`` carries this type (by default: its tag)."""
