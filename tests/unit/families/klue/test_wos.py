@@ -131,3 +131,44 @@ def test_joint_goal_accuracy_and_slot_f1_match_sklearn_micro_f1() -> None:
     assert by["식당"]["jga"] == 75.0
     with pytest.raises(ValueError, match="4 gold turns against 3"):
         joint_goal_accuracy(gold, pred[:3])
+
+
+def test_the_synthetic_database_and_goals_are_seeded_and_always_satisfiable() -> None:
+    from pipelines.families.klue.wos_goals import (
+        DomainGoal,
+        Goal,
+        GoalError,
+        check_goal,
+        instruction,
+        matching,
+        sample_goals,
+        venue_database,
+    )
+
+    ontology = read_ontology(ONTOLOGY)
+    venues = venue_database(ontology, seed=3)
+    assert len([v for v in venues if v.domain == "식당"]) == 47  # one per 식당-이름 value
+    assert all(ontology.value_problem(f"{v.domain}-{s}", x) is None
+               for v in venues for s, x in v.attributes.items())  # fmt: skip
+    goals = sample_goals(ontology, venues, 200, seed=3)
+    again = sample_goals(ontology, venue_database(ontology, seed=3), 200, seed=3)
+    assert [g.final_state() for g in goals] == [g.final_state() for g in again]
+    multi = sum(len(g.parts) > 1 for g in goals)
+    assert 80 < multi < 160  # multi_share 0.6
+    changes = 0
+    for goal in goals:
+        for part in goal.parts:
+            if part.target:  # a venue domain: the constraints match at least the target
+                assert matching(venues, part.domain, part.informable)
+            if part.change:
+                changes += 1
+                slot, first, then = part.change
+                assert then == part.informable[slot]
+                assert not matching(venues, part.domain, {**part.informable, slot: first})
+    assert changes > 10
+    text = instruction(goals[0])
+    assert all(v in text for p in goals[0].parts for v in p.informable.values())
+    with pytest.raises(GoalError, match="'식당-주차장' is not in the ontology"):
+        check_goal(Goal("g", [DomainGoal("식당", {"주차장": "yes"})]), ontology)
+    with pytest.raises(GoalError, match="not one of closed slot '식당-가격대'"):
+        check_goal(Goal("g", [DomainGoal("식당", {"가격대": "공짜"})]), ontology)
