@@ -220,19 +220,32 @@ def sample_goals(
     return goals
 
 
+def said(slot: str, value: str) -> str:
+    """A value as the instructions say it: yes/no as 예/아니요, people and nights
+    counted (``4명``, ``2박``), the rest as the ontology writes it."""
+    if value in ("yes", "no"):
+        return "예" if value == "yes" else "아니요"
+    if slot == "예약 명수":
+        return f"{value}명"
+    if slot == "예약 기간":
+        return f"{value}박"
+    return value
+
+
 def instruction(goal: Goal) -> str:
     """The goal as the Korean instructions a dialogue writer reads."""
     lines = []
     for n, part in enumerate(goal.parts, start=1):
-        wants = ", ".join(f"{s}: {v}" for s, v in part.informable.items())
+        wants = ", ".join(f"{s}: {said(s, v)}" for s, v in part.informable.items())
         line = f"{n}. [{part.domain}] 조건 — {wants}."
         if part.change:
             slot, first, then = part.change
-            line += (f" 처음에는 {slot}을(를) '{first}'(으)로 찾다가, 없다고 하면 "
-                     f"'{then}'(으)로 바꾸세요.")  # fmt: skip
+            line += (f" 처음에는 {slot}을(를) '{said(slot, first)}'(으)로 찾다가, 없다고 "
+                     f"하면 '{said(slot, then)}'(으)로 바꾸세요.")  # fmt: skip
         if part.requestable:
             line += f" 물어볼 것 — {', '.join(part.requestable)}."
         if part.booking:
-            line += " 예약 — " + ", ".join(f"{s}: {v}" for s, v in part.booking.items()) + "."
+            booked = ", ".join(f"{s}: {said(s, v)}" for s, v in part.booking.items())
+            line += f" 예약 — {booked}."
         lines.append(line)
     return "\n".join(lines)

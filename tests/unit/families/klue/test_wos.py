@@ -166,8 +166,11 @@ def test_the_synthetic_database_and_goals_are_seeded_and_always_satisfiable() ->
                 assert then == part.informable[slot]
                 assert not matching(venues, part.domain, {**part.informable, slot: first})
     assert changes > 10
+    from pipelines.families.klue.wos_goals import said
+
     text = instruction(goals[0])
-    assert all(v in text for p in goals[0].parts for v in p.informable.values())
+    assert all(said(s, v) in text for p in goals[0].parts for s, v in p.informable.items())
+    assert (said("숙소-예약 기간".split("-")[1], "2"), said("x", "yes")) == ("2박", "예")
     with pytest.raises(GoalError, match="'식당-주차장' is not in the ontology"):
         check_goal(Goal("g", [DomainGoal("식당", {"주차장": "yes"})]), ontology)
     with pytest.raises(GoalError, match="not one of closed slot '식당-가격대'"):
