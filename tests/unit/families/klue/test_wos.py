@@ -175,3 +175,31 @@ def test_the_synthetic_database_and_goals_are_seeded_and_always_satisfiable() ->
         check_goal(Goal("g", [DomainGoal("식당", {"주차장": "yes"})]), ontology)
     with pytest.raises(GoalError, match="not one of closed slot '식당-가격대'"):
         check_goal(Goal("g", [DomainGoal("식당", {"가격대": "공짜"})]), ontology)
+
+
+def test_the_tracker_prefills_what_the_user_said_of_the_goal_turn_by_turn() -> None:
+    from pipelines.families.klue.wos_goals import DomainGoal, Goal
+    from pipelines.families.klue.wos_tracker import track
+
+    ontology = read_ontology(ONTOLOGY)
+    goal = Goal("g1", [
+        DomainGoal("식당", {"지역": "서울 중앙", "종류": "한식당", "주차 가능": "yes"},
+                   booking={"예약 요일": "토요일", "예약 시간": "18:00", "예약 명수": "4"},
+                   change=("종류", "양식당", "한식당")),
+        DomainGoal("택시", {"도착지": "뽀식이네 감자탕", "출발 시간": "17:30"}),
+    ])  # fmt: skip
+    turns = [
+        ("user", "서울 중앙에 있는 양식당을 찾고 있어요."),
+        ("sys", "죄송합니다. 조건에 맞는 양식당이 없습니다."),
+        ("user", "그럼 한식당으로 찾아 주세요. 주차도 되면 좋겠어요."),
+        ("sys", "뽀식이네 감자탕을 추천드립니다."),
+        ("user", "네, 토요일 18:00에 4명 예약해 주세요. 14:00는 안 돼요."),
+        ("sys", "예약되었습니다."),
+        ("user", "17:30에 뽀식이네 감자탕으로 가는 택시도 불러 주세요."),
+    ]
+    states = track(turns, goal, ontology)
+    assert states[0] == ["식당-종류-양식당", "식당-지역-서울 중앙"]
+    assert states[1] == sorted(["식당-주차 가능-yes", "식당-종류-한식당", "식당-지역-서울 중앙"])
+    assert "식당-이름-뽀식이네 감자탕" in states[2] and "식당-예약 명수-4" in states[2]
+    assert not any(s.endswith("-14:00") for s in states[2])
+    assert set(states[2]) < set(states[3]) and "택시-출발 시간-17:30" in states[3]
