@@ -8,8 +8,9 @@ Rules, per user turn, on top of the previous turn's state (states are cumulative
    replacing that slot's earlier value (a change of mind); a value is found as written
    or as the goal's instructions say it, a count only so (``4명``, ``2박``);
 2. a yes/no slot of the goal whose facility word (the slot's name without ``유무`` /
-   ``가능`` / ``판매``: ``주차``, ``야외석``, ``조식``) the user writes takes the goal's
-   value;
+   ``가능`` / ``판매``: ``주차``, ``야외석``, ``조식``) the user writes is ``no`` when a
+   negation follows the word in its clause (아니요, 없어요, 안 돼요), else ``yes``,
+   read for the domain the user last named (the one being talked about);
 3. a venue name the system proposed in the turn before that the user accepts (the
    user's text begins with an agreement: 네, 좋아요, 그걸로) enters as the domain's
    ``이름``.
@@ -20,6 +21,8 @@ words) the annotators add, and the card reports how much of the pre-fill they ke
 """
 
 from __future__ import annotations
+
+import re
 
 from pipelines.families.klue.wos_goals import Goal, said
 from pipelines.families.klue.wos_ontology import Ontology
@@ -35,6 +38,20 @@ def facility_word(slot: str) -> str:
         if slot.endswith(suffix):
             return slot[: -len(suffix)]
     return slot
+
+
+NEGATIONS = ("아니요", "아니", "없", "안 ", "안되", "불가", "필요 없")
+
+
+def yes_or_no(text: str, word: str) -> str | None:
+    """``no`` when ``word`` is in ``text`` with a negation after it in the same clause
+    (up to a comma or a stop, 12 characters at most: 아니요, 없어요, 안 돼요, 불가),
+    ``yes`` when it is there without one, None when it is not there."""
+    at = text.find(word)
+    if at < 0:
+        return None
+    after = re.split(r"[,.?!]", text[at + len(word) : at + len(word) + 12], maxsplit=1)[0]
+    return "no" if any(n in after for n in NEGATIONS) else "yes"
 
 
 def _goal_values(goal: Goal) -> list[tuple[str, str]]:
@@ -58,15 +75,21 @@ def track(turns: list[tuple[str, str]], goal: Goal, ontology: Ontology) -> list[
     last_sys = ""
     names = {f"{d}-이름": [v for v in ontology.slots.get(f"{d}-이름", ())
                           if v not in ("none", "dontcare")] for d in goal.domains}  # fmt: skip
+    current = goal.domains[0] if goal.domains else ""
     for role, text in turns:
         if role != "user":
             last_sys = text
             continue
+        named = [d for d in goal.domains if d in text]
+        current = named[-1] if named else current
         for key, value in _goal_values(goal):
-            slot = key.split("-", 1)[1]
+            domain, slot = key.split("-", 1)
             if value in ("yes", "no"):
-                if facility_word(slot) in text:
-                    state[key] = value
+                if domain != current:
+                    continue  # a facility word is read for the domain being talked about
+                said_yes_no = yes_or_no(text, facility_word(slot))
+                if said_yes_no:
+                    state[key] = said_yes_no
             elif said(slot, value) in text or (slot not in COUNTED and value in text):
                 state[key] = value
         if text.lstrip().startswith(AGREEMENT):

@@ -203,3 +203,41 @@ def test_the_tracker_prefills_what_the_user_said_of_the_goal_turn_by_turn() -> N
     assert "식당-이름-뽀식이네 감자탕" in states[2] and "식당-예약 명수-4" in states[2]
     assert not any(s.endswith("-14:00") for s in states[2])
     assert set(states[2]) < set(states[3]) and "택시-출발 시간-17:30" in states[3]
+
+
+def test_written_dialogues_are_checked_and_the_simulated_writer_writes_from_the_goal() -> None:
+    import numpy as np
+
+    from pipelines.families.klue.wos_dialogues import (
+        dialogue_problems,
+        josa,
+        parse_lines,
+        simulated_dialogue,
+    )
+    from pipelines.families.klue.wos_goals import sample_goals, venue_database
+    from pipelines.families.klue.wos_tracker import track
+
+    pairs = [("식당", "을/를"), ("택시", "을/를"), ("서울", "으로/로"), ("한식당", "으로/로"),
+             ("18:00", "으로/로"), ("3", "은/는")]  # fmt: skip
+    expected = ["식당을", "택시를", "서울로", "한식당으로", "18:00으로", "3은"]
+    assert [josa(w, p) for w, p in pairs] == expected
+    assert parse_lines("사용자: 식당을 찾아요.\n계속 씁니다.\n시스템: 네.") == [
+        ("user", "식당을 찾아요. 계속 씁니다."), ("sys", "네.")]  # fmt: skip
+    ontology = read_ontology(ONTOLOGY)
+    venues = venue_database(ontology, seed=3)
+    goals = sample_goals(ontology, venues, 60, seed=3)
+    rng = np.random.default_rng(0)
+    for goal in goals:
+        turns = simulated_dialogue(goal, venues, rng)
+        assert dialogue_problems(turns, goal, venues) == []
+        assert track(turns, goal, ontology)[-1] == goal.final_state()
+    careless = [dialogue_problems(simulated_dialogue(g, venues, rng, careless=True), g, venues)
+                for g in goals]  # fmt: skip
+    found = {r for reasons in careless for r in reasons}
+    assert found == {"goal_not_covered", "unknown_venue"}
+    turns = simulated_dialogue(goals[0], venues, rng)
+    assert dialogue_problems(turns[:3], goals[0], venues)[:1] in (["too_few_turns"],
+                                                                 ["not_alternating"])  # fmt: skip
+    assert "not_alternating" in dialogue_problems(
+        [("sys", "안녕하세요.")] + turns, goals[0], venues
+    )
