@@ -6,7 +6,7 @@ Annotator ids are escaped: they are account names, data."""
 
 from __future__ import annotations
 
-from pipelines.core.markdown import cell, code, escape, table
+from pipelines.core.markdown import Markdown, cell, code, escape, table
 from pipelines.export.facts import CardFacts
 
 
@@ -96,7 +96,7 @@ def screening_section(facts: CardFacts) -> str:
                         escape(str(a["annotator_id"])),
                         a.get("answered"),
                         escape(str(a.get("why"))),
-                        "yes" if a.get("passed") else "**no**",
+                        "yes" if a.get("passed") else Markdown("**no**"),
                     ]
                     for a in pilot.get("annotators", [])
                 ],
@@ -132,7 +132,7 @@ def screening_section(facts: CardFacts) -> str:
                         a.get("answered"),
                         a.get("correct"),
                         _fmt(a.get("accuracy")),
-                        "**yes**" if a.get("screened") else "no",
+                        Markdown("**yes**") if a.get("screened") else "no",
                     ]
                     for a in controls.get("annotators", [])
                 ],

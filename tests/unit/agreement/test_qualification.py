@@ -137,3 +137,20 @@ def long_rows_disagreeing() -> pd.DataFrame:
     return pd.DataFrame([{"item_id": f"x{i}", "annotator_id": who,
                           "value": "odd" if who == "abcd"[i] else "same"}
                          for i in range(4) for who in "abcd"])  # fmt: skip
+
+
+def test_the_cards_pilot_table_marks_a_failed_applicant_in_bold_not_asterisks() -> None:
+    from pipelines.export.card_html import to_html
+    from pipelines.export.card_people import screening_section
+
+    people = [
+        {"annotator_id": "a", "answered": 5, "why": "mean UAS 0.9", "passed": True},
+        {"annotator_id": "b", "answered": 5, "why": "mean UAS 0.5", "passed": False},
+    ]
+    pilot = {"rule": "min_uas", "describe": "a mean UAS of at least 0.7", "gold_items": 5,
+             "applicants": 2, "passed": 1, "excluded_annotators": ["b"],
+             "excluded_annotations": 3, "annotators": people}  # fmt: skip
+    text = screening_section({"agreement": {"people": {"pilot": pilot}}, "pilot": {}})
+    assert "| b | 5 | mean UAS 0.5 | **no** |" in text
+    page = to_html(text, {}, "card")
+    assert "<strong>no</strong>" in page and "**no**" not in page
