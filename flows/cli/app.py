@@ -327,6 +327,8 @@ COMMANDS = {
     "jglue captions": "flows.cli.jglue:captions",
     "jglue squad-roundtrip": "flows.cli.jglue:squad_roundtrip",
     "klue ner-layout": "flows.cli.klue:ner_layout",
+    "klue wos-layout": "flows.cli.klue:wos_layout",
+    "klue wos-check": "flows.cli.klue:wos_check",
     "klue ner-tagger": "flows.cli.klue:ner_tagger",
     "klue dp-layout": "flows.cli.klue:dp_layout",
     "klue dp-check": "flows.cli.klue:dp_check",

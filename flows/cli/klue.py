@@ -3,7 +3,8 @@ turns a KLUE-NER release file into character spans and back; ``ner-tagger`` trai
 character tagger that pseudo-labels KLUE-NER's sentences (a checkpoint a recipe's
 ``ner.tagger.checkpoint`` can name); ``dp-layout`` turns a KLUE-DP release file into
 trees and back, ``dp-check`` runs the errata checks on one, ``dp-parser`` trains the
-pseudo-parser on UD Korean trees (issue 57)."""
+pseudo-parser on UD Korean trees (issue 57); ``wos-layout`` turns a KLUE-WoS release
+file into turns and back and ``wos-check`` checks one against its ontology (issue 58)."""
 
 from __future__ import annotations
 
@@ -104,6 +105,41 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "--show", type=int, default=10, help="problems to list per file (default 10)"
     )
     check.add_argument("--json", action="store_true", help="the counts as JSON")
+    wos = ksub.add_parser(
+        "wos-layout",
+        help="a KLUE-WoS release file (.json) to turns (.jsonl), or back",
+        description="to-turns: read a KLUE-WoS release file (a JSON list of dialogues: "
+        "guid, domains, dialogue: turns with role user or sys, text, and a user turn's "
+        "cumulative state of 'domain-slot-value' strings) and write JSON Lines: a first "
+        "line with the file's layout, then one object per turn (guid, domains, index, "
+        "role, text, state). from-turns: the reverse. A file read and written back is "
+        "byte-identical. A dialogue without a guid or a user turn, a role other than user "
+        "or sys, a state that is not 'domain-slot-value' strings: exit 2 naming the file "
+        "and the line; nothing is written then.",
+    )
+    wos.add_argument(
+        "direction",
+        choices=["to-turns", "from-turns"],
+        help="to-turns: release .json -> .jsonl; from-turns: .jsonl -> .json",
+    )
+    wos.add_argument("source", type=Path, help="the file to read")
+    wos.add_argument("--out", type=Path, required=True, help="the file to write")
+    wcheck = ksub.add_parser(
+        "wos-check",
+        help="errata checks on a KLUE-WoS file against its ontology",
+        description="Report, per kind and with the line of the dialogue, what a KLUE-WoS "
+        "release file carries against an ontology: values outside a closed slot's values "
+        "or slots outside the ontology, a slot that leaves the cumulative state, a slot "
+        "of a domain the dialogue does not list, a listed domain no state uses (reported, "
+        "not fatal). Exit 0 when no fatal problem is found, 1 otherwise.",
+    )
+    wcheck.add_argument("files", type=Path, nargs="+", help="KLUE-WoS .json files")
+    wcheck.add_argument(
+        "--ontology", type=Path, default=None,
+        help="the ontology (default: ontology.json beside the file)",
+    )  # fmt: skip
+    wcheck.add_argument("--show", type=int, default=10, help="problems to list per file")
+    wcheck.add_argument("--json", action="store_true", help="the counts as JSON")
     parser = ksub.add_parser(
         "dp-parser",
         help="train the KLUE-DP pseudo-parser on UD Korean trees (CoNLL-U)",
@@ -173,7 +209,9 @@ def _convert_layout(args: argparse.Namespace, layout: object, to_json: str, noun
         release = layout.from_json(read_text(args.source), str(args.source))
         text = layout.write_layout(release)
     write_text(text, args.out)
-    print(f"{len(release.sentences)} sentences, {count(release)} {noun} -> {args.out}")
+    units = getattr(release, "sentences", None)
+    units, unit = (units, "sentences") if units is not None else (release.dialogues, "dialogues")
+    print(f"{len(units)} {unit}, {count(release)} {noun} -> {args.out}")
     return 0
 
 
@@ -199,6 +237,53 @@ def dp_layout(args: argparse.Namespace) -> int:
                              write_layout=m.write_layout)  # fmt: skip
     return _convert_layout(args, layout, "to-trees", "words",
                            lambda r: sum(len(s.words) for s in r.sentences))  # fmt: skip
+
+
+def wos_layout(args: argparse.Namespace) -> int:
+    from types import SimpleNamespace
+
+    from pipelines.families.klue import wos_layout as m
+
+    layout = SimpleNamespace(LayoutError=m.WosLayoutError, read_file=m.read_wos,
+                             to_json=m.to_turns, from_json=m.from_turns,
+                             write_layout=m.write_wos)  # fmt: skip
+    return _convert_layout(args, layout, "to-turns", "turns",
+                           lambda r: sum(len(d.turns) for d in r.dialogues))  # fmt: skip
+
+
+def wos_check(args: argparse.Namespace) -> int:
+    import json
+
+    from pipelines.families.klue.wos_layout import WosLayoutError, errata, read_wos
+    from pipelines.families.klue.wos_ontology import read_ontology
+
+    report, fatal = {}, False
+    for path in args.files:
+        if not path.is_file():
+            raise WosLayoutError(f"{path}: file not found")
+        source = args.ontology or path.with_name("ontology.json")
+        if not source.is_file():
+            raise WosLayoutError(f"{path}: no ontology: {source} not found (--ontology PATH)")
+        release, found = read_wos(path), errata(read_wos(path), read_ontology(source))
+        counts = found.counts()
+        fatal |= any(p.fatal for p in found.problems)
+        report[str(path)] = {"dialogues": len(release.dialogues),
+                             "user_turns": sum(len(d.user_turns()) for d in release.dialogues),
+                             "ontology": str(source), "problems": counts}  # fmt: skip
+        if args.json:
+            continue
+        print(f"{path}: {len(release.dialogues)} dialogues, "
+              f"{report[str(path)]['user_turns']} user turns (ontology {source})")  # fmt: skip
+        for kind, n in counts.items():
+            flag = "error" if any(p.fatal for p in found.problems if p.kind == kind) else "note"
+            print(f"  {kind:20} {n:6}  ({flag})")
+        for p in found.problems[: args.show]:
+            print(f"  {path}:{p.line}: {p.kind}: {p.guid}: {p.detail}")
+        if not counts:
+            print("  no problem found")
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False, indent=2))
+    return 1 if fatal else 0
 
 
 def dp_check(args: argparse.Namespace) -> int:

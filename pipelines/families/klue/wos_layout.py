@@ -212,3 +212,66 @@ def errata(release: WosRelease, ontology: Ontology) -> Errata:
             if domain not in used:
                 add("domain_unused", d, f"domain {domain!r} is listed but no state uses it")
     return found
+
+
+def to_turns(release: WosRelease) -> str:
+    """The release as JSON Lines, one object per turn (``guid``, ``domains``, ``index``
+    from 0, ``role``, ``text`` and a user turn's ``state``), after a first line with the
+    file's layout (its indent and final newline), so that :func:`from_turns` writes the
+    same bytes back."""
+    meta = {"klue_wos_layout": {"indent": release.indent,
+                                "final_newline": release.final_newline}}  # fmt: skip
+    rows: list[dict] = [meta]
+    for d in release.dialogues:
+        for i, t in enumerate(d.turns):
+            row = {"guid": d.guid, "domains": d.domains, "index": i, "role": t.role,
+                   "text": t.text}  # fmt: skip
+            if t.role == "user":
+                row["state"] = t.state
+            rows.append(row)
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+
+
+def from_turns(text: str, where: str = "<turns>") -> WosRelease:
+    """The release of a turns file (:func:`to_turns`'s layout; the first line is
+    optional), the dialogues in the order their first turn comes; each checked as a
+    release file is (errors naming the line of the turn)."""
+    layout: dict = {}
+    grouped: dict[str, dict] = {}
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise WosLayoutError(f"{where}:{n}: not JSON ({exc.msg})") from None
+        if not isinstance(row, dict):
+            raise WosLayoutError(f"{where}:{n}: expected an object")
+        if "klue_wos_layout" in row:
+            layout = row["klue_wos_layout"] or {}
+            continue
+        guid = row.get("guid")
+        if not isinstance(guid, str) or not guid:
+            raise WosLayoutError(f"{where}:{n}: a turn without a guid")
+        d = grouped.setdefault(guid, {"guid": guid, "domains": row.get("domains", []),
+                                      "dialogue": [], "line": n})  # fmt: skip
+        if row.get("index") != len(d["dialogue"]):
+            raise WosLayoutError(f"{where}:{n}: {guid}: turn index {row.get('index')!r}, "
+                                 f"expected {len(d['dialogue'])} (turns in order)")  # fmt: skip
+        turn = {"role": row.get("role"), "text": row.get("text")}
+        if row.get("role") == "user":
+            turn["state"] = row.get("state")
+        d["dialogue"].append(turn)
+    records_ = [{k: v for k, v in d.items() if k != "line"} for d in grouped.values()]
+    indent = layout.get("indent", 2)
+    body = json.dumps(records_, ensure_ascii=False, indent=indent)
+    try:
+        release = parse_wos(body, where)
+    except WosLayoutError as exc:  # name the turns file's line of the dialogue
+        guid = next((g for g in grouped if f" {g}:" in str(exc)), None)
+        line = grouped[guid]["line"] if guid else 1
+        raise WosLayoutError(f"{where}:{line}: " + str(exc).split(": ", 1)[-1]) from None
+    release.final_newline = bool(layout.get("final_newline", True))
+    for d in release.dialogues:
+        d.line = grouped[d.guid]["line"]
+    return release

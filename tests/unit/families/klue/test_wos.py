@@ -241,3 +241,21 @@ def test_written_dialogues_are_checked_and_the_simulated_writer_writes_from_the_
     assert "not_alternating" in dialogue_problems(
         [("sys", "안녕하세요.")] + turns, goals[0], venues
     )
+
+
+def test_turns_and_back_give_the_release_byte_for_byte_and_name_a_bad_line() -> None:
+    from pipelines.families.klue.wos_layout import from_turns, to_turns
+
+    for indent in (None, 4):
+        text = json.dumps(DIALOGUE, ensure_ascii=False, indent=indent)
+        turns = to_turns(parse_wos(text, "wos.json"))
+        assert len(turns.splitlines()) == 1 + 5
+        assert write_wos(from_turns(turns, "turns.jsonl")) == text
+    lines = turns.splitlines()
+    lines[3] = lines[3].replace('"index": 2', '"index": 7')
+    with pytest.raises(WosLayoutError, match="turns.jsonl:4: .*turn index 7, expected 2"):
+        from_turns("\n".join(lines), "turns.jsonl")
+    greeting = {"guid": "g2", "domains": ["관광"], "index": 0, "role": "sys", "text": "안녕하세요."}
+    only_sys = [lines[0], json.dumps(greeting, ensure_ascii=False)]
+    with pytest.raises(WosLayoutError, match="turns.jsonl:2: g2: the dialogue has no user turn"):
+        from_turns("\n".join(only_sys), "turns.jsonl")
