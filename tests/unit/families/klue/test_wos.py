@@ -259,3 +259,25 @@ def test_turns_and_back_give_the_release_byte_for_byte_and_name_a_bad_line() -> 
     only_sys = [lines[0], json.dumps(greeting, ensure_ascii=False)]
     with pytest.raises(WosLayoutError, match="turns.jsonl:2: g2: the dialogue has no user turn"):
         from_turns("\n".join(only_sys), "turns.jsonl")
+
+
+def test_the_state_interface_is_made_from_the_ontology_and_rows_are_escaped() -> None:
+    from pipelines.annotation.label_config import parse_label_config
+    from pipelines.annotation.values import value_type_of
+    from pipelines.families.klue.wos_goals import DomainGoal, Goal, Venue
+    from pipelines.families.klue.wos_interfaces import rows_html, state_config
+
+    ontology = read_ontology(ONTOLOGY)
+    made = state_config(ontology)
+    committed = (ROOT / "annotation_configs" / "wos_state.xml").read_text(encoding="utf-8")
+    assert made == committed, "regenerate annotation_configs/wos_state.xml (state_config)"
+    control = parse_label_config(made).control("state")
+    assert value_type_of(control, None).name == "dialogue_state"
+    assert "식당-가격대-저렴" in control.options and "택시-출발 시간-dontcare" in control.options
+    assert not any(o.startswith("택시-출발 시간-1") for o in control.options)  # open: typed
+    venues = [Venue("식당", "<script>alert(1)</script>", {"지역": "서울 중앙", "주차 가능": "yes"})]
+    goal = Goal("g", [DomainGoal("식당", {"지역": "서울 중앙"}, target=venues[0].name)])
+    page = rows_html(goal, venues)
+    assert "<script>" not in page and "&lt;script&gt;" in page and "<td>예</td>" in page
+    writing = parse_label_config(ROOT / "annotation_configs" / "wos_write.xml")
+    assert writing.data_fields == ("goal", "rows")
