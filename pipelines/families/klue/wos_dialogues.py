@@ -11,7 +11,9 @@ says so. A dialogue is written as lines ``사용자: ...`` / ``시스템: ...``
 Checks (:func:`dialogue_problems`), each a drop reason: ``not_alternating`` (two turns
 of one role in a row, or the system first), ``too_few_turns`` / ``too_many_turns``
 (the bounds of the recipe), ``goal_not_covered`` (an informable value of the goal the
-user never says, as written or as the instructions say it), ``unknown_venue`` (the
+user never says, as written, as the instructions say it or in a paraphrase benchforge
+knows, :data:`PARAPHRASES`; the tracker reads values only as written, the plainer rule,
+so what it misses shows in the correction figures), ``unknown_venue`` (the
 system names a venue that is not in the database: a name-like phrase before
 ``추천``/``있습니다`` that is no venue's name). KLUE 2.3's PII and toxic-content rules
 run on the text as on any corpus (the ingest's filters).
@@ -83,7 +85,8 @@ def dialogue_problems(
                 if facility_word(slot) not in said_by_user:
                     out.append("goal_not_covered")
                     break
-            elif value not in said_by_user and said(slot, value) not in said_by_user:
+            elif not any(form in said_by_user for form in
+                         (value, said(slot, value), PARAPHRASES.get(value, value))):  # fmt: skip
                 out.append("goal_not_covered")
                 break
         if "goal_not_covered" in out:
@@ -122,41 +125,76 @@ def josa(word: str, pair: str) -> str:
     return word + (a if final else b)
 
 
+# how people also say a closed value (the tracker reads the value as written, not these)
+PARAPHRASES = {
+    "서울 중앙": "시내 한가운데", "서울 남쪽": "강남 쪽", "서울 북쪽": "강북 쪽",
+    "서울 동쪽": "서울 동부", "서울 서쪽": "서울 서부",
+    "저렴": "싼", "비싼": "고급스러운", "적당": "너무 비싸지 않은",
+}  # fmt: skip
+
+
 def simulated_dialogue(
     goal: Goal, venues: list[Venue], rng: np.random.Generator, careless: bool = False
 ) -> list[tuple[str, str]]:
     """A dialogue for ``goal`` from templates (module docstring)."""
+    return written_dialogue(goal, venues, rng, careless)[0]
+
+
+def written_dialogue(
+    goal: Goal,
+    venues: list[Venue],
+    rng: np.random.Generator,
+    careless: bool = False,
+    paraphrase_rate: float = 0.3,
+) -> tuple[list[tuple[str, str]], list[list[str]]]:
+    """The simulated writer's dialogue and, per user turn, the state it expresses (the
+    truth the simulated state annotators start from): a closed value is said in other
+    words (:data:`PARAPHRASES`) at ``paraphrase_rate``, which the tracker misses."""
     turns: list[tuple[str, str]] = []
+    states: list[list[str]] = []
+    state: dict[str, str] = {}
+
+    def user(text: str, **items: str) -> None:
+        turns.append(("user", text))
+        state.update(items)
+        states.append(sorted(f"{k}-{v}" for k, v in state.items()))
+
+    def say(slot: str, value: str) -> str:
+        if value in PARAPHRASES and rng.random() < paraphrase_rate:
+            return PARAPHRASES[value]
+        return said(slot, value)
+
     for part in goal.parts:
+        d = part.domain
         asks = dict(part.informable)
         if careless and len(asks) > 1 and rng.random() < 0.5:
             asks.pop(sorted(asks)[int(rng.integers(len(asks)))])  # a constraint forgotten
-        if part.domain in ("택시", "지하철"):
+        if d in ("택시", "지하철"):
             where = ", ".join(f"{josa(s, '은/는')} {v}" for s, v in asks.items())
-            turns.append(("user", f"{part.domain}도 필요해요. {where}(으)로 부탁해요."))
-            turns.append(
-                ("sys", f"{josa(part.domain, '을/를')} 준비했습니다. 말씀하신 대로입니다.")
-            )
+            user(f"{d}도 필요해요. {where}(으)로 부탁해요.",
+                 **{f"{d}-{s}": v for s, v in asks.items()})  # fmt: skip
+            turns.append(("sys", f"{josa(d, '을/를')} 준비했습니다. 말씀하신 대로입니다."))
             continue
         first = dict(asks)
         changes = bool(part.change and part.change[0] in first)
         if changes:
             first[part.change[0]] = part.change[1]
-        wants = ", ".join(f"{s} {said(s, v)}" for s, v in first.items())
-        turns.append(("user", f"{josa(part.domain, '을/를')} 찾고 있어요. {wants}인 곳이요."))
+        wants = ", ".join(f"{s} {say(s, v)}" for s, v in first.items())
+        user(f"{josa(d, '을/를')} 찾고 있어요. {wants}인 곳이요.",
+             **{f"{d}-{s}": v for s, v in first.items()})  # fmt: skip
         if changes:
             slot, _, then = part.change
             turns.append(("sys", "죄송합니다. 말씀하신 조건에 맞는 곳이 없습니다."))
-            turns.append(("user", f"그럼 {josa(slot, '은/는')} "
-                                  f"{josa(said(slot, then), '으로/로')} 찾아 주세요."))  # fmt: skip
-        rows = matching(venues, part.domain, asks)
+            user(f"그럼 {josa(slot, '은/는')} {josa(said(slot, then), '으로/로')} 찾아 주세요.",
+                 **{f"{d}-{slot}": then})  # fmt: skip
+        rows = matching(venues, d, asks)
         name = rows[int(rng.integers(len(rows)))].name if rows else str(part.target)
         if careless and rng.random() < 0.5:
-            name = "행복한 " + part.domain  # a venue of the writer's own
+            name = "행복한 " + d  # a venue of the writer's own
         turns.append(("sys", f"{josa(name, '을/를')} 추천드립니다."))
         venue = next((v for v in venues if v.name == name), None)
         for slot in part.requestable:
-            turns.append(("user", f"{josa(slot, '은/는')} 어떤가요?"))
+            user(f"{josa(slot, '은/는')} 어떤가요?")
             value = venue.attributes.get(slot, "") if venue else ""
             answer = {"yes": "됩니다", "no": "안 됩니다", "": "확인이 어렵습니다"}.get(
                 value, f"{said(slot, value)}입니다"
@@ -164,8 +202,11 @@ def simulated_dialogue(
             turns.append(("sys", f"{josa(slot, '은/는')} {answer}."))
         if part.booking:
             booking = ", ".join(said(s, v) for s, v in part.booking.items())
-            turns.append(("user", f"네, {josa(booking, '으로/로')} 예약해 주세요."))
+            items = {f"{d}-{s}": v for s, v in part.booking.items()}
+            if venue is not None:
+                items[f"{d}-이름"] = name  # "네, ..." accepts the venue proposed
+            user(f"네, {josa(booking, '으로/로')} 예약해 주세요.", **items)
             turns.append(("sys", "예약되었습니다."))
-    turns.append(("user", "감사합니다. 그게 전부예요."))
+    user("감사합니다. 그게 전부예요.")
     turns.append(("sys", "이용해 주셔서 감사합니다."))
-    return turns
+    return turns, states
