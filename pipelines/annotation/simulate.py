@@ -176,8 +176,13 @@ def simulated_annotation(
     if rng.random() < SKIP_RATE and can_skip:
         return {"result": [], "lead_time": lead, "was_cancelled": True}
     result = []
+    kinds = {c.name: value_type_of(c, config.pinned(c.name)) for c in config.answer_controls}
+    answered_by_others = {n for c in config.answer_controls
+                          for n in kinds[c.name].companions(c)}  # fmt: skip
     for control in config.answer_controls:  # each control's value type answers it
-        kind = value_type_of(control, config.pinned(control.name))
+        if control.name in answered_by_others:
+            continue  # a companion box its owner's value type answers
+        kind = kinds[control.name]
         if kind.corrects_suggestion and suggestion is not None:
             result.extend(kind.simulate(control, data, who, rng, seed, suggestion=suggestion))
         else:

@@ -104,6 +104,11 @@ class ValueType:
         ``result``: the whole annotation, for a value that points at other regions."""
         return [canonical_json(r.get("value", {})) for r in regions]
 
+    def companions(self, control: Control) -> frozenset[str]:
+        """The names of other controls whose regions this value reads and whose answer
+        its :meth:`simulate` gives too (none by default; a dialogue state's typed box)."""
+        return frozenset()
+
     def empty(self, control: Control) -> str | None:
         """The value of an answered annotation with no region of ``control`` (None: no
         row; an answer span's ``no_answer``)."""

@@ -90,6 +90,9 @@ class DialogueState(ValueType):
         items += typed_lines([r for r in result if r.get("from_name") == name + TYPED])
         return [canonical_json(sorted(set(items)))]
 
+    def companions(self, control: Control) -> frozenset[str]:
+        return frozenset({control.name + TYPED})
+
     def empty(self, control: Control) -> str | None:
         return "[]"
 

@@ -291,3 +291,81 @@ def test_the_state_interface_is_made_from_the_ontology_and_rows_are_escaped() ->
     assert "<script>" not in page and "&lt;script&gt;" in page and "<td>예</td>" in page
     writing = parse_label_config(ROOT / "annotation_configs" / "wos_write.xml")
     assert writing.data_fields == ("goal", "rows")
+
+
+def test_state_items_preload_the_trackers_state_and_gold_states_stay_cumulative() -> None:
+    import numpy as np
+
+    from pipelines.annotation.annotate import flatten_result
+    from pipelines.annotation.label_config import parse_label_config
+    from pipelines.families.klue.wos_dialogues import parse_lines, written_dialogue
+    from pipelines.families.klue.wos_goals import sample_goals, venue_database
+    from pipelines.families.klue.wos_gold import cumulative, release
+    from pipelines.families.klue.wos_items import state_items, writing_items
+
+    ontology = read_ontology(ONTOLOGY)
+    venues = venue_database(ontology, seed=1)
+    goals = sample_goals(ontology, venues, 20, seed=1)
+    writing = writing_items(goals, venues, seed=1, simulated=True, careless_share=0.25)
+    assert list(writing["item_id"]) == [g.goal_id for g in goals]
+    assert 0 < writing["sim_careless_writer"].sum() < 20
+    assert all(parse_lines(t)[0][0] == "user" for t in writing["sim_dialogue"])
+    rng = np.random.default_rng(1)
+    written = [(g.goal_id, *written_dialogue(g, venues, rng)) for g in goals[:5]]
+    items = state_items([(i, t, g, s) for (i, t, s), g in zip(written, goals, strict=False)],
+                        ontology)  # fmt: skip
+    assert len(items) == sum(sum(r == "user" for r, _ in t) for _, t, _ in written)
+    config = parse_label_config(ROOT / "annotation_configs" / "wos_state.xml")
+    for row in items.itertuples():
+        preloaded = json.loads(row.ls_prediction)["result"]
+        assert json.loads(dict(flatten_result(preloaded, config))["state"]) == json.loads(
+            row.tracker)  # the pre-load reads back as the tracker's state  # fmt: skip
+        assert row.dialogue[-1]["author"] == "사용자" and row.item_id.endswith(f"-t{row.turn}")
+    shrunk = [
+        ["식당-지역-서울 중앙"],
+        ["식당-종류-한식당"],
+        ["식당-종류-양식당", "식당-지역-서울 북쪽"],
+    ]
+    fixed, carried = cumulative(shrunk)
+    assert fixed[1] == ["식당-종류-한식당", "식당-지역-서울 중앙"] and carried == 1
+    assert fixed[2] == ["식당-종류-양식당", "식당-지역-서울 북쪽"]  # changed values kept
+    turns = [("user", "식당 찾아요."), ("sys", "네."), ("user", "한식당이요."), ("sys", "네.")]
+    out = release([("d1", ["식당"], turns, fixed[:2])], "dev")
+    ontology_errata = errata(out, ontology)
+    assert out.dialogues[0].guid == "wos-v1_dev_00001" and ontology_errata.counts() == {}
+    assert parse_wos(write_wos(out), "x").dialogues[0].user_turns()[1].state == fixed[1]
+
+
+def test_simulated_state_annotators_correct_the_tracker_on_the_state_interface() -> None:
+    import numpy as np
+
+    from pipelines.annotation.annotate import flatten_result
+    from pipelines.annotation.label_config import parse_label_config
+    from pipelines.annotation.simulate import Annotator, simulated_annotation
+    from pipelines.families.klue.wos_dialogues import written_dialogue
+    from pipelines.families.klue.wos_goals import sample_goals, venue_database
+    from pipelines.families.klue.wos_items import state_items
+
+    ontology = read_ontology(ONTOLOGY)
+    venues = venue_database(ontology, seed=1)
+    goals = sample_goals(ontology, venues, 30, seed=1)
+    rng = np.random.default_rng(1)
+    written = [(g.goal_id, *written_dialogue(g, venues, rng)) for g in goals]
+    items = state_items([(i, t, g, s) for (i, t, s), g in zip(written, goals, strict=True)],
+                        ontology).to_dict("records")  # fmt: skip
+    config = parse_label_config(ROOT / "annotation_configs" / "wos_state.xml")
+
+    def exact(who: Annotator) -> int:
+        right = 0
+        for row in items:
+            shown = json.loads(row["ls_prediction"])["result"]
+            payload = simulated_annotation(config, row, who, 0, row["item_id"], False, shown)
+            assert not any("simulated edit" in str(r) for r in payload["result"])
+            got = json.loads(dict(flatten_result(payload["result"], config))["state"])
+            right += got == json.loads(row["sim_state"])
+        return right
+
+    tracker = sum(json.loads(r["tracker"]) == json.loads(r["sim_state"]) for r in items)
+    careful = exact(Annotator(1, "a@example.org", 0.0, 0.5, 0.9, False))
+    careless = exact(Annotator(2, "b@example.org", 0.0, 0.5, 0.9, True))
+    assert careless < tracker < careful <= len(items)
