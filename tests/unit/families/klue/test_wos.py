@@ -369,3 +369,31 @@ def test_simulated_state_annotators_correct_the_tracker_on_the_state_interface()
     careful = exact(Annotator(1, "a@example.org", 0.0, 0.5, 0.9, False))
     careless = exact(Annotator(2, "b@example.org", 0.0, 0.5, 0.9, True))
     assert careless < tracker < careful <= len(items)
+
+
+def test_the_baseline_tracker_learns_and_beats_all_none() -> None:
+    import numpy as np
+
+    from pipelines.families.klue.wos_baseline import all_none, fit_tracker, turn_inputs
+    from pipelines.families.klue.wos_dialogues import written_dialogue
+    from pipelines.families.klue.wos_goals import sample_goals, venue_database
+    from pipelines.families.klue.wos_gold import release
+
+    ontology = read_ontology(ONTOLOGY)
+    venues = venue_database(ontology, seed=1)
+
+    def made(n: int, seed: int, split: str):  # noqa: ANN202
+        rng = np.random.default_rng(seed)
+        rows = []
+        for g in sample_goals(ontology, venues, n, seed=seed):
+            turns, states = written_dialogue(g, venues, rng)
+            rows.append((g.goal_id, g.domains, turns, states))
+        return release(rows, split)
+
+    model = fit_tracker(made(120, 1, "train"), ontology)
+    texts, gold, domains = turn_inputs(made(40, 2, "test"))
+    got, none = model.predict(texts), all_none(texts)
+    assert joint_goal_accuracy(gold, got) > joint_goal_accuracy(gold, none) + 20
+    assert slot_micro_f1(gold, got) > 70 > slot_micro_f1(gold, none)
+    for name, figures in per_domain(gold, got, domains).items():
+        assert figures["slot_f1"] > per_domain(gold, none, domains)[name]["slot_f1"], name
