@@ -9,6 +9,8 @@ Debian's chromium-driver) and, in the shipped interfaces with their guidelines:
 - chooses a KLUE-RE relation among the candidates by hotkey, and one under "show all";
 - marks an answer span in a KLUE-MRC paragraph and writes the question;
 - writes a KoBEST-COPA item;
+- writes a KLUE-WoS dialogue from a goal, and corrects a turn's pre-filled state (a
+  closed value searched and picked in the taxonomy, an open one typed);
 - post-edits a machine translation;
 - judges a reported item in the review round (fix, with a reason and the fixed text).
 
@@ -530,6 +532,90 @@ def test_kobest_copa_item_written(workplace: Workplace) -> None:
     workplace.submit()
     rows = workplace.mine("workplace-copa")
     assert dict(zip(rows["field"], rows["value"], strict=True)) == written
+
+
+def test_wos_dialogue_written_and_a_turns_state_annotated(workplace: Workplace) -> None:
+    """KLUE-WoS (issue 58): a person writes a dialogue from a goal and its database rows
+    (both roles, a line a turn), then corrects a turn's pre-filled state: a closed value
+    picked in the taxonomy (searched), an open one typed as written."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    from pipelines.families.klue.wos_dialogues import dialogue_problems, parse_lines
+    from pipelines.families.klue.wos_goals import DomainGoal, Goal, Venue, instruction
+    from pipelines.families.klue.wos_interfaces import rows_html
+    from pipelines.families.klue.wos_items import state_prediction
+    from pipelines.families.klue.wos_ontology import read_ontology
+
+    ontology = read_ontology(ROOT / "data" / "demo" / "klue-wos" / "ontology.json")
+    venue = Venue(
+        "식당", "뽀식이네 감자탕", {"지역": "서울 중앙", "종류": "한식당", "주차 가능": "yes"}
+    )
+    goal = Goal("goal-1", [DomainGoal("식당", {"지역": "서울 중앙", "종류": "한식당"},
+                                      ["주차 가능"], target=venue.name)])  # fmt: skip
+    items = pd.DataFrame({"item_id": ["wos-write-1"], "goal": [instruction(goal)],
+                          "rows": [rows_html(goal, [venue])]})  # fmt: skip
+    pushed = push("workplace-wos-write", CONFIGS / "wos_write.xml", items)
+    workplace.start("wos_write.xml")
+    workplace.open(pushed.project_id, "English summary")
+    lines = [
+        "사용자: 서울 중앙에 있는 한식당을 찾고 있어요.",
+        "시스템: 뽀식이네 감자탕을 추천드립니다.",
+        "사용자: 주차는 되나요?",
+        "시스템: 주차는 됩니다.",
+        "사용자: 좋아요, 감사합니다.",
+        "시스템: 이용해 주셔서 감사합니다.",
+    ]
+    box = workplace.browser.find_element(By.CSS_SELECTOR, "textarea[name='dialogue']")
+    box.click()
+    for n, line in enumerate(lines):  # Enter starts a new line; Shift+Enter adds the text
+        box.send_keys(line + (Keys.ENTER if n < len(lines) - 1 else ""))
+    ActionChains(workplace.browser).key_down(Keys.SHIFT).send_keys(Keys.ENTER).key_up(
+        Keys.SHIFT).perform()  # fmt: skip
+    time.sleep(0.3)
+    workplace.lap("write the dialogue (6 turns)")
+    workplace.shot("wos_write")
+    workplace.submit()
+    rows = workplace.mine("workplace-wos-write")
+    (text,) = rows.loc[rows["field"] == "dialogue", "value"].tolist()
+    turns = parse_lines(text)
+    assert [r for r, _ in turns] == ["user", "sys"] * 3
+    assert dialogue_problems(turns, goal, [venue]) == []
+
+    dialogue = [{"author": "사용자", "text": "서울 중앙에 있는 한식당을 찾고 있어요."},
+                {"author": "시스템", "text": "뽀식이네 감자탕을 추천드립니다."},
+                {"author": "사용자", "text": "네, 거기로 할게요."}]  # fmt: skip
+    items = pd.DataFrame({"item_id": ["wos-state-1"], "dialogue": [dialogue],
+                          "ls_prediction": [state_prediction(["식당-종류-한식당"], ontology,
+                                                             "rule-tracker")]})  # fmt: skip
+    pushed = push("workplace-wos-state", CONFIGS / "wos_state.xml", items)
+    workplace.start("wos_state.xml")
+    workplace.open(pushed.project_id, "English summary")
+    b = workplace.browser
+    b.find_element(By.CSS_SELECTOR, ".htx-taxonomy .ant-select-selector").click()
+    time.sleep(0.6)
+    b.find_element(By.CSS_SELECTOR, "input[placeholder='Search']").send_keys("서울 중앙")
+    time.sleep(1.0)
+    nodes = b.find_elements(By.CSS_SELECTOR, ".ant-select-tree-treenode")
+    texts = [n.text.strip() for n in nodes]
+    under = texts.index("식당")
+    leaf = next(n for n, t in zip(nodes[under:], texts[under:], strict=True) if t == "서울 중앙")
+    leaf.find_element(By.CSS_SELECTOR, ".ant-select-tree-checkbox").click()
+    time.sleep(0.4)
+    ActionChains(b).send_keys(Keys.ESCAPE).perform()
+    time.sleep(0.4)
+    workplace.lap("pick a closed value (식당-지역-서울 중앙) in the taxonomy")
+    workplace.type_into("state_typed", "식당-이름-뽀식이네 감자탕")
+    workplace.lap("type an open value (식당-이름)")
+    workplace.shot("wos_state")
+    workplace.submit()
+    workplace.mine("workplace-wos-state")
+    pulled = annotate.pull("workplace-wos-state", value_types={"state": "dialogue_state"})
+    mine = pulled[(pulled["annotator_id"] == f"ls-user-{workplace.user_id}")
+                  & (pulled["field"] == "state")]  # fmt: skip
+    assert json.loads(mine["value"].iloc[0]) == [
+        "식당-이름-뽀식이네 감자탕", "식당-종류-한식당", "식당-지역-서울 중앙"]  # fmt: skip
 
 
 def test_translation_post_edited(workplace: Workplace) -> None:
