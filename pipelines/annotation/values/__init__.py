@@ -64,6 +64,22 @@ def keep_rate(who: Person) -> float:
     return 0.5 if who.careless else who.accuracy
 
 
+def sim_truth(data: dict, control: Control) -> list | None:
+    """An item's simulated truth for ``control`` (``sim_<name>``) when it is a list (a
+    structure such as a tree or a state; a table column holds it as its JSON text)."""
+    truth = data.get(f"sim_{control.name}")
+    if isinstance(truth, str) and truth.startswith("["):
+        truth = json.loads(truth)
+    return truth if isinstance(truth, list) else None
+
+
+def reads_suggested(rng: np.random.Generator, right: bool, p: float) -> bool:
+    """Whether a reader of a pre-loaded element ends with the right answer: a right one
+    is kept but for a slip (``(1 - p) / 10``), a wrong one fixed with probability ``p``
+    (``p``: their accuracy, :func:`keep_rate`)."""
+    return rng.random() >= (1 - p) / 10 if right else rng.random() < p
+
+
 def canonical_json(value: object) -> str:
     """The one text of a structured value: sorted keys, no ASCII escaping."""
     return json.dumps(value, ensure_ascii=False, sort_keys=True)

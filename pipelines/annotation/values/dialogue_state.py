@@ -42,8 +42,10 @@ from pipelines.annotation.values import (
     ValueType,
     canonical_json,
     keep_rate,
+    reads_suggested,
     region,
     register_value_type,
+    sim_truth,
 )
 from pipelines.measures.reliability import round_figure
 from pipelines.measures.set_agreement import pairwise_set_f1
@@ -138,10 +140,8 @@ class DialogueState(ValueType):
         seed: int,
         suggestion: list[dict] | None = None,
     ) -> list[dict]:
-        truth = data.get(f"sim_{control.name}")
-        if isinstance(truth, str) and truth.startswith("["):
-            truth = json.loads(truth)
-        if not isinstance(truth, list):
+        truth = sim_truth(data, control)
+        if truth is None:
             return []
         leaves = list(control.options)
         by_slot: dict[str, list[str]] = {}
@@ -154,11 +154,9 @@ class DialogueState(ValueType):
                 "from_name") == control.name], suggestion)[0]))  # fmt: skip
         answer = set()
         for item in truth:
-            if shown is not None and item in shown:
-                right = rng.random() >= (1 - p) / 10  # a right pre-loaded item kept
-            else:
-                right = rng.random() < p  # a missing one added, or one known
-            if right:
+            # a right pre-loaded item kept but for a slip; a missing one added, or one
+            # known without a pre-load, with probability p
+            if reads_suggested(rng, shown is not None and item in shown, p):
                 answer.add(item)
             elif rng.random() < 0.5:  # a wrong value of the slot (else missed)
                 others = [o for o in by_slot.get(slot_of(item), []) if o != item]

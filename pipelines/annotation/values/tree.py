@@ -48,7 +48,9 @@ from pipelines.annotation.values import (
     ValueType,
     canonical_json,
     keep_rate,
+    reads_suggested,
     register_value_type,
+    sim_truth,
 )
 from pipelines.measures.reliability import round_figure
 from pipelines.models.attachment import attachment_counts
@@ -132,10 +134,8 @@ class DependencyTree(ValueType):
         seed: int,
         suggestion: list[dict] | None = None,
     ) -> list[dict]:
-        truth = data.get(f"sim_{control.name}")
-        if isinstance(truth, str) and truth.startswith("["):
-            truth = json.loads(truth)  # a table column holds the tree as its JSON value
-        if not isinstance(truth, list):
+        truth = sim_truth(data, control)
+        if truth is None:
             return []
         out, start = [], 0
         for i, word in enumerate(data.get("words") or [], start=1):  # the word regions
@@ -157,10 +157,10 @@ class DependencyTree(ValueType):
             head = int(head)
             if shown is not None and word in shown:
                 s_head, s_label = shown[word]
-                if not _reads(rng, s_head == head, p):  # ends wrong: the shown error kept,
+                if not reads_suggested(rng, s_head == head, p):  # ends wrong: the shown error kept,
                     head = s_head if s_head != head else near_miss(  # or a slip
                         word, head, heads, bool(data.get("head_final")), rng)  # fmt: skip
-                if not _reads(rng, s_label == label, p):
+                if not reads_suggested(rng, s_label == label, p):
                     label = s_label if s_label != label else None
             else:
                 if n > 1 and rng.random() >= p:
@@ -176,12 +176,6 @@ class DependencyTree(ValueType):
             out.append({"from_id": f"w{word}", "to_id": f"w{head}", "type": "relation",
                         "direction": "right", "labels": [label]})  # fmt: skip
         return out
-
-
-def _reads(rng: np.random.Generator, right: bool, p: float) -> bool:
-    """Whether a reader ends with the right answer for one suggested element: a right
-    one kept but for a slip (``(1 - p) / 10``), a wrong one fixed with probability ``p``."""
-    return rng.random() >= (1 - p) / 10 if right else rng.random() < p
 
 
 def suggested_arcs(suggestion: list[dict], n: int) -> dict[int, tuple[int, str]]:
